@@ -1,0 +1,104 @@
+"""Typed user-facing errors.
+
+A :class:`PipelineError` is a user error: it carries a location and prints as one
+line, ``path:line:col: error: message`` (a JSON pointer stands in for line and
+column in glTF files).  The CLI turns it into exit code 1.  Any other exception is
+a bug: traceback, exit code 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a problem is: a file plus line/column (1-based) or a JSON pointer."""
+
+    file: str
+    line: int | None = None
+    col: int | None = None
+    pointer: str | None = None
+
+    def __str__(self) -> str:
+        text = self.file
+        if self.line is not None:
+            text += f":{self.line}"
+            if self.col is not None:
+                text += f":{self.col}"
+        if self.pointer is not None:
+            text += f": {self.pointer or '/'}"
+        return text
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One located message; ``severity`` is 'error' or 'warning'."""
+
+    location: Location
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message}"
+
+    def to_json(self) -> dict:
+        loc = self.location
+        return {
+            "file": loc.file,
+            "line": loc.line,
+            "col": loc.col,
+            "pointer": loc.pointer,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+class PipelineError(Exception):
+    """A user error with one or more located diagnostics."""
+
+    def __init__(self, diagnostics: Diagnostic | list[Diagnostic]):
+        self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+    @classmethod
+    def at(cls, file: str, message: str, *, line: int | None = None, col: int | None = None,
+           pointer: str | None = None) -> "PipelineError":
+        return cls(Diagnostic(Location(file, line, col, pointer), message))
+
+
+class GltfError(PipelineError):
+    """A glTF file cannot be read; located by a JSON pointer."""
+
+
+class RuleError(PipelineError):
+    """A rule set is invalid; located by YAML line and column."""
+
+
+class ConfigError(PipelineError):
+    """pipeline.toml is invalid."""
+
+
+class CompileError(PipelineError):
+    """A shader failed to compile; located in materials/."""
+
+
+@dataclass
+class DiagnosticSink:
+    """Collects diagnostics from a run that keeps going past errors."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, error: PipelineError | Diagnostic) -> None:
+        if isinstance(error, Diagnostic):
+            self.items.append(error)
+        else:
+            self.items.extend(error.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "warning"]
