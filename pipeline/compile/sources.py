@@ -1,0 +1,171 @@
+"""The shader library as the compiler sees it: files, includes, closures, tested macros.
+
+Include resolution (the same for every backend): ``#include "x"`` looks in the
+including file's folder first, then at the materials root; ``#include <x>``
+looks at the root only.  A path may not leave the root.  The resolved name is
+the root-relative, '/'-separated path (``pbr/brdf.glsl``), which is also the name
+the compiler reports errors under, so a diagnostic maps straight back to
+``materials/pbr/brdf.glsl``.
+
+A file's parse (its includes, the identifiers its preprocessor conditions test,
+the macros it defines) is cached and revalidated by ``stat`` (mtime_ns, ctime_ns,
+size, inode): a changed file is re-read and re-hashed, an unchanged one is not.
+Includes are followed regardless of ``#if`` branches, so a closure is a
+conservative over-approximation of what a compile reads (right for cache keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import CompileError
+
+INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
+CONDITION_RE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
+DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)]*\))?(.*)$", re.M)
+IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+@dataclass(frozen=True)
+class Include:
+    """One ``#include`` directive: the name as written, its line, and ``<>`` or ``""``."""
+
+    name: str
+    line: int
+    system: bool
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """What the tree needs to know about one file."""
+
+    text: str
+    sha256: str
+    includes: tuple[Include, ...]
+    tested: frozenset[str]                         # identifiers in #if/#ifdef/#ifndef/#elif
+    macro_refs: tuple[tuple[str, frozenset[str]], ...]  # (macro, identifiers of its body)
+
+
+def _strip_comments(text: str) -> str:
+    """Blank comments out, keeping newlines so line numbers stay right."""
+    return COMMENT_RE.sub(lambda m: "\n" * m.group(0).count("\n") or " ", text)
+
+
+def _join_continuations(text: str) -> str:
+    return text.replace("\\\r\n", " ").replace("\\\n", " ")
+
+
+def parse_source(text: str) -> ParsedFile:
+    """Parse the preprocessor structure of one shader file."""
+    code = _strip_comments(text)
+    includes = tuple(
+        Include(m.group(1) or m.group(2), code.count("\n", 0, m.start()) + 1, m.group(2) is not None)
+        for m in INCLUDE_RE.finditer(code))
+    joined = _join_continuations(code)
+    tested = frozenset(i for m in CONDITION_RE.finditer(joined) for i in IDENT_RE.findall(m.group(1)))
+    refs = tuple((m.group(1), frozenset(IDENT_RE.findall(m.group(2)))) for m in DEFINE_RE.finditer(joined))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return ParsedFile(text, digest, includes, tested - {"defined"}, refs)
+
+
+def _stat_signature(path: Path) -> tuple[int, int, int, int]:
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+class SourceTree:
+    """The materials root: reads files, resolves includes, computes closures and tested macros."""
+
+    def __init__(self, root: Path, display_prefix: str = "materials/"):
+        self.root = Path(root).resolve()
+        self.display_prefix = display_prefix
+        self._files: dict[str, tuple[tuple[int, int, int, int], ParsedFile]] = {}
+
+    def display(self, relpath: str) -> str:
+        """The name a diagnostic shows for a file: ``display_prefix + relpath``."""
+        return self.display_prefix + relpath
+
+    def path(self, relpath: str) -> Path:
+        return self.root / relpath
+
+    def parsed(self, relpath: str) -> ParsedFile:
+        """The parse of one file, re-read only when its stat signature changed."""
+        path = self.path(relpath)
+        try:
+            signature = _stat_signature(path)
+            cached = self._files.get(relpath)
+            if cached and cached[0] == signature:
+                return cached[1]
+            entry = parse_source(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CompileError.at(self.display(relpath), f"cannot read shader source: {exc}") from exc
+        self._files[relpath] = (signature, entry)
+        return entry
+
+    def read(self, relpath: str) -> str:
+        """The text of one file of the tree."""
+        return self.parsed(relpath).text
+
+    def resolve(self, name: str, includer: str, system: bool = False) -> str | None:
+        """Root-relative path an ``#include`` names, or ``None`` if no such file."""
+        folders = [""] if system else [posixpath.dirname(includer), ""]
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, name.replace("\\", "/")))
+            if candidate.startswith("../") or candidate == ".." or posixpath.isabs(candidate):
+                continue
+            if self.path(candidate).is_file():
+                return candidate
+        return None
+
+    def resolve_include(self, include: Include, includer: str) -> str:
+        """Like :meth:`resolve` but a missing file is a located :class:`CompileError`."""
+        found = self.resolve(include.name, includer, include.system)
+        if found is None:
+            raise CompileError.at(self.display(includer), f"cannot find include file '{include.name}'",
+                                  line=include.line)
+        return found
+
+    def _walk(self, relpath: str) -> list[str]:
+        seen, order, stack = {relpath}, [relpath], [relpath]
+        while stack:
+            current = stack.pop()
+            for include in self.parsed(current).includes:
+                found = self.resolve_include(include, current)
+                if found not in seen:
+                    seen.add(found)
+                    order.append(found)
+                    stack.append(found)
+        return order
+
+    def files(self, relpath: str) -> tuple[str, ...]:
+        """The file and everything it includes, transitively, sorted."""
+        return tuple(sorted(self._walk(relpath)))
+
+    def closure(self, relpath: str) -> tuple[tuple[str, str], ...]:
+        """``(relpath, sha256)`` of the file and everything it includes, sorted."""
+        return tuple((f, self.parsed(f).sha256) for f in self.files(relpath))
+
+    def tested_macros(self, relpath: str) -> frozenset[str]:
+        """Every identifier a preprocessor condition of the closure tests.
+
+        Closed through macro bodies: if ``#if HAS_X`` is tested and the closure
+        has ``#define HAS_X (X != 0)``, ``X`` counts as tested too.
+        """
+        files = [self.parsed(f) for f in self.files(relpath)]
+        tested = set().union(*(p.tested for p in files))
+        bodies: dict[str, set[str]] = {}
+        for parsed in files:
+            for name, refs in parsed.macro_refs:
+                bodies.setdefault(name, set()).update(refs)
+        pending = list(tested)
+        while pending:
+            for ident in bodies.get(pending.pop(), ()):
+                if ident not in tested:
+                    tested.add(ident)
+                    pending.append(ident)
+        return frozenset(tested)
