@@ -1,0 +1,159 @@
+"""Atomic output files: a reader sees the old bytes or the new bytes, never half of them.
+
+How a file is written (:func:`write_atomic`):
+
+1. the bytes go to a temp file in the *same directory* as the target (so the final
+   rename never crosses a file system), named ``.<name>.tmp-<pid>-<random>``;
+2. the temp file is flushed and ``fsync``-ed;
+3. ``os.replace`` moves it over the target in one step (atomic on POSIX and Windows);
+4. the directory is ``fsync``-ed (POSIX) so the rename itself survives a power loss.
+
+Temp names are hidden (leading dot) and end in ``.tmp-<pid>-<random>``, so they can
+never match an output pattern such as ``*.json`` or ``*.pak``.  A process killed
+between steps 1 and 3 leaves such a temp file behind and the target untouched;
+:func:`cleanup_stale_temps` removes temps whose writing process is gone (or that are
+older than ``max_age`` seconds, for pids reused or from another host).
+
+:func:`write_if_changed` does not touch a file whose bytes would not change, so its
+mtime stays put and downstream tools see nothing to do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+
+TEMP_MARK = ".tmp-"
+_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
+DEFAULT_STALE_AGE = 3600.0
+
+# Seam for tests: the one call that publishes a finished temp file.
+_replace = os.replace
+
+
+class AtomicWriteError(OSError):
+    """An output file could not be written; the previous content (if any) is intact."""
+
+
+def temp_path_for(path: Path | str) -> Path:
+    """A fresh temp name next to ``path``: ``.<name>.tmp-<pid>-<random hex>``."""
+    path = Path(path)
+    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def is_temp_name(name: str) -> bool:
+    """True for names made by :func:`temp_path_for`."""
+    return _TEMP_RE.match(name) is not None
+
+
+def write_atomic(path: Path | str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically; creates parent folders."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = temp_path_for(path)
+    try:
+        _write_synced(temp, data)
+        _replace(temp, path)
+    except BaseException as exc:
+        _unlink_quietly(temp)
+        if isinstance(exc, OSError) and not isinstance(exc, AtomicWriteError):
+            raise AtomicWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_if_changed(path: Path | str, data: bytes) -> bool:
+    """Write ``data`` atomically unless ``path`` already holds exactly these bytes.
+
+    Returns True when the file was written, False when it was left untouched.
+    """
+    if read_if_exists(path) == data:
+        return False
+    write_atomic(path, data)
+    return True
+
+
+def read_if_exists(path: Path | str) -> bytes | None:
+    """The bytes of ``path``, or None when it is missing or not a readable file."""
+    try:
+        return Path(path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None
+
+
+def cleanup_stale_temps(root: Path | str, *, max_age: float = DEFAULT_STALE_AGE,
+                        recursive: bool = True) -> list[Path]:
+    """Delete temp files left by killed writers under ``root``; returns what was removed.
+
+    A temp is stale when the pid in its name is not a running process, or when it
+    is older than ``max_age`` seconds.  Temps of live writers are left alone, so a
+    concurrent cook on the same output folder is safe.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    pattern = "**/.*" if recursive else ".*"
+    removed = []
+    for candidate in sorted(root.glob(pattern)):
+        if _is_stale_temp(candidate, max_age) and _unlink_quietly(candidate):
+            removed.append(candidate)
+    return removed
+
+
+def _is_stale_temp(path: Path, max_age: float) -> bool:
+    match = _TEMP_RE.match(path.name)
+    if match is None or not path.is_file():
+        return False
+    if not _pid_alive(int(match["pid"])):
+        return True
+    try:
+        return time.time() - path.stat().st_mtime > max_age
+    except OSError:
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists but not ours (or cannot tell): keep it
+    return True
+
+
+def _write_synced(temp: Path, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, 0o666)  # the umask applies, as for any new file
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: Path) -> bool:
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True
