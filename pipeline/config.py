@@ -1,0 +1,152 @@
+"""``pipeline.toml``: the optional per-world configuration, as a pydantic model.
+
+Format (TOML, at the world root; every key optional, unknown keys are errors)::
+
+    level_depth = 1              # path components of a chunk name that name its level
+    rules = "rules"              # rule-set folder, relative to the world root
+    materials = "materials"      # shader library folder, relative to the world root
+
+    [levels.forest]              # per-level settings, by level name
+    chunking = { grid = 64.0 }   # split the level into world-space cells of this size
+    budget = 200                 # permutation budget the report checks
+
+    [limits]                     # reader limits: a file over a limit is a located error
+    max_file_bytes = 268435456
+
+    [cook]
+    spirv_opt = false
+
+A missing file means the defaults.  Errors are :class:`~pipeline.errors.ConfigError`
+located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.errors import ConfigError
+
+CONFIG_NAME = "pipeline.toml"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Chunking(_Config):
+    grid: float = Field(gt=0, description="cell size in world units; cells are named <level>/x<i>_z<j>")
+
+
+class LevelConfig(_Config):
+    chunking: Chunking | None = Field(None, description="split the level's scenes into a spatial grid")
+    budget: int | None = Field(None, ge=0, description="permutation budget for this level (checked by report)")
+
+
+class Limits(_Config):
+    """Reader limits: inputs over a limit are a located error, never a crash or a hang."""
+
+    max_file_bytes: int = Field(256 * 2**20, gt=0, description="largest .gltf/.glb file read")
+    max_json_depth: int = Field(64, gt=0, description="deepest JSON nesting accepted")
+    max_elements: int = Field(1_000_000, gt=0, description="most entries in one top-level glTF array")
+    max_data_uri_bytes: int = Field(64 * 2**20, gt=0, description="longest data: URI of a buffer")
+    max_string_length: int = Field(64 * 2**10, gt=0, description="longest other string kept (names, URIs, extras)")
+
+
+class CookConfig(_Config):
+    spirv_opt: bool = Field(False, description="run spirv-opt on compiled binaries")
+
+
+class WorldConfig(_Config):
+    level_depth: int = Field(1, ge=1, description="path components of a chunk name that name its level")
+    rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
+    materials: Path | None = Field(None, description="shader library folder relative to the world root; None: built-in")
+    levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")
+    limits: Limits = Field(Limits(), description="reader limits")
+    cook: CookConfig = Field(CookConfig(), description="cook options")
+
+    def level(self, name: str) -> LevelConfig:
+        """Settings of one level (defaults when the level is not configured)."""
+        return self.levels.get(name) or LevelConfig()
+
+    def grid(self, level: str) -> float | None:
+        """Grid cell size of a level, None when the level is chunked by folders."""
+        chunking = self.level(level).chunking
+        return chunking.grid if chunking else None
+
+
+def load_world_config(root: Path) -> WorldConfig:
+    """Read ``root/pipeline.toml``; defaults when absent.  Raises ConfigError."""
+    path = Path(root) / CONFIG_NAME
+    if not path.is_file():
+        return WorldConfig()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError.at(CONFIG_NAME, f"cannot read: {exc}") from None
+    return parse_world_config(text)
+
+
+def parse_world_config(text: str, file: str = CONFIG_NAME) -> WorldConfig:
+    """Parse TOML text into a WorldConfig; raises ConfigError located at the bad key."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(exc, file) from None
+    try:
+        return WorldConfig.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(exc, text, file) from None
+
+
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+def _toml_error(exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
+    message = str(exc)
+    match = _TOML_POS.search(message)
+    if not match:
+        return ConfigError.at(file, f"invalid TOML: {message}")
+    return ConfigError.at(file, f"invalid TOML: {message[:match.start()]}",
+                          line=int(match.group(1)), col=int(match.group(2)))
+
+
+def _validation_error(exc: ValidationError, text: str, file: str) -> ConfigError:
+    first = exc.errors()[0]
+    loc = tuple(str(part) for part in first["loc"])
+    dotted = ".".join(loc) or "(root)"
+    message = f"{dotted}: {first['msg']}"
+    line, col = _find_key(text, loc)
+    return ConfigError.at(file, message, line=line, col=col)
+
+
+def _find_key(text: str, loc: tuple[str, ...]) -> tuple[int | None, int | None]:
+    """Best-effort line/column of the key at ``loc`` in TOML text (tomllib keeps no positions).
+
+    Looks for the last key of ``loc`` as ``key =`` or inside a ``[table]`` header,
+    preferring an occurrence after the header of its enclosing table.
+    """
+    if not loc:
+        return None, None
+    lines = text.splitlines()
+    start = _table_start(lines, loc[:-1])
+    key = re.escape(loc[-1])
+    pattern = re.compile(rf'(^|[\s{{,.\[])"?({key})"?\s*[=.\]]')
+    for number in list(range(start, len(lines))) + list(range(0, start)):
+        match = pattern.search(lines[number])
+        if match:
+            return number + 1, match.start(2) + 1
+    return None, None
+
+
+def _table_start(lines: list[str], path: tuple[str, ...]) -> int:
+    if not path:
+        return 0
+    header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(re.escape(p) for p in path))
+    for number, line in enumerate(lines):
+        if header.match(line):
+            return number
+    return 0

@@ -1,0 +1,123 @@
+"""Reading one glTF file into a validated :class:`Gltf`: container, JSON, models, limits, refs.
+
+Every problem with the input raises :class:`~pipeline.errors.GltfError` with one
+located diagnostic (``file: /json/pointer: error: message``, or ``file:LINE:COL``
+for JSON syntax errors); nothing about bad data escapes as another exception.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pipeline.config import Limits
+from pipeline.errors import GltfError
+from pipeline.gltf.bufferdoc import BufferDocument
+from pipeline.gltf.container import Container, split_container
+from pipeline.gltf.extensions import is_understood
+from pipeline.gltf.limits import check_document, check_file_size, check_value
+from pipeline.gltf.models import Document
+from pipeline.gltf.pointer import pointer
+from pipeline.gltf.refs import check_refs
+
+_VERSION = re.compile(r"^2\.[0-9]+$")
+_JSON_POS = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$")
+
+
+@dataclass
+class Gltf:
+    """A validated document plus what is needed to reach its binary data later."""
+
+    file: str
+    path: Path
+    container: Container
+    doc: Document
+    _data: BufferDocument | None = None
+
+    def data(self) -> BufferDocument:
+        """Accessor, bufferView and buffer details (parsed on first use)."""
+        if self._data is None:
+            self._data = validate(BufferDocument, self.container.json, self.file)
+        return self._data
+
+
+def read_bytes(path: Path, file: str, limits: Limits) -> bytes:
+    """The file's content, refusing files over ``limits.max_file_bytes``."""
+    try:
+        with open(path, "rb") as handle:
+            check_file_size(os.fstat(handle.fileno()).st_size, limits, file)
+            return handle.read(limits.max_file_bytes + 1)
+    except OSError as exc:
+        raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
+
+
+def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
+    """Validate file content; raises GltfError located in the file."""
+    check_file_size(len(data), limits, file)
+    container = split_container(data, file)
+    doc = validate(Document, container.json, file)
+    check_version(doc, file)
+    check_required_extensions(doc, file)
+    check_document(doc, limits, file)
+    check_refs(doc, file)
+    for m, material in enumerate(doc.materials):
+        if material.extras is not None:
+            check_value(material.extras, limits, file, pointer("materials", m, "extras"))
+    return Gltf(file, path, container, doc)
+
+
+def validate(model, json_bytes: bytes, file: str):
+    """``model.model_validate_json`` with errors turned into one located GltfError."""
+    try:
+        return model.model_validate_json(json_bytes)
+    except ValidationError as exc:
+        raise _located(exc, file) from None
+
+
+def _located(exc: ValidationError, file: str) -> GltfError:
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    if first["type"] == "json_invalid":
+        match = _JSON_POS.match(first["msg"])
+        if match:
+            return GltfError.at(file, f"invalid JSON: {match.group(1)}",
+                                line=int(match.group(2)), col=max(1, int(match.group(3))))
+        return GltfError.at(file, first["msg"].replace("Invalid JSON", "invalid JSON"))
+    message = _message(first)
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more)"
+    return GltfError.at(file, message, pointer=pointer(*first["loc"]))
+
+
+def _message(error: dict) -> str:
+    msg = error["msg"]
+    if error["type"] == "missing":
+        return "required property is missing"
+    if error["type"] == "union_tag_invalid":
+        return msg
+    return msg[0].lower() + msg[1:]
+
+
+def check_version(doc: Document, file: str) -> None:
+    if not _VERSION.match(doc.asset.version):
+        raise GltfError.at(file, f"unsupported glTF version {doc.asset.version!r} (expected 2.x)",
+                           pointer=pointer("asset", "version"))
+    if doc.asset.minVersion is not None and not _VERSION.match(doc.asset.minVersion):
+        raise GltfError.at(file, f"unsupported glTF minVersion {doc.asset.minVersion!r} (expected 2.x)",
+                           pointer=pointer("asset", "minVersion"))
+
+
+def check_required_extensions(doc: Document, file: str) -> None:
+    for i, name in enumerate(doc.extensionsRequired):
+        if not is_understood(name):
+            raise GltfError.at(file, f"required extension {name!r} is not supported",
+                               pointer=pointer("extensionsRequired", i))
+
+
+def read_gltf(path: Path, file: str, limits: Limits) -> Gltf:
+    """Read and validate one .gltf/.glb file."""
+    return parse_gltf(read_bytes(path, file, limits), path, file, limits)

@@ -1,0 +1,399 @@
+"""Scanning: world, chunk or file -> draws with facts, through the scan cache.
+
+``scan()`` walks the chunks of a world (see :mod:`pipeline.world`), reads each
+glTF file (:mod:`pipeline.gltf`) and returns every draw with its facts, sorted by
+(chunk, file, node, mesh, primitive, variant).  A bad file is one located
+diagnostic; every other file still scans.
+
+Scan cache (namespace ``"scan"`` of :class:`~pipeline.store.Store`), one entry
+per folder chunk, keyed by :func:`chunk_key` (scanner format version, facts
+schema, world root, chunk, level, grid, reader limits, requested optional
+facts).  The entry is a dict::
+
+    {"files": {file: FileEntry}, "facts": [DrawFacts, ...], "signatures": [str, ...]}
+
+``FileEntry`` is a tuple ``(mtime_ns, size, sha256, deps, rows, diagnostics)``:
+``deps`` are ``(path, mtime_ns, size)`` of external buffers read for optional
+facts; ``rows`` are ``(node, mesh, primitive, material, variant, fact index)``
+into the chunk's de-duplicated ``facts`` list (equal facts pickled once, their
+signatures alongside).  A file whose (mtime_ns, size) match is reused without
+being opened; otherwise it is read and hashed, and only a changed hash re-parses
+it.  An entry that cannot be used (another format, corrupt) is a miss.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from pipeline.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
+from pipeline.canon import bytes_hash, stable_hash
+from pipeline.config import WorldConfig, load_world_config
+from pipeline.errors import Diagnostic, GltfError, Location, PipelineError
+from pipeline.facts import Draw, DrawFacts, DrawSource
+from pipeline.gltf import parse_gltf, read_bytes
+from pipeline.gltf.draws import FileDraw, draws_of
+from pipeline.gltf.grid import grid_chunk_of
+from pipeline.store import Store
+from pipeline.world import ChunkInfo, discover, find_world_root
+
+SCAN_FORMAT = 1
+NAMESPACE = "scan"
+
+Progress = Callable[[int, int], None]
+
+
+# ---------------------------------------------------------------- result
+@dataclass
+class ScanResult:
+    """What a scan found; paths are relative to ``root``, '/'-separated."""
+
+    root: Path
+    files: list[str]
+    chunks: list[str]
+    draws: list[Draw]
+    diagnostics: list[Diagnostic]
+    files_read: int = 0
+    files_parsed: int = 0
+    files_cached: int = 0
+    _signatures: dict[int, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity != "error"]
+
+    def signature(self, draw: Draw) -> str:
+        """``draw.facts.signature()``, computed once per distinct facts object."""
+        key = id(draw.facts)
+        if key not in self._signatures:
+            self._signatures[key] = draw.facts.signature()
+        return self._signatures[key]
+
+    def by_signature(self) -> dict[str, list[Draw]]:
+        """Draws grouped by fact signature (rules run once per group)."""
+        groups: dict[str, list[Draw]] = {}
+        for draw in self.draws:
+            groups.setdefault(self.signature(draw), []).append(draw)
+        return groups
+
+    @property
+    def unique_signatures(self) -> int:
+        return len(self.by_signature())
+
+    def to_json(self) -> dict:
+        """The ``pipeline scan --json`` document."""
+        return {
+            "files": len(self.files),
+            "chunks": len(self.chunks),
+            "draws": [_draw_json(d) for d in self.draws],
+            "errors": [_error_json(d) for d in self.errors],
+        }
+
+
+def _draw_json(draw: Draw) -> dict:
+    return {**draw.source.model_dump(mode="json"), "facts": draw.facts.model_dump(mode="json")}
+
+
+def _error_json(diagnostic: Diagnostic) -> dict:
+    loc = diagnostic.location
+    return {"file": loc.file, "pointer": loc.pointer, "line": loc.line, "col": loc.col, "message": diagnostic.message}
+
+
+# ---------------------------------------------------------------- one file (pure)
+@dataclass
+class FileScan:
+    """One file's draws (source indices + facts), diagnostics and buffer dependencies."""
+
+    draws: list[FileDraw]
+    diagnostics: list[Diagnostic]
+    deps: list[Path] = field(default_factory=list)
+
+
+def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
+               config: WorldConfig, optional_facts: frozenset[str]) -> FileScan:
+    """Draws of one file's content; a bad file gives no draws and one located error."""
+    try:
+        gltf = parse_gltf(data, path, file, config.limits)
+        buffers = BufferData(gltf, root, config.limits)
+        wanted = optional_facts & OPTIONAL_FACTS
+        optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
+        grid = config.grid(level)
+        chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
+        return FileScan(draws_of(gltf, chunk_of, optional), buffers.warnings, buffers.dependencies)
+    except GltfError as exc:
+        return FileScan([], exc.diagnostics)
+
+
+def scan_file(path: Path, *, root: Path, chunk_name: str, level: str, config: WorldConfig,
+              optional_facts: frozenset[str] = frozenset()) -> tuple[list[Draw], list[Diagnostic]]:
+    """Draws and diagnostics of one file, without any cache."""
+    file = relative_name(Path(path), Path(root))
+    try:
+        data = read_bytes(Path(path), file, config.limits)
+    except GltfError as exc:
+        return [], exc.diagnostics
+    result = scan_bytes(data, Path(path), root=Path(root), file=file, chunk_name=chunk_name, level=level,
+                        config=config, optional_facts=optional_facts)
+    return [to_draw(file, d) for d in result.draws], result.diagnostics
+
+
+def to_draw(file: str, d: FileDraw) -> Draw:
+    chunk = d.facts.chunk
+    source = DrawSource(file=file, chunk=chunk.name, level=chunk.level, node=d.node, mesh=d.mesh,
+                        primitive=d.primitive, material=d.material, variant=d.variant)
+    return Draw(source=source, facts=d.facts)
+
+
+def relative_name(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# ---------------------------------------------------------------- cache entries
+@cache
+def facts_schema_hash() -> str:
+    """Hash of the facts model: a changed facts.py invalidates every scan entry."""
+    return stable_hash(DrawFacts.model_json_schema())
+
+
+def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts: frozenset[str]) -> str:
+    return stable_hash({
+        "format": SCAN_FORMAT, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
+        "level": chunk.level, "grid": config.grid(chunk.level), "limits": config.limits.model_dump(),
+        "optional": sorted(optional_facts & OPTIONAL_FACTS),
+    })
+
+
+@dataclass
+class _ChunkScan:
+    """Scanning one folder chunk against its cache entry."""
+
+    root: Path
+    chunk: ChunkInfo
+    config: WorldConfig
+    optional: frozenset[str]
+    old: dict
+    files: dict = field(default_factory=dict)
+    facts: list = field(default_factory=list)
+    signatures: list = field(default_factory=list)
+    index: dict = field(default_factory=dict)
+    draws: list = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)
+    read: int = 0
+    parsed: int = 0
+    cached: int = 0
+
+    def __post_init__(self) -> None:
+        # Start from the old fact table so reused rows keep their indices; compacted on write.
+        self.facts = list(self.old.get("facts", ()))
+        self.signatures = list(self.old.get("signatures", ()))
+        self.index = {sig: i for i, sig in enumerate(self.signatures)}
+
+    def run(self, files: tuple[str, ...], progress: Callable[[], None]) -> None:
+        old_files = self.old.get("files", {})
+        for file in files:
+            self.scan_one(file, old_files.get(file))
+            progress()
+
+    def scan_one(self, file: str, old) -> None:
+        path = os.path.join(self.root, file)
+        try:
+            stat = os.stat(path)
+        except OSError as exc:
+            self.add_error(file, f"cannot read: {exc.strerror or exc}")
+            return
+        if old is not None and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size) and _deps_fresh(old[3]):
+            self.cached += 1
+            return self.keep(file, old)
+        self.read_and_scan(file, path, stat, old)
+
+    def read_and_scan(self, file: str, path: str, stat: os.stat_result, old) -> None:
+        try:
+            data = read_bytes(path, file, self.config.limits)
+        except GltfError as exc:
+            self.diagnostics.extend(exc.diagnostics)
+            return
+        self.read += 1
+        digest = bytes_hash(data)
+        entry = (stat.st_mtime_ns, stat.st_size, digest)
+        if old is not None and old[2] == digest and _deps_fresh(old[3]):
+            return self.keep(file, entry + tuple(old[3:]))
+        self.parsed += 1
+        result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
+                            level=self.chunk.level, config=self.config, optional_facts=self.optional)
+        deps = tuple(_dep(p) for p in result.deps)
+        memo: dict[int, int] = {}  # id -> index; the draws keep their facts alive meanwhile
+        rows = [(d.node, d.mesh, d.primitive, d.material, d.variant,
+                 memo.get(id(d.facts)) if id(d.facts) in memo else memo.setdefault(id(d.facts), self.intern(d.facts)))
+                for d in result.draws]
+        self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics)))
+
+    def keep(self, file: str, entry: tuple) -> None:
+        self.files[file] = entry
+        self.diagnostics.extend(entry[5])
+        for node, mesh, primitive, material, variant, i in entry[4]:
+            facts = self.facts[i]
+            source = _new_source({"file": file, "chunk": facts.chunk.name, "level": facts.chunk.level, "node": node,
+                                  "mesh": mesh, "primitive": primitive, "material": material, "variant": variant})
+            self.draws.append(_new_draw({"source": source, "facts": facts}))
+
+    def intern(self, facts: DrawFacts, signature: str | None = None) -> int:
+        """Index of these facts in the chunk's de-duplicated list (equal signatures share one)."""
+        signature = signature or facts.signature()
+        found = self.index.get(signature)
+        if found is None:
+            found = self.index[signature] = len(self.facts)
+            self.facts.append(facts)
+            self.signatures.append(signature)
+        return found
+
+    def add_error(self, file: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic(Location(file), message))
+
+    def entry(self) -> dict:
+        """The cache entry, keeping only the facts some file still uses."""
+        used = sorted({row[5] for entry in self.files.values() for row in entry[4]})
+        remap = {old: new for new, old in enumerate(used)}
+        files = {f: (*e[:4], tuple((*row[:5], remap[row[5]]) for row in e[4]), e[5]) for f, e in self.files.items()}
+        return {"files": files, "facts": [self.facts[i] for i in used],
+                "signatures": [self.signatures[i] for i in used]}
+
+    def changed(self) -> bool:
+        return self.read > 0 or set(self.files) != set(self.old.get("files", {}))
+
+
+# Direct validator calls: the same validation as DrawSource(...) / Draw(...), without the
+# keyword-argument wrapper (measurably cheaper for the many draws of a cached scan).
+_new_source = DrawSource.__pydantic_validator__.validate_python
+_new_draw = Draw.__pydantic_validator__.validate_python
+
+
+def _dep(path: Path) -> tuple[str, int, int]:
+    stat = os.stat(path)
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def _deps_fresh(deps) -> bool:
+    for path, mtime_ns, size in deps:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return False
+        if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+            return False
+    return True
+
+
+def _load_entry(store: Store | None, key: str) -> dict:
+    """The cached entry, or {} when absent or not of the expected shape."""
+    if store is None:
+        return {}
+    entry = store.get(NAMESPACE, key)
+    if not isinstance(entry, dict) or not {"files", "facts", "signatures"} <= set(entry):
+        return {}
+    return entry
+
+
+# ---------------------------------------------------------------- whole scans
+@dataclass(frozen=True)
+class Target:
+    """What a scan covers: a world root, its chunks, and optional file/chunk filters."""
+
+    root: Path
+    chunks: list[ChunkInfo]
+    only_file: str | None = None
+    only_chunk: str | None = None
+
+
+def resolve_target(path: Path, config: WorldConfig | None, level: str | None, chunk: str | None
+                   ) -> tuple[Target, WorldConfig]:
+    """Find the world root of ``path`` and the chunks to scan."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise PipelineError.at(str(path), "no such file or folder")
+    root = find_world_root(path)
+    config = config if config is not None else load_world_config(root)
+    under = path.relative_to(root).as_posix() if path.is_dir() else path.parent.relative_to(root).as_posix()
+    chunks = discover(root, config, "" if under == "." else under)
+    only_file = path.relative_to(root).as_posix() if path.is_file() else None
+    if only_file is not None:
+        chunks = [c for c in chunks if only_file in c.files][:1]
+    if level is not None:
+        chunks = [c for c in chunks if c.level == level]
+    if chunk is not None:
+        chunks = [c for c in chunks if c.name == chunk or (config.grid(c.level) and chunk.startswith(c.level + "/"))]
+        if not chunks:
+            raise PipelineError.at(chunk, "no such chunk in the world")
+    return Target(root, chunks, only_file, chunk), config
+
+
+def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None = None,
+         optional_facts: frozenset[str] = frozenset(), level: str | None = None, chunk: str | None = None,
+         progress: Progress | None = None) -> ScanResult:
+    """Scan a world, a chunk folder or one file (through ``store`` when given)."""
+    target, config = resolve_target(path, config, level, chunk)
+    optional = frozenset(optional_facts)
+    total = sum(len(_files(c, target)) for c in target.chunks)
+    done = [0]
+
+    def step() -> None:
+        done[0] += 1
+        if progress:
+            progress(done[0], total)
+
+    scans = [_scan_chunk(target, c, config, optional, store, step) for c in target.chunks]
+    return _result(target, scans)
+
+
+def _files(chunk: ChunkInfo, target: Target) -> tuple[str, ...]:
+    return (target.only_file,) if target.only_file else chunk.files
+
+
+def _scan_chunk(target: Target, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str],
+                store: Store | None, step: Callable[[], None]) -> _ChunkScan:
+    key = chunk_key(target.root, chunk, config, optional)
+    entry = _load_entry(store, key)
+    try:
+        work = _ChunkScan(target.root, chunk, config, optional, entry)
+        work.run(_files(chunk, target), step)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        if not entry:
+            raise
+        work = _ChunkScan(target.root, chunk, config, optional, {})  # an unusable entry is a miss
+        work.run(_files(chunk, target), step)
+    if store is not None and work.changed() and not target.only_file:
+        store.set(NAMESPACE, key, work.entry())
+    return work
+
+
+def _result(target: Target, scans: list[_ChunkScan]) -> ScanResult:
+    draws = [d for s in scans for d in s.draws]
+    if target.only_chunk is not None:
+        draws = [d for d in draws if d.source.chunk == target.only_chunk]
+    if any(s.config.grid(s.chunk.level) for s in scans):
+        draws.sort(key=_draw_order)  # grid cells interleave; folder chunks come out in order already
+    files = sorted(f for s in scans for f in _files(s.chunk, target))
+    chunks = sorted({s.chunk.name for s in scans if not s.config.grid(s.chunk.level)} | {d.source.chunk for d in draws})
+    if target.only_chunk is not None:
+        chunks = [c for c in chunks if c == target.only_chunk]
+    signatures = {id(f): sig for s in scans for f, sig in zip(s.facts, s.signatures)}
+    return ScanResult(
+        root=target.root, files=files, chunks=chunks, draws=draws,
+        diagnostics=[d for s in scans for d in s.diagnostics],
+        files_read=sum(s.read for s in scans), files_parsed=sum(s.parsed for s in scans),
+        files_cached=sum(s.cached for s in scans), _signatures=signatures,
+    )
+
+
+def _draw_order(draw: Draw) -> tuple:
+    s = draw.source
+    return s.chunk, s.file, s.node, s.mesh, s.primitive, s.variant is not None, s.variant or ""

@@ -1,0 +1,55 @@
+"""Shared fixtures: the third-party glTF corpus and a writer for generated glTF files."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+
+CORPUS_ENV = "PIPELINE_CORPUS"
+
+
+def corpus_path() -> Path | None:
+    """../shared/corpus next to the repository, else $PIPELINE_CORPUS; None when neither exists."""
+    candidates = [Path(__file__).resolve().parents[2] / "shared" / "corpus"]
+    if os.environ.get(CORPUS_ENV):
+        candidates.append(Path(os.environ[CORPUS_ENV]))
+    return next((p for p in candidates if p.is_dir()), None)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    found = corpus_path()
+    if found is None:
+        pytest.skip(f"glTF corpus not found (set {CORPUS_ENV})")
+    return found
+
+
+def glb_bytes(document: dict, binary: bytes | None = None) -> bytes:
+    """A GLB container holding ``document`` as its JSON chunk and ``binary`` as its BIN chunk."""
+    text = json.dumps(document).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<II", len(text), 0x4E4F534A) + text
+    if binary is not None:
+        binary += b"\0" * (-len(binary) % 4)
+        body += struct.pack("<II", len(binary), 0x004E4942) + binary
+    return struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
+
+
+@pytest.fixture
+def write_gltf():
+    """write_gltf(path, document, binary=None): a .gltf (JSON) or .glb (container) file."""
+
+    def write(path: Path, document: dict, binary: bytes | None = None) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".glb":
+            path.write_bytes(glb_bytes(document, binary))
+        else:
+            path.write_text(json.dumps(document, indent=1))
+        return path
+
+    return write

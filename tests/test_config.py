@@ -1,0 +1,39 @@
+"""pipeline.toml: defaults, validation, located errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import WorldConfig, load_world_config, parse_world_config
+from pipeline.errors import ConfigError
+
+
+def test_missing_file_means_defaults(tmp_path: Path) -> None:
+    assert load_world_config(tmp_path) == WorldConfig()
+    assert WorldConfig().limits.max_file_bytes > 0 and WorldConfig().cook.spirv_opt is False
+
+
+def test_full_config(tmp_path: Path) -> None:
+    (tmp_path / "pipeline.toml").write_text(
+        'level_depth = 2\nrules = "my_rules"\n[levels.forest]\nchunking = { grid = 32.5 }\nbudget = 10\n'
+        "[limits]\nmax_elements = 5\n[cook]\nspirv_opt = true\n")
+    config = load_world_config(tmp_path)
+    assert config.level_depth == 2 and config.rules == Path("my_rules") and config.materials is None
+    assert config.grid("forest") == 32.5 and config.grid("desert") is None
+    assert config.levels["forest"].budget == 10 and config.limits.max_elements == 5 and config.cook.spirv_opt
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("level_depth = 1\nlevle = 3\n", "pipeline.toml:2:1: error: levle: Extra inputs are not permitted"),
+    ("[levels.forest]\nchunking = { grid = -1 }\n",
+     "pipeline.toml:2:14: error: levels.forest.chunking.grid: Input should be greater than 0"),
+    ("[limits]\nmax_file_bytes = 'big'\n",
+     "pipeline.toml:2:1: error: limits.max_file_bytes: Input should be a valid integer, unable to parse string as an integer"),
+    ("level_depth = \n", "pipeline.toml:1:15: error: invalid TOML: Invalid value"),
+])
+def test_errors_are_located(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_world_config(text)
+    assert str(info.value) == expected
