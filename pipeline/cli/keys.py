@@ -1,0 +1,42 @@
+"""``pipeline keys``: the permutation keys a world's content requires."""
+
+from __future__ import annotations
+
+import click
+
+from pipeline import api
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded
+
+
+@click.command("keys")
+@click.argument("world", type=click.Path(exists=True))
+@click.option("--level", "-l", metavar="L", help="Only this level.")
+@click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
+@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
+@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
+              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@guarded
+def command(world, level, chunk, rules, cache, as_json):
+    """List the permutation keys the draws of WORLD need, with how many draws need each.
+
+    Rules run once per distinct fact signature.  A located error (bad glTF, a rule
+    that fails on some draw) is printed and the exit code is 1; every other draw
+    still produces its keys.
+    """
+    result = api.keys(api.open_world(world, rules=rules), level=level, chunk=chunk, cache=cache)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        echo_diagnostics(result.diagnostics)
+        _render(result)
+    return EXIT_USER if errors else EXIT_OK
+
+
+def _render(result: api.KeysResult) -> None:
+    required = result.required
+    for key, info in required.sorted():
+        click.echo(f"{key.hash[:12]}  {len(info.draws):6d} draws  {key.text}")
+    click.echo(f"{len(required.keys)} keys for {len(result.scan.draws)} draws "
+               f"({required.signatures_evaluated} distinct fact signatures evaluated)")

@@ -1,0 +1,40 @@
+"""``pipeline rules``: load and lint rule sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, guarded
+from pipeline.lint import lint_rules
+from pipeline.paths import builtin_rules_dir
+
+
+@click.group("rules")
+def command() -> None:
+    """Work with rule sets (rules/<shader>.yaml)."""
+
+
+@command.command("check")
+@click.option("--rules", "rules_dir", type=click.Path(file_okay=False),
+              help="Rule sets folder [default: the built-in rules].")
+@click.option("--materials", type=click.Path(exists=True, file_okay=False),
+              help="Also check that every stage source exists in this shader library.")
+@guarded
+def check(rules_dir, materials):
+    """Load and lint every rule set; print located problems and exit 1 if any.
+
+    \b
+    Checks: YAML and schema, unknown facts and features, values outside a
+    feature's domain, normalize cycles, features never derived, normalize rules
+    that can never fire or never change anything, static features no pass reads.
+    """
+    folder = Path(rules_dir) if rules_dir else builtin_rules_dir()
+    report = lint_rules(folder, materials_dir=Path(materials) if materials else None)
+    echo_diagnostics(report.diagnostics)
+    if report.errors:
+        click.echo(f"{len(report.errors)} error(s) in {report.folder}", err=True)
+        return EXIT_USER
+    click.echo(f"rules OK: {report.summary()}")
+    return EXIT_OK
