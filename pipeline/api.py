@@ -1,0 +1,167 @@
+"""The library surface: what the CLI calls and what studio pipelines import.
+
+Every function takes a world (a folder, or an opened :class:`World`) and returns a
+typed result with a ``to_json()``; none of them prints.  User errors that stop the
+whole run (an invalid rule set, an unreadable pipeline.toml) raise
+:class:`pipeline.errors.PipelineError`; errors that only affect one file or one
+job are collected in the result's ``diagnostics`` and the rest is still done.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from pipeline import cook as _cook
+from pipeline.config import WorldConfig, load_world_config
+from pipeline.errors import Diagnostic
+from pipeline.facts import Draw
+from pipeline.keys import RequiredKeys, optional_facts, required_keys
+from pipeline.paths import builtin_materials_dir, builtin_rules_dir
+from pipeline.progress import NullProgress, Progress
+from pipeline.ruleset import RuleSet, load_rulesets
+from pipeline.scan import ScanResult
+from pipeline.scan import scan as _scan
+from pipeline.store import Store, default_cache_dir
+
+CookResult = _cook.CookResult
+
+
+@dataclass
+class World:
+    """A world folder with its configuration, rule sets and shader library resolved."""
+
+    root: Path
+    config: WorldConfig
+    rules_dir: Path
+    materials_dir: Path
+
+    @cached_property
+    def rulesets(self) -> list[RuleSet]:
+        return load_rulesets(self.rules_dir)
+
+    @cached_property
+    def families(self) -> dict[str, RuleSet]:
+        return {r.shader: r for r in self.rulesets}
+
+
+def open_world(path: Path | str, *, rules: Path | str | None = None,
+               materials: Path | str | None = None) -> World:
+    """Resolve a world: pipeline.toml, then rules/materials (argument > config > built-in)."""
+    root = Path(path)
+    config = load_world_config(root) if root.is_dir() else WorldConfig()
+    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir()),
+                 _folder(materials, config.materials, root, builtin_materials_dir()))
+
+
+def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
+    if explicit is not None:
+        return Path(explicit)
+    if configured is not None:
+        return root / configured
+    return builtin
+
+
+def _world(world: World | Path | str) -> World:
+    return world if isinstance(world, World) else open_world(world)
+
+
+def open_store(cache: Path | str | None = None) -> Store:
+    """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``."""
+    return Store(Path(cache) if cache is not None else default_cache_dir())
+
+
+# ------------------------------------------------------------------ scan
+def scan(path: Path | str, *, cache: Path | str | None = None, level: str | None = None,
+         chunk: str | None = None, optional: frozenset[str] = frozenset(),
+         progress: Progress | None = None) -> ScanResult:
+    """Draws and facts of a world, a chunk folder or a single glTF file."""
+    world = open_world(path)
+    with open_store(cache) as store:
+        return _scan(world.root, config=world.config, store=store, optional_facts=optional,
+                     level=level, chunk=chunk, progress=_scan_progress(progress))
+
+
+def _scan_progress(progress: Progress | None):
+    if progress is None or isinstance(progress, NullProgress):
+        return None
+    state = {"started": False}
+
+    def report(done: int, total: int) -> None:
+        if not state["started"]:
+            progress.start("scanning", total)
+            state["started"] = True
+        progress.advance(1)
+        if done >= total:
+            progress.finish()
+
+    return report
+
+
+# ------------------------------------------------------------------ keys
+@dataclass
+class KeysResult:
+    """The permutation keys a world (or level, or chunk) requires."""
+
+    scan: ScanResult
+    required: RequiredKeys
+    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self.scan.diagnostics) + list(self.required.diagnostics)
+
+    def to_json(self) -> dict:
+        keys = []
+        for key, info in sorted(self.required.keys.items(), key=lambda kv: kv[0].text):
+            doc = key.to_json()
+            doc.update(key=key.text, hash=key.hash, draws=len(info.draws),
+                       render_state=info.render_states)
+            keys.append(doc)
+        return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
+
+
+def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
+         cache: Path | str | None = None, progress: Progress | None = None,
+         store: Store | None = None) -> KeysResult:
+    """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all."""
+    w = _world(world)
+    rulesets = w.rulesets  # a broken rule set stops here, before any scanning
+    own = store is None
+    store = store or open_store(cache)
+    try:
+        scanned = _scan(w.root, config=w.config, store=store, optional_facts=optional_facts(rulesets),
+                        level=level, chunk=chunk, progress=_scan_progress(progress))
+    finally:
+        if own:
+            store.close()
+    return keys_of(scanned, rulesets)
+
+
+def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
+    """Evaluate rule sets over scanned draws, per chunk (render states and draw counts are per chunk)."""
+    chunks: dict[str, list[Draw]] = defaultdict(list)
+    for draw in scanned.draws:
+        chunks[draw.source.chunk].append(draw)
+    by_chunk = {name: required_keys(rulesets, chunks[name]) for name in sorted(chunks)}
+    return KeysResult(scanned, required_keys(rulesets, scanned.draws), by_chunk)
+
+
+# ------------------------------------------------------------------ cook
+def cook(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
+         cache: Path | str | None = None, out: Path | str | None = None, jobs: int | None = None,
+         backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
+         compiler=None) -> CookResult:
+    """Compile every required key that the cache does not hold and write the chunk outputs."""
+    w = _world(world)
+    progress = progress or NullProgress()
+    out_dir = Path(out) if out is not None else Path("build")
+    with open_store(cache) as store:
+        found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
+        options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
+                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
+        return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
+                               progress=progress, compiler=compiler)

@@ -1,0 +1,190 @@
+"""The cook: required keys -> stage jobs -> cache / compile -> per-chunk outputs.
+
+Outputs are written chunk by chunk with :mod:`pipeline.manifest` (atomic, and a
+file whose bytes would not change is not rewritten), then each touched level's
+union manifest is rebuilt from the chunk manifests on disk, so cooking one chunk
+keeps its level manifest whole.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline import manifest as mf
+from pipeline.compile import SourceTree, get_backend
+from pipeline.errors import Diagnostic
+from pipeline.jobs import JobOptions, JobPlan, plan_jobs
+from pipeline.keys import PermutationKey, RequiredKeys
+from pipeline.progress import NullProgress, Progress
+from pipeline.scheduler import Compiler, RunResult, run_plan
+from pipeline.store import Store
+
+
+@dataclass(frozen=True)
+class CookOptions:
+    out: Path = Path("build")
+    jobs: int = 1
+    backend: str = "capi"
+    fail_fast: bool = False
+    optimize: bool = False
+    target: str = "vulkan1.2"
+
+
+@dataclass
+class CookResult:
+    """What a cook did; ``to_json()`` is the ``pipeline cook --json`` document."""
+
+    chunks: int
+    draws: int
+    keys: int
+    stage_uses: int
+    plan: JobPlan
+    run: RunResult
+    errors: list[dict] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
+    written: list[str] = field(default_factory=list)   # those rewritten by this cook
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def explain_lines(self) -> list[dict]:
+        lines = []
+        for key in self.run.compiled:
+            r = self.plan.jobs[key].request
+            lines.append({"job": key[:12], "source": r.source, "stage": r.stage,
+                          "defines": dict(r.defines), "reason": self.run.reasons.get(key, "")})
+        return sorted(lines, key=lambda d: (d["source"], d["job"]))
+
+    def to_json(self) -> dict:
+        return {
+            "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
+            "stage_uses": self.stage_uses, "compiled": len(self.run.compiled),
+            "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
+            "errors": self.errors, "warnings": self.warnings,
+            "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
+        }
+
+
+def display_prefix(materials_dir: Path) -> str:
+    """How compile errors name the shader library: relative to the working directory when inside it."""
+    path = materials_dir.resolve()
+    try:
+        return str(path.relative_to(Path.cwd().resolve())) + "/"
+    except ValueError:
+        return str(path) + "/"
+
+
+def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, options: CookOptions,
+              progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
+    """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult``)."""
+    progress = progress or NullProgress()
+    prefix = display_prefix(materials_dir)
+    tree = SourceTree(materials_dir, prefix)
+    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix)
+    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    plan = plan_jobs(found.required.keys, families, tree, job_options)
+    run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
+    errors = _scan_errors(found) + _compile_errors(found.required, plan, run)
+    result = CookResult(len(found.scan.chunks), len(found.scan.draws), len(found.required.keys),
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings))
+    _write_outputs(result, found, families, store, options.out, progress)
+    return result
+
+
+# ------------------------------------------------------------------ errors
+def _scan_errors(found) -> list[dict]:
+    return [_error_doc(None, d) for d in found.diagnostics if d.severity == "error"]
+
+
+def _error_doc(key: str | None, d: Diagnostic) -> dict:
+    loc = d.location
+    return {"key": key, "file": loc.file, "line": loc.line, "col": loc.col, "pointer": loc.pointer,
+            "message": d.message}
+
+
+def _compile_errors(required: RequiredKeys, plan: JobPlan, run: RunResult) -> list[dict]:
+    """One error per (job diagnostic), naming the first key (by text) that needs the job."""
+    first_key: dict[str, str] = {}
+    for key in sorted(required.keys, key=lambda k: k.text):
+        for job_key in plan.jobs_for(key).values():
+            first_key.setdefault(job_key, key.text)
+    errors = []
+    for job_key, result in sorted(run.results.items()):
+        errors += [_error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
+    for job_key in run.cancelled:
+        errors.append({"key": first_key.get(job_key), "file": plan.jobs[job_key].request.source,
+                       "line": None, "col": None, "pointer": None,
+                       "message": "not compiled: stopped by --fail-fast"})
+    return errors
+
+
+# ------------------------------------------------------------------ outputs
+def _write_outputs(result: CookResult, found, families, store: Store, out: Path, progress: Progress) -> None:
+    levels: dict[str, set[str]] = defaultdict(set)
+    chunk_levels = _chunk_levels(found)
+    progress.start("writing outputs", len(chunk_levels))
+    for chunk, level in sorted(chunk_levels.items()):
+        required = found.by_chunk.get(chunk) or RequiredKeys({}, [], 0)
+        manifest, blobs = _chunk_manifest(chunk, level, required, result, store, families)
+        for path in (mf.chunk_manifest_path(out, chunk), mf.chunk_pak_path(out, chunk)):
+            result.outputs.append(str(path))
+        result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, blobs)]
+        levels[level].add(chunk)
+        progress.advance()
+    progress.finish()
+    for level in sorted(levels):
+        path = mf.level_manifest_path(out, level)
+        result.outputs.append(str(path))
+        if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level))):
+            result.written.append(str(path))
+
+
+def _chunk_levels(found) -> dict[str, str]:
+    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
+    for name in found.scan.chunks:
+        levels.setdefault(name, name.split("/")[0])
+    return levels
+
+
+def _chunk_manifest(chunk: str, level: str, required: RequiredKeys, result: CookResult, store: Store,
+                    families):
+    entries, blobs, errors = [], {}, []
+    for key, info in sorted(required.keys.items(), key=lambda kv: kv[0].text):
+        stages = {}
+        for stage, job_key in sorted(result.plan.jobs_for(key).items()):
+            job = result.run.results.get(job_key)
+            data = store.get_blob(job.blob) if job is not None and job.blob else None
+            if data is None:
+                continue
+            stages[stage] = job.blob
+            blobs[job.blob] = data
+        entries.append(_entry(key, info, stages, families[key.shader]))
+        if len(stages) < len(result.plan.jobs_for(key)):
+            errors.append({"key": key.text, "message": "not every stage compiled; see the cook's errors"})
+    return mf.chunk_manifest(chunk, level, entries, errors), blobs
+
+
+def _entry(key: PermutationKey, info, stages: dict[str, str], ruleset) -> mf.ManifestEntry:
+    spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
+            for name, values in info.specialization.items()}
+    return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
+                            features=dict(key.features), stages=stages, draws=len(info.draws),
+                            render_states=tuple(info.render_states), specialization=spec)
+
+
+def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
+    """Every chunk manifest of ``level`` on disk (this cook's and earlier ones)."""
+    folder = out / level
+    manifests = []
+    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+        try:
+            manifest = mf.load_chunk_manifest(path)
+        except mf.ManifestError:
+            continue
+        if manifest.level == level:
+            manifests.append(manifest)
+    return manifests
