@@ -8,11 +8,13 @@ keeps its level manifest whole.
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import manifest as mf
+from pipeline.atomic import cleanup_stale_temps
 from pipeline.compile import SourceTree, get_backend
 from pipeline.errors import Diagnostic
 from pipeline.jobs import JobOptions, JobPlan, plan_jobs
@@ -46,6 +48,7 @@ class CookResult:
     outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
     warnings: list[str] = field(default_factory=list)
+    display_prefix: str = "materials/"                   # how errors name the shader library
 
     @property
     def ok(self) -> bool:
@@ -62,7 +65,7 @@ class CookResult:
     def to_json(self) -> dict:
         return {
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
-            "stage_uses": self.stage_uses, "compiled": len(self.run.compiled),
+            "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "errors": self.errors, "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
@@ -82,15 +85,15 @@ def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, op
               progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult``)."""
     progress = progress or NullProgress()
-    prefix = display_prefix(materials_dir)
+    prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
     compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_jobs(found.required.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
-    errors = _scan_errors(found) + _compile_errors(found.required, plan, run)
+    errors = _scan_errors(found) + _compile_errors(found.required, plan, run, prefix)
     result = CookResult(len(found.scan.chunks), len(found.scan.draws), len(found.required.keys),
-                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings))
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
     _write_outputs(result, found, families, store, options.out, progress)
     return result
 
@@ -106,7 +109,7 @@ def _error_doc(key: str | None, d: Diagnostic) -> dict:
             "message": d.message}
 
 
-def _compile_errors(required: RequiredKeys, plan: JobPlan, run: RunResult) -> list[dict]:
+def _compile_errors(required: RequiredKeys, plan: JobPlan, run: RunResult, prefix: str) -> list[dict]:
     """One error per (job diagnostic), naming the first key (by text) that needs the job."""
     first_key: dict[str, str] = {}
     for key in sorted(required.keys, key=lambda k: k.text):
@@ -116,20 +119,36 @@ def _compile_errors(required: RequiredKeys, plan: JobPlan, run: RunResult) -> li
     for job_key, result in sorted(run.results.items()):
         errors += [_error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
     for job_key in run.cancelled:
-        errors.append({"key": first_key.get(job_key), "file": plan.jobs[job_key].request.source,
-                       "line": None, "col": None, "pointer": None,
-                       "message": "not compiled: stopped by --fail-fast"})
+        errors.append(_cancelled_doc(first_key.get(job_key), plan.jobs[job_key], prefix))
     return errors
+
+
+def _cancelled_doc(key: str | None, job, prefix: str) -> dict:
+    return {"key": key, "file": prefix + job.request.source, "line": None, "col": None, "pointer": None,
+            "message": "not compiled: stopped by --fail-fast"}
+
+
+def _compact(doc: dict) -> dict:
+    """An error as a manifest stores it: without the empty fields."""
+    return {k: v for k, v in doc.items() if v is not None}
 
 
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found, families, store: Store, out: Path, progress: Progress) -> None:
+    """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
+
+    Temp files left by a killed earlier cook are removed first (only those whose
+    writing process is gone, so a concurrent cook's temps survive).
+    """
+    cleanup_stale_temps(out)
     levels: dict[str, set[str]] = defaultdict(set)
     chunk_levels = _chunk_levels(found)
+    file_errors = _errors_by_chunk(found, chunk_levels)
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
         required = found.by_chunk.get(chunk) or RequiredKeys({}, [], 0)
-        manifest, blobs = _chunk_manifest(chunk, level, required, result, store, families)
+        manifest, blobs = _chunk_manifest(chunk, level, required, result, store, families,
+                                          file_errors.get(chunk, []))
         for path in (mf.chunk_manifest_path(out, chunk), mf.chunk_pak_path(out, chunk)):
             result.outputs.append(str(path))
         result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, blobs)]
@@ -150,9 +169,33 @@ def _chunk_levels(found) -> dict[str, str]:
     return levels
 
 
+def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict]]:
+    """Scan and rule errors by the chunk folder holding their file (grid cells get none)."""
+    by_chunk: dict[str, list[dict]] = defaultdict(list)
+    for d in found.diagnostics:
+        folder = posixpath.dirname(d.location.file) or "."
+        if d.severity == "error" and folder in chunk_levels:
+            by_chunk[folder].append(_compact(_error_doc(None, d)))
+    return by_chunk
+
+
+def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
+    """The located compile errors of the stage jobs ``key`` needs (or why a stage is missing)."""
+    errors = []
+    for stage, job_key in sorted(result.plan.jobs_for(key).items()):
+        job = result.run.results.get(job_key)
+        if job_key in result.run.cancelled:
+            doc = _cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
+            errors.append(_compact(doc) | {"stage": stage})
+        elif job is not None and not job.ok:
+            errors += [_compact(_error_doc(key.text, d)) | {"stage": stage}
+                       for d in job.diagnostics if d.severity == "error"]
+    return errors
+
+
 def _chunk_manifest(chunk: str, level: str, required: RequiredKeys, result: CookResult, store: Store,
-                    families):
-    entries, blobs, errors = [], {}, []
+                    families, file_errors: list[dict]):
+    entries, blobs, errors = [], {}, list(file_errors)
     for key, info in sorted(required.keys.items(), key=lambda kv: kv[0].text):
         stages = {}
         for stage, job_key in sorted(result.plan.jobs_for(key).items()):
@@ -164,7 +207,8 @@ def _chunk_manifest(chunk: str, level: str, required: RequiredKeys, result: Cook
             blobs[job.blob] = data
         entries.append(_entry(key, info, stages, families[key.shader]))
         if len(stages) < len(result.plan.jobs_for(key)):
-            errors.append({"key": key.text, "message": "not every stage compiled; see the cook's errors"})
+            missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
+            errors += _key_errors(key, result) or [missing]
     return mf.chunk_manifest(chunk, level, entries, errors), blobs
 
 

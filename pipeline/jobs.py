@@ -14,6 +14,7 @@ the key changes; change nothing and it is the same on every machine.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.canon import stable_hash
@@ -75,16 +76,33 @@ class JobPlan:
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
         return self.stages.get(key, {})
 
+    def stage_report(self) -> dict[str, dict[str, int]]:
+        """Per stage: key uses, unique jobs, and the most keys sharing one job.
+
+        ``{"vertex": {"uses": 30, "jobs": 9, "max_shared": 8}, ...}``: 30 keys
+        need a vertex stage, projection leaves 9 distinct vertex jobs, and one of
+        them serves 8 keys.
+        """
+        users = Counter(job_key for per_stage in self.stages.values() for job_key in per_stage.values())
+        report: dict[str, dict[str, int]] = {}
+        for job_key, job in sorted(self.jobs.items()):
+            entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
+            entry["uses"] += users[job_key]
+            entry["jobs"] += 1
+            entry["max_shared"] = max(entry["max_shared"], users[job_key])
+        return dict(sorted(report.items()))
+
 
 def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions) -> JobPlan:
     """Project every key's defines per stage and dedup into unique jobs."""
     plan = JobPlan()
+    sources = SourceFacts(tree)
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
         per_stage: dict[str, str] = {}
         for stage, source in sorted(ruleset.sources.items()):
-            job = make_job(source, stage, defines, tree, options)
+            job = make_job(source, stage, defines, sources, options)
             plan.jobs.setdefault(job.key, job)
             per_stage[stage] = job.key
             plan.stage_uses += 1
@@ -92,10 +110,26 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     return plan
 
 
-def make_job(source, stage: str, defines, tree: SourceTree, options: JobOptions) -> StageJob:
-    projected = project_defines(defines, tree.tested_macros(source.file))
+class SourceFacts:
+    """A source file's closure and tested macros, read from the tree once per plan."""
+
+    def __init__(self, tree: SourceTree):
+        self.tree = tree
+        self._seen: dict[str, tuple[frozenset[str], tuple[tuple[str, str], ...]]] = {}
+
+    def get(self, relpath: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+        """``(tested macros, closure)`` of one stage source."""
+        if relpath not in self._seen:
+            self._seen[relpath] = (self.tree.tested_macros(relpath), self.tree.closure(relpath))
+        return self._seen[relpath]
+
+
+def make_job(source, stage: str, defines, sources: SourceTree | SourceFacts, options: JobOptions) -> StageJob:
+    """The stage job of one key: its defines projected onto what the source closure tests."""
+    facts = sources if isinstance(sources, SourceFacts) else SourceFacts(sources)
+    tested, closure = facts.get(source.file)
+    projected = project_defines(defines, tested)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
                              entry=source.entry, defines=projected, target=options.target,
                              optimize=options.optimize)
-    closure = tree.closure(source.file)
     return StageJob(request, closure, options, job_key(request, closure, options))

@@ -82,14 +82,19 @@ class Compiler:
         self.calls = 0  # requests compiled, for tests
 
     def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
-        """Compile ``jobs``; call ``on_done(job, output)`` as each finishes; return cancelled keys."""
-        self.calls += len(jobs)
+        """Compile ``jobs``; call ``on_done(job, output)`` as each finishes; return cancelled keys.
+
+        ``calls`` counts the requests actually compiled (not those a fail-fast
+        stop cancelled).
+        """
         if self.jobs == 1 or len(jobs) <= 2:
             return self._run_inline(jobs, on_done, fail_fast)
         return self._run_pool(jobs, on_done, fail_fast)
 
     def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
-        return compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix)
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix)
+        self.calls += len(outputs)
+        return outputs
 
     def _run_inline(self, jobs, on_done, fail_fast) -> list[str]:
         for i, job in enumerate(jobs):
@@ -100,23 +105,43 @@ class Compiler:
         return []
 
     def _run_pool(self, jobs, on_done, fail_fast) -> list[str]:
+        """Batches on a process pool, at most ``jobs + 1`` in flight; results delivered as they come.
+
+        Batches are submitted one by one as others finish, so a fail-fast stop
+        submits nothing more; the few batches already in flight still finish and
+        are delivered (and stored): their work is done, dropping it would only
+        cost a recompile later.
+        """
         size = max(1, min(MAX_BATCH, math.ceil(len(jobs) / (self.jobs * 4))))
-        batches = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        batches = iter([jobs[i:i + size] for i in range(0, len(jobs), size)])
         pending_keys = {j.key for j in jobs}
-        with cf.ProcessPoolExecutor(max_workers=min(self.jobs, len(batches))) as pool:
-            futures = {pool.submit(compile_batch, [j.request for j in b], self.materials_dir,
-                                   self.backend, self.display_prefix): b for b in batches}
-            for future in cf.as_completed(futures):
-                failed = False
-                for job, output in zip(futures[future], future.result()):
-                    on_done(job, output)
-                    pending_keys.discard(job.key)
-                    failed = failed or output.spirv is None
-                if failed and fail_fast:
-                    for f in futures:
-                        f.cancel()
-                    break
+        with cf.ProcessPoolExecutor(max_workers=min(self.jobs, math.ceil(len(jobs) / size))) as pool:
+            in_flight: dict[cf.Future, list[StageJob]] = {}
+            stop = False
+            for _ in range(self.jobs + 1):
+                self._submit(pool, batches, in_flight)
+            while in_flight:
+                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    failed = self._deliver(in_flight.pop(future), future.result(), on_done, pending_keys)
+                    stop = stop or (fail_fast and failed)
+                    if not stop:
+                        self._submit(pool, batches, in_flight)
         return sorted(pending_keys)
+
+    def _submit(self, pool: cf.ProcessPoolExecutor, batches, in_flight: dict) -> None:
+        batch = next(batches, None)
+        if batch is not None:
+            in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
+                                  self.display_prefix)] = batch
+
+    def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
+        """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
+        self.calls += len(outputs)
+        for job, output in zip(batch, outputs):
+            on_done(job, output)
+            pending_keys.discard(job.key)
+        return any(o.spirv is None for o in outputs)
 
 
 def run_plan(plan: JobPlan, store: Store, compiler: Compiler, *, fail_fast: bool = False,

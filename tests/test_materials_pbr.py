@@ -10,8 +10,10 @@ Defines are built exactly as docs/architecture.md ("the define convention") says
 and projected per stage (a stage keeps only the macros its source closure tests),
 so identical stage jobs compile once, as in a cook.
 
-`compile_stage` is the one seam to the compiler: today glslangValidator as a
-subprocess (plus spirv-val), later the in-process backend of pipeline.compile.
+`compile_stages` is the one seam to the compiler: the in-process glslang backend
+of pipeline.compile (``compile_batch(..., backend_name='capi')``, which also runs
+spirv-val).  A few permutations are cross-checked against glslangValidator: the
+two backends must give the same SPIR-V.
 """
 
 from __future__ import annotations
@@ -23,18 +25,18 @@ import site
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from pipeline.compile import CompileOutput, CompileRequest, compile_batch, disassemble
+
 ROOT = Path(__file__).resolve().parents[1]
 PBR = ROOT / "materials" / "pbr"
 SOURCES = {"vert": PBR / "pbr.vert", "frag": PBR / "pbr.frag"}
 PASSES = ("depth", "shadow", "forward")
-WORKERS = 2
 SAMPLE_SIZE = 40
 SAMPLE_SEED = 20240531
 
@@ -109,6 +111,34 @@ def baseline() -> dict[str, object]:
 
 # ---- the compiler seam ----------------------------------------------------------------
 
+STAGE_NAMES = {"vert": "vertex", "frag": "fragment"}
+
+
+def request(stage: str, defines: dict[str, str]) -> CompileRequest:
+    return CompileRequest(f"pbr/pbr.{stage}", STAGE_NAMES[stage], defines=tuple(sorted(defines.items())))
+
+
+def _log(output: CompileOutput) -> str:
+    return "\n".join(str(d) for d in output.diagnostics)
+
+
+def compile_stages(jobs: list[tuple[str, dict[str, str]]], backend: str = "capi") -> list[CompileOutput]:
+    """Compile and validate (stage, defines) jobs in this process, in order."""
+    return compile_batch([request(stage, defines) for stage, defines in jobs], ROOT / "materials", backend)
+
+
+def compile_stage(stage: str, defines: dict[str, str]) -> tuple[bool, str]:
+    """Compile one stage of pbr with these defines to SPIR-V and validate it: (ok, log)."""
+    (output,) = compile_stages([(stage, defines)])
+    return output.ok, _log(output)
+
+
+def spirv_of(stage: str, defines: dict[str, str]) -> bytes:
+    (output,) = compile_stages([(stage, defines)])
+    assert output.ok, _log(output)
+    return output.spirv
+
+
 def _prefix() -> Path:
     try:
         from pipeline.compile import toolchain
@@ -121,26 +151,11 @@ def _prefix() -> Path:
 
 
 @cache
-def _tools() -> tuple[Path, Path, dict[str, str]]:
+def _tools() -> tuple[Path, dict[str, str]]:
     prefix = _prefix()
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(prefix / "lib"), env.get("LD_LIBRARY_PATH")) if p)
-    return prefix / "bin" / "glslangValidator", prefix / "bin" / "spirv-val", env
-
-
-def compile_stage(stage: str, defines: dict[str, str]) -> tuple[bool, str]:
-    """Compile one stage of pbr with these defines to SPIR-V and validate it: (ok, log)."""
-    glslang, spirv_val, env = _tools()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.spv"
-        args = [str(glslang), "-V", "--target-env", "vulkan1.2", "-S", stage,
-                *(f"-D{k}={v}" for k, v in sorted(defines.items())), "-o", str(out), str(SOURCES[stage])]
-        run = subprocess.run(args, capture_output=True, text=True, env=env)
-        if run.returncode != 0 or not out.exists():
-            return False, run.stdout + run.stderr
-        val = subprocess.run([str(spirv_val), "--target-env", "vulkan1.2", str(out)],
-                             capture_output=True, text=True, env=env)
-        return val.returncode == 0, run.stdout + val.stdout + val.stderr
+    return prefix / "bin" / "glslangValidator", env
 
 
 # ---- stage projection -------------------------------------------------------------------
@@ -226,13 +241,25 @@ CASES = toggle_cases() + all_on_cases() + sample_cases()
 
 @pytest.fixture(scope="module")
 def results() -> dict[tuple[str, tuple], tuple[bool, str]]:
-    """Compile every unique projected stage job of CASES once, WORKERS at a time."""
+    """Compile every unique projected stage job of CASES once."""
     jobs = sorted({(stage, project(stage, case.defines())) for case in CASES for stage in SOURCES})
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        outcomes = pool.map(lambda job: compile_stage(job[0], dict(job[1])), jobs)
-        compiled = dict(zip(jobs, outcomes))
+    outputs = compile_stages([(stage, dict(defines)) for stage, defines in jobs])
     print(f"\npbr: {len(CASES)} cases x 2 stages -> {len(jobs)} unique stage jobs compiled", file=sys.stderr)
-    return compiled
+    return {job: (output.ok, _log(output)) for job, output in zip(jobs, outputs)}
+
+
+CROSS_CHECK = ("forward-baseline", "depth-ALPHA_MODE=MASK", "forward-all-on:specialization", "sample07-shadow")
+
+
+@pytest.mark.parametrize("name", CROSS_CHECK)
+def test_glslang_validator_gives_the_same_spirv(name: str) -> None:
+    """The subprocess backend (glslangValidator) is the reference: same bytes as in-process."""
+    case = next(c for c in CASES if c.name == name)
+    jobs = [(stage, case.defines()) for stage in SOURCES]
+    capi, cli = compile_stages(jobs, "capi"), compile_stages(jobs, "cli")
+    for (stage, _), a, b in zip(jobs, capi, cli):
+        assert a.ok and b.ok, _log(a) + _log(b)
+        assert a.spirv == b.spirv, f"{stage} {name}: the backends disagree"
 
 
 @pytest.mark.parametrize("stage", sorted(SOURCES))
@@ -289,7 +316,7 @@ def test_interface_feature_as_specialization_is_an_error() -> None:
 
 
 def test_block_layouts_match_the_readme() -> None:
-    glslang, _, env = _tools()
+    glslang, env = _tools()
     with tempfile.TemporaryDirectory() as tmp:
         run = subprocess.run([str(glslang), "-V", "--target-env", "vulkan1.2", "-S", "frag", "-q",
                               "-o", str(Path(tmp) / "f.spv"), str(SOURCES["frag"])],
@@ -300,25 +327,37 @@ def test_block_layouts_match_the_readme() -> None:
 
 # ---- the stage interface ------------------------------------------------------------
 
-DECORATE = re.compile(r"OpDecorate %(\w+) Location (\d+)")
-VARIABLE = re.compile(r"%(\w+) = OpVariable %_ptr_(Input|Output)_(\w+) (?:Input|Output)")
+DECORATE = re.compile(r"OpDecorate (%\w+) Location (\d+)")
+VARIABLE = re.compile(r"(%\w+) = OpVariable (%\w+) (Input|Output)")
+NAME = re.compile(r'OpName (%\w+) "(\w*)"')
+TYPE = re.compile(r"(%\w+) = OpType(Float|Int|Vector|Pointer) ?(.*)")
 
 
-def _interface(stage: str, defines: dict[str, str], tmp: Path) -> dict[str, set[tuple[int, str, str]]]:
+def _type_names(dis: str) -> dict[str, str]:
+    """Id -> spirv-dis friendly type name (``v3float``, ``v4uint``); a pointer maps to its pointee's."""
+    names: dict[str, str] = {}
+    for ident, kind, args in TYPE.findall(dis):
+        parts = args.split()
+        if kind == "Float":
+            names[ident] = "float"
+        elif kind == "Int":
+            names[ident] = "int" if parts[1] == "1" else "uint"
+        elif kind == "Vector":
+            names[ident] = f"v{parts[1]}{names.get(parts[0], '?')}"
+        else:
+            names[ident] = names.get(parts[1], "?")
+    return names
+
+
+def _interface(stage: str, defines: dict[str, str]) -> dict[str, set[tuple[int, str, str]]]:
     """{storage class: {(location, type, name)}} of one compiled stage."""
-    glslang, spirv_val, env = _tools()
-    out = tmp / f"{stage}.spv"
-    run = subprocess.run([str(glslang), "-V", "--target-env", "vulkan1.2", "-S", stage,
-                          *(f"-D{k}={v}" for k, v in defines.items()), "-o", str(out), str(SOURCES[stage])],
-                         capture_output=True, text=True, env=env)
-    assert run.returncode == 0, run.stdout + run.stderr
-    dis = subprocess.run([str(spirv_val.with_name("spirv-dis")), str(out)],
-                         capture_output=True, text=True, env=env, check=True).stdout
-    locations = {name: int(loc) for name, loc in DECORATE.findall(dis)}
+    dis = disassemble(spirv_of(stage, defines))
+    locations = {ident: int(loc) for ident, loc in DECORATE.findall(dis)}
+    types, names = _type_names(dis), dict(NAME.findall(dis))
     found: dict[str, set[tuple[int, str, str]]] = {"Input": set(), "Output": set()}
-    for name, storage, type_ in VARIABLE.findall(dis):
-        if name in locations:
-            found[storage].add((locations[name], type_, name))
+    for ident, pointer, storage in VARIABLE.findall(dis):
+        if ident in locations:
+            found[storage].add((locations[ident], types[pointer], names.get(ident, ident)))
     return found
 
 
@@ -328,18 +367,18 @@ INTERFACE_PRODUCT = [(pass_, *values) for pass_ in PASSES for values in INTERFAC
 
 
 @pytest.mark.parametrize("pass_,uv_sets,vertex_color,tangents", INTERFACE_PRODUCT)
-def test_fragment_inputs_are_vertex_outputs(tmp_path, pass_, uv_sets, vertex_color, tangents) -> None:
+def test_fragment_inputs_are_vertex_outputs(pass_, uv_sets, vertex_color, tangents) -> None:
     values = {**baseline(), "UV_SETS": uv_sets, "VERTEX_COLOR": vertex_color, "TANGENTS": tangents}
     defines = build_defines(values, {}, pass_)
-    outputs = _interface("vert", defines, tmp_path)["Output"]
-    inputs = _interface("frag", defines, tmp_path)["Input"]
+    outputs = _interface("vert", defines)["Output"]
+    inputs = _interface("frag", defines)["Input"]
     assert {(loc, t) for loc, t, _ in inputs} <= {(loc, t) for loc, t, _ in outputs}
 
 
-def test_vertex_input_locations_match_the_readme(tmp_path) -> None:
+def test_vertex_input_locations_match_the_readme() -> None:
     values = {**baseline(), "UV_SETS": 2, "VERTEX_COLOR": "VEC4", "TANGENTS": 1,
               "SKINNING": 8, "MORPH_TARGETS": 8, "MORPH_NORMAL": 1, "MORPH_TANGENT": 1, "INSTANCING": 1}
-    inputs = _interface("vert", build_defines(values, {}, "forward"), tmp_path)["Input"]
+    inputs = _interface("vert", build_defines(values, {}, "forward"))["Input"]
     assert {(loc, t) for loc, t, _ in inputs} == {
         (0, "v3float"), (1, "v3float"), (2, "v4float"), (3, "v2float"), (4, "v2float"), (5, "v4float"),
         (6, "v4uint"), (7, "v4float"), (8, "v4uint"), (9, "v4float"),
@@ -347,13 +386,9 @@ def test_vertex_input_locations_match_the_readme(tmp_path) -> None:
     }
 
 
-def test_specialization_constants_carry_the_given_ids(tmp_path) -> None:
-    glslang, spirv_val, env = _tools()
-    out = tmp_path / "f.spv"
-    subprocess.run([str(glslang), "-V", "--target-env", "vulkan1.2", "-S", "frag", "-DPASS_FORWARD=1",
-                    "-DDOUBLE_SIDED_SPEC_ID=0", "-DSPECULAR_SPEC_ID=1", "-DCLEARCOAT_SPEC_ID=7",
-                    "-o", str(out), str(SOURCES["frag"])], capture_output=True, env=env, check=True)
-    dis = subprocess.run([str(spirv_val.with_name("spirv-dis")), str(out)],
-                         capture_output=True, text=True, env=env, check=True).stdout
-    ids = dict(re.findall(r"OpDecorate %(HAS_\w+) SpecId (\d+)", dis))
+def test_specialization_constants_carry_the_given_ids() -> None:
+    defines = {"PASS_FORWARD": "1", "DOUBLE_SIDED_SPEC_ID": "0", "SPECULAR_SPEC_ID": "1", "CLEARCOAT_SPEC_ID": "7"}
+    dis = disassemble(spirv_of("frag", defines))
+    names = dict(NAME.findall(dis))
+    ids = {names[i]: spec for i, spec in re.findall(r"OpDecorate (%\w+) SpecId (\d+)", dis)}
     assert ids == {"HAS_DOUBLE_SIDED": "0", "HAS_SPECULAR": "1", "HAS_CLEARCOAT": "7"}

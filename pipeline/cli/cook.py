@@ -67,10 +67,15 @@ def _render(result: api.CookResult, explain: bool) -> None:
             click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}}: {line['reason']}")
     click.echo(
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
-        f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs; "
+        f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
     )
+
+
+def _stages(stages: dict) -> str:
+    """``vertex 30->9, fragment 30->28``: per stage, key uses -> unique jobs."""
+    return ", ".join(f"{stage} {s['uses']}->{s['jobs']}" for stage, s in stages.items())
 
 
 def _located(e: dict) -> str:

@@ -1,0 +1,33 @@
+"""Cooking the whole third-party corpus: every required key compiles.
+
+The only error allowed is the scan error of the one file that requires an
+extension nobody supports (FAKE_materials_quantumRendering).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline import api
+from pipeline.manifest import load_chunk_manifest
+from pipeline.pak import PakReader
+from pipeline.scheduler import Compiler
+
+FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
+
+
+def test_corpus_cooks_with_zero_compile_errors(corpus: Path, tmp_path: Path) -> None:
+    world = api.open_world(corpus)
+    compiler = Compiler(world.materials_dir, "capi", 2)
+    result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2, compiler=compiler)
+    assert [(e["file"], e["key"]) for e in result.errors] == [(FAKE, None)]
+    assert "FAKE_materials_quantumRendering" in result.errors[0]["message"]
+    assert all(r.ok for r in result.run.results.values())
+    assert compiler.calls == len(result.plan.jobs) == len(result.run.compiled)
+    assert result.plan.stage_report()["vertex"]["jobs"] < result.plan.stage_report()["vertex"]["uses"]
+    manifest = load_chunk_manifest(tmp_path / "out" / (FAKE.rsplit("/", 1)[0] + ".json"))
+    assert [(e["file"], e["pointer"]) for e in manifest.errors] == [(FAKE, "/extensionsRequired/0")]
+    paks = sorted((tmp_path / "out").rglob("*.pak"))
+    assert len(paks) == result.chunks
+    for pak in paks[:: max(1, len(paks) // 10)]:
+        PakReader(pak).verify()

@@ -1,0 +1,293 @@
+"""End-to-end cooks of the sample world with the real compiler (glslang in-process).
+
+Every cook counts its compiles through the ``scheduler.Compiler`` seam, so
+"nothing left to compile" is an assertion.  One cold cook runs per module; the
+other tests start from copies of its world, shader library, cache and outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline import api
+from pipeline.cli.cook import command as cook_command
+from pipeline.compile import SourceTree, validate
+from pipeline.manifest import load_chunk_manifest, load_level_manifest
+from pipeline.pak import PakReader
+from pipeline.scheduler import Compiler
+from pipeline.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "sample_world"
+MATERIALS = ROOT / "materials"
+FRAGMENT_INCLUDE = "pbr/brdf.glsl"      # included by pbr.frag only
+EDITED_FILE = "forest/c00/terrain.gltf"
+
+
+@dataclass
+class Site:
+    """One cook's inputs and outputs, all under a temp folder."""
+
+    world: Path
+    materials: Path
+    cache: Path
+    out: Path
+
+    def copy_to(self, folder: Path) -> "Site":
+        site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out")
+        for src, dst in zip(self.paths(), site.paths()):
+            if src.exists():
+                shutil.copytree(src, dst)
+        return site
+
+    def paths(self) -> tuple[Path, ...]:
+        return (self.world, self.materials, self.cache, self.out)
+
+
+def fresh_site(folder: Path) -> Site:
+    site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out")
+    shutil.copytree(SAMPLE, site.world)
+    shutil.copytree(MATERIALS, site.materials)
+    return site
+
+
+def cook(site: Site, jobs: int = 1, **options):
+    """Cook ``site`` through a counting compiler: (result, compiler)."""
+    compiler = Compiler(site.materials, "capi", jobs)
+    world = api.open_world(site.world, materials=site.materials)
+    result = api.cook(world, cache=site.cache, out=site.out, jobs=jobs, compiler=compiler, **options)
+    return result, compiler
+
+
+def snapshot(out: Path) -> dict[str, tuple[bytes, int]]:
+    """Every output file under ``out``: relative path -> (bytes, mtime_ns)."""
+    return {str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def rel(paths, out: Path) -> set[str]:
+    return {str(Path(p).relative_to(out)) for p in paths}
+
+
+def insert_lines(path: Path, after: int, lines: list[str]) -> int:
+    """Insert ``lines`` after line ``after``; returns the 1-based line number of the first one."""
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:after] + [line + "\n" for line in lines] + text[after:]))
+    return after + 1
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    """A cold cook of the sample world on 2 workers: (site, result, compiler)."""
+    site = fresh_site(tmp_path_factory.mktemp("cold"))
+    result, compiler = cook(site, jobs=2)
+    return site, result, compiler
+
+
+@pytest.fixture
+def warm(cold, tmp_path):
+    """A copy of the cold cook's world, shader library, cache and outputs."""
+    site, result, _ = cold
+    return site.copy_to(tmp_path), result
+
+
+# ------------------------------------------------------------------ cold and warm
+def test_cold_cook_compiles_every_unique_job_once(cold) -> None:
+    site, result, compiler = cold
+    assert result.errors == [] and result.warnings == []
+    assert compiler.calls == len(result.plan.jobs) == len(result.run.compiled) > 0
+    assert set(result.run.compiled) == set(result.plan.jobs)
+    assert result.run.cache_hits == 0
+    assert rel(result.written, site.out) == rel(result.outputs, site.out) == set(snapshot(site.out))
+
+
+def test_cold_cook_outputs_hold_valid_spirv_for_every_key(cold) -> None:
+    site, _, _ = cold
+    for manifest_path in sorted(site.out.glob("*/*.json")):
+        manifest = load_chunk_manifest(manifest_path)
+        pak = PakReader(manifest_path.with_suffix(".pak"))
+        pak.verify()
+        assert not manifest.errors
+        for entry in manifest.keys.values():
+            assert set(entry.stages) == {"vertex", "fragment"}
+            for digest in entry.stages.values():
+                assert validate(pak.get(digest)) == []
+    level = load_level_manifest(site.out / "forest.level.json")
+    assert sorted(level.chunks) == ["forest/c00", "forest/c01", "forest/c02"]
+
+
+def test_stage_reuse_is_reported(cold) -> None:
+    _, result, _ = cold
+    doc = result.to_json()
+    stages = doc["stages"]
+    assert set(stages) == {"vertex", "fragment"}
+    assert sum(s["uses"] for s in stages.values()) == doc["stage_uses"] == 2 * doc["keys"]
+    assert sum(s["jobs"] for s in stages.values()) == doc["jobs"]
+    assert stages["vertex"]["jobs"] < stages["vertex"]["uses"]   # keys share vertex jobs
+    assert stages["vertex"]["max_shared"] > 1
+
+
+def test_json_document_has_the_issue_keys(cold) -> None:
+    _, result, _ = cold
+    doc = json.loads(json.dumps(result.to_json()))
+    assert {"chunks", "draws", "keys", "jobs", "compiled", "cache_hits", "errors", "outputs",
+            "stage_uses", "stages"} <= set(doc)
+    assert (doc["chunks"], doc["compiled"], doc["cache_hits"]) == (6, doc["jobs"], 0)
+
+
+def test_second_cook_compiles_nothing_and_rewrites_nothing(warm) -> None:
+    site, first = warm
+    before = snapshot(site.out)
+    result, compiler = cook(site)
+    assert compiler.calls == 0 and result.run.compiled == []
+    assert result.run.cache_hits == len(result.plan.jobs) == len(first.plan.jobs)
+    assert result.written == [] and result.errors == []
+    assert snapshot(site.out) == before                     # same bytes, same mtime_ns
+
+
+# ------------------------------------------------------------------ incremental
+def test_editing_one_gltf_recompiles_only_the_new_jobs(warm) -> None:
+    site, first = warm
+    before = snapshot(site.out)
+    path = site.world / EDITED_FILE
+    doc = json.loads(path.read_text())
+    doc["materials"][0].update(alphaMode="MASK", alphaCutoff=0.4, emissiveTexture={"index": 0})
+    path.write_text(json.dumps(doc))
+    result, compiler = cook(site)
+    new_jobs = set(result.plan.jobs) - set(first.plan.jobs)
+    assert new_jobs and set(result.run.compiled) == new_jobs and compiler.calls == len(new_jobs)
+    assert rel(result.written, site.out) == {"forest/c00.json", "forest/c00.pak", "forest.level.json"}
+    after = snapshot(site.out)
+    untouched = set(before) - {"forest/c00.json", "forest/c00.pak", "forest.level.json"}
+    assert {p: after[p] for p in untouched} == {p: before[p] for p in untouched}
+    assert all(result.run.reasons[k].startswith("new:") for k in new_jobs)
+
+
+def test_changing_a_fragment_include_recompiles_exactly_its_jobs(warm) -> None:
+    site, first = warm
+    tree = SourceTree(site.materials)
+    assert FRAGMENT_INCLUDE in tree.files("pbr/pbr.frag") and FRAGMENT_INCLUDE not in tree.files("pbr/pbr.vert")
+    with (site.materials / FRAGMENT_INCLUDE).open("a") as handle:
+        handle.write("\n// tuned\n")
+    result, compiler = cook(site)
+    touched = {j.identity for j in first.plan.jobs.values() if FRAGMENT_INCLUDE in dict(j.closure)}
+    compiled = [result.plan.jobs[k] for k in result.run.compiled]
+    assert {j.identity for j in compiled} == touched and compiler.calls == len(touched)
+    assert {j.request.stage for j in compiled} == {"fragment"}
+    assert {line["reason"] for line in result.explain_lines()} == {f"source changed: {FRAGMENT_INCLUDE}"}
+
+
+# ------------------------------------------------------------------ compile errors
+def break_forward_brdf(materials: Path) -> int:
+    """A syntax error in brdf.glsl that only forward-pass fragments see; returns its line."""
+    return insert_lines(materials / FRAGMENT_INCLUDE, 6, ["#ifdef PASS_FORWARD", "float broken = ;", "#endif"]) + 1
+
+
+def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> None:
+    site, _ = warm
+    original = (site.materials / FRAGMENT_INCLUDE).read_bytes()
+    line = break_forward_brdf(site.materials)
+    result, compiler = cook(site)
+    failed = {k for k, r in result.run.results.items() if not r.ok}
+    forward_fragments = {k for k, j in result.plan.jobs.items()
+                         if j.request.stage == "fragment" and ("PASS_FORWARD", "1") in j.request.defines}
+    assert failed == forward_fragments and compiler.calls > len(failed)
+    assert result.errors and all(e["file"] == "materials/" + FRAGMENT_INCLUDE and e["line"] == line
+                                 for e in result.errors)
+    assert all(e["key"].startswith("pbr/forward{") for e in result.errors)
+    with Store(site.cache) as store:                         # nothing cached as a success
+        assert all(store.get("job", k)["blob"] is None for k in failed)
+    c00 = load_chunk_manifest(site.out / "forest" / "c00.json")
+    assert any(set(e.stages) == {"vertex", "fragment"} for e in c00.keys.values())
+    broken = {text for text, e in c00.keys.items() if set(e.stages) == {"vertex"}}
+    assert broken and all(text.startswith("pbr/forward{") for text in broken)
+    assert {e["key"] for e in c00.errors} == broken
+    assert all((e["file"], e["line"], e["stage"]) == ("materials/" + FRAGMENT_INCLUDE, line, "fragment")
+               for e in c00.errors)
+
+    again, compiler = cook(site)                             # remembered, still reported
+    assert compiler.calls == 0 and again.errors == result.errors and again.written == []
+
+    (site.materials / FRAGMENT_INCLUDE).write_bytes(original)  # fixed: the old jobs are cached
+    fixed, compiler = cook(site)
+    assert compiler.calls == 0 and fixed.errors == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_fail_fast_stops_at_the_first_error(warm, jobs) -> None:
+    site, _ = warm
+    insert_lines(site.materials / FRAGMENT_INCLUDE, 6, ["float broken = ;"])   # every fragment fails
+    result, compiler = cook(site, jobs=jobs, fail_fast=True)
+    fragments = [k for k, j in result.plan.jobs.items() if j.request.stage == "fragment"]
+    assert 0 < compiler.calls < len(fragments)
+    assert compiler.calls == 1 or jobs > 1
+    assert len(result.run.cancelled) == len(fragments) - compiler.calls
+    assert sum("--fail-fast" in e["message"] for e in result.errors) == len(result.run.cancelled)
+
+
+# ------------------------------------------------------------------ determinism
+def test_cooks_are_deterministic_across_caches_and_worker_counts(cold, tmp_path) -> None:
+    site, _, _ = cold                                        # cooked on 2 workers
+    other = fresh_site(tmp_path)
+    result, compiler = cook(other, jobs=1)
+    assert compiler.calls == len(result.plan.jobs)
+    mine = {p: data for p, (data, _) in snapshot(site.out).items()}
+    theirs = {p: data for p, (data, _) in snapshot(other.out).items()}
+    assert mine == theirs
+    assert all(str(other.world) not in data.decode("latin-1") for data in theirs.values())
+
+
+# ------------------------------------------------------------------ command line
+def run_cli(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cook_command, list(args), env=env)
+
+
+SUMMARY = re.compile(r"^cooked 6 chunks: 51 draws -> (\d+) keys -> (\d+) stage uses -> (\d+) unique jobs "
+                     r"\(fragment \d+->\d+, vertex \d+->\d+\); (\d+) compiled, (\d+) cached, (\d+) errors; "
+                     r"(\d+) of 14 output files written$", re.M)
+
+
+def test_cli_summary_and_exit_code_0(warm) -> None:
+    site, first = warm
+    run = run_cli(str(site.world), "--cache", str(site.cache), "--out", str(site.out),
+                  "--materials", str(site.materials), "--jobs", "1", "-q")
+    assert run.exit_code == 0, run.stderr
+    match = SUMMARY.search(run.stdout)
+    assert match, run.stdout
+    assert match.group(4, 6, 7) == ("0", "0", "0") and int(match.group(5)) == len(first.plan.jobs)
+
+
+def test_cli_compile_error_exit_1_located_and_explained(warm) -> None:
+    site, _ = warm
+    line = break_forward_brdf(site.materials)
+    run = run_cli(str(site.world), "--cache", str(site.cache), "--out", str(site.out),
+                  "--materials", str(site.materials), "--jobs", "1", "-q", "--explain")
+    assert run.exit_code == 1
+    errors = [ln for ln in run.stderr.splitlines() if ": error: " in ln]
+    assert errors and all(re.match(rf"^.*materials/{FRAGMENT_INCLUDE}:{line}(:\d+)?: error: .+ \(key pbr/forward\{{", e)
+                          for e in errors), run.stderr
+    assert f"source changed: {FRAGMENT_INCLUDE}" in run.stdout
+    doc = json.loads(run_cli(str(site.world), "--cache", str(site.cache), "--out", str(site.out),
+                             "--materials", str(site.materials), "--json").stdout)
+    assert doc["compiled"] == 0 and len(doc["errors"]) == len(errors)
+    assert {"key", "file", "line", "message"} <= set(doc["errors"][0])
+
+
+def test_pipeline_cache_env_moves_the_cache(warm, tmp_path, monkeypatch) -> None:
+    site, first = warm
+    moved = tmp_path / "elsewhere"
+    site.cache.rename(moved)
+    monkeypatch.chdir(tmp_path)
+    run = run_cli(str(site.world), "--out", str(site.out), "--materials", str(site.materials), "--json",
+                  env={"PIPELINE_CACHE": str(moved)})
+    assert run.exit_code == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert (doc["compiled"], doc["cache_hits"]) == (0, len(first.plan.jobs))
+    assert not (tmp_path / "cache").exists()
