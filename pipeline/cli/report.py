@@ -1,0 +1,85 @@
+"""``pipeline report``: what the content costs, from possible keys down to compiled binaries."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pipeline import api
+from pipeline.atomic import write_atomic
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, guarded
+from pipeline.report_html import render_html
+from pipeline.report_render import render
+
+FORMATS = ("table", "json", "csv", "html")
+
+
+def _what_if(ctx, param, values) -> dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, how = item.partition("=")
+        if not sep or how not in ("dynamic", "removed") or not name:
+            raise click.BadParameter(f"'{item}': expected FEATURE=dynamic or FEATURE=removed", ctx, param)
+        out[name] = how
+    return out
+
+
+@click.command("report")
+@click.argument("world", type=click.Path(exists=True, file_okay=False))
+@click.option("--level", "-l", metavar="L", help="Only this level.")
+@click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table: for people; json: for tools and --since; csv: for spreadsheets; "
+                   "html: one self-contained page with charts.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE [default: stdout].")
+@click.option("--what-if", "what_if", multiple=True, metavar="F=dynamic|removed", callback=_what_if,
+              help="Also show the funnel as if feature F were a runtime branch (dynamic) or gone (removed). "
+                   "Repeatable.")
+@click.option("--budget", type=click.IntRange(min=0), metavar="N",
+              help="Exit 1 when the selection needs more than N keys, naming what pushed it over. "
+                   "Levels may also set [levels.NAME] budget in pipeline.toml.")
+@click.option("--since", type=click.Path(exists=True, dir_okay=False), metavar="OLD.json",
+              help="Show the keys added and removed since an earlier --format json report, and the files "
+                   "that brought them.")
+@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
+@click.option("--materials", type=click.Path(exists=True, file_okay=False), help="Shader library folder.")
+@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
+              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
+              help="The compiler whose cached binaries to count (as given to pipeline cook).")
+@guarded
+def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend):
+    """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
+    sources -> unique binaries, per shader family and pass, level and chunk.
+
+    \b
+      possible         product of the static feature domains a pass reads
+      valid            distinct keys left after the normalize rules
+      required         keys the scanned draws actually need
+      unique sources   stage compile jobs after per-stage define projection
+      unique binaries  distinct SPIR-V blobs in the cache (once cooked)
+      pso              distinct vertex blob + fragment blob + render state
+
+    Needs only the scan and the rule sets; compile figures are added when the cache
+    holds them (run pipeline cook first).  Also lists the keys each level and chunk
+    needs alone, the features that multiply the count most, and the files and
+    materials that add keys nothing else needs.
+
+    Exit code 1 when a budget is exceeded (or a file could not be read); the report
+    is still written.
+    """
+    w = api.open_world(world, rules=rules, materials=materials)
+    result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
+                        backend=backend)
+    doc = result.to_json()
+    text = render_html(doc) if fmt == "html" else render(doc, fmt)
+    if output:
+        write_atomic(output, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    echo_diagnostics(result.diagnostics)
+    for check in result.over_budget:
+        click.echo(f"{check.origin}: error: budget: {check.message()}", err=True)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    return EXIT_USER if errors or result.over_budget else EXIT_OK
