@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 
 from pipeline import cook as _cook
+from pipeline import explain as _explain
+from pipeline import report as _report
 from pipeline.config import WorldConfig, load_world_config
 from pipeline.errors import Diagnostic
 from pipeline.facts import Draw
@@ -115,13 +117,7 @@ class KeysResult:
         return list(self.scan.diagnostics) + list(self.required.diagnostics)
 
     def to_json(self) -> dict:
-        keys = []
-        for key, info in sorted(self.required.keys.items(), key=lambda kv: kv[0].text):
-            doc = key.to_json()
-            doc.update(key=key.text, hash=key.hash, draws=len(info.draws),
-                       render_state=info.render_states)
-            keys.append(doc)
-        return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
+        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
 
 
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
@@ -142,12 +138,13 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
 
 def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
-    """Evaluate rule sets over scanned draws, per chunk (render states and draw counts are per chunk)."""
+    """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
     chunks: dict[str, list[Draw]] = defaultdict(list)
     for draw in scanned.draws:
         chunks[draw.source.chunk].append(draw)
-    by_chunk = {name: required_keys(rulesets, chunks[name]) for name in sorted(chunks)}
-    return KeysResult(scanned, required_keys(rulesets, scanned.draws), by_chunk)
+    memo: dict = {}
+    by_chunk = {name: required_keys(rulesets, chunks[name], memo) for name in sorted(chunks)}
+    return KeysResult(scanned, RequiredKeys.union(by_chunk[name] for name in sorted(by_chunk)), by_chunk)
 
 
 # ------------------------------------------------------------------ cook
@@ -165,3 +162,29 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
         return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
                                progress=progress, compiler=compiler)
+
+
+# ------------------------------------------------------------------ report / explain
+Report = _report.Report
+Explanation = _explain.Explanation
+
+
+def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
+           cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
+           since: Path | str | None = None, backend: str = "capi") -> Report:
+    """The funnel report of a world (or level, or chunk); compile figures come from the cache."""
+    w = _world(world)
+    options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
+                                    since=Path(since) if since is not None else None, backend=backend)
+    with open_store(cache) as store:
+        found = keys(w, level=level, chunk=chunk, store=store)
+        return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
+
+
+def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,
+            cache: Path | str | None = None, backend: str = "capi") -> Explanation:
+    """Why ``key`` (canonical text or hash prefix) exists: its draws, rules and stage blobs."""
+    w = _world(world)
+    with open_store(cache) as store:
+        found = keys(w, level=level, chunk=chunk, store=store)
+        return _explain.explain_key(w, found, key, store, _report.ReportOptions(backend=backend))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import operator
 import types
 import typing
@@ -128,17 +129,17 @@ Env = tuple  # (facts: DrawFacts | None, features: Mapping[str, Any] | None)
 Fn = Callable[[Env], Any]
 
 
-def _get_attr(obj: Any, name: str) -> Any:
+def get_attr(obj: Any, name: str) -> Any:
     if obj is None:
         return None
     if isinstance(obj, BaseModel):
-        return getattr(obj, name) if name in type(obj).model_fields else None
+        return getattr(obj, name) if name in type(obj).__pydantic_fields__ else None
     if isinstance(obj, dict):
         return obj.get(name)
     return None
 
 
-def _get_item(obj: Any, key: Any) -> Any:
+def get_item(obj: Any, key: Any) -> Any:
     if isinstance(obj, dict):
         return obj.get(key) if isinstance(key, (str, int, float, bool)) else None
     if isinstance(obj, (tuple, list)) and isinstance(key, int) and not isinstance(key, bool):
@@ -179,6 +180,7 @@ COMPARE = {
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }
 ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # results beyond these (or inf) are errors, never huge values
 
 
 def _number(v: Any) -> bool:
@@ -190,7 +192,10 @@ def _arith(op: Callable, a: Any, b: Any) -> Any:
         return None
     if not (_number(a) and _number(b)):
         raise EvalError(f"arithmetic needs numbers, got {type(a).__name__} and {type(b).__name__}")
-    return op(a, b)
+    result = op(a, b)
+    if not (INT_MIN <= result <= INT_MAX if isinstance(result, int) else math.isfinite(result)):
+        raise EvalError("arithmetic overflow: the result does not fit in a 64-bit number")
+    return result
 
 
 def _count(x: Any) -> int:
@@ -394,7 +399,7 @@ class _Compiler:
         stype = self._field(node, base, name)
         if stype.path:
             self.facts.add(stype.path)
-        return (lambda env: _get_attr(base_fn(env), name)), stype
+        return (lambda env: get_attr(base_fn(env), name)), stype
 
     def _field(self, node: ast.AST, base: SType, name: str) -> SType:
         path = f"{base.path}.{name}" if base.path else name
@@ -425,7 +430,7 @@ class _Compiler:
             self.fail(node, f"'{base.path or 'this value'}' cannot be subscripted")
         if stype.path:
             self.facts.add(stype.path)
-        return (lambda env: _get_item(base_fn(env), key_fn(env))), stype
+        return (lambda env: get_item(base_fn(env), key_fn(env))), stype
 
     # ---- operators
     def c_BoolOp(self, node: ast.BoolOp) -> tuple[Fn, SType]:

@@ -6,8 +6,8 @@ facts, normalize (family rules, then the pass's own, to a fixed point), and give
 with their normalized values.  Specialization and dynamic features travel beside
 the key (:class:`KeyUse`), as does the render state.
 
-:func:`required_keys` evaluates once per distinct ``facts.signature()``, not once
-per draw.  Every feature value can be traced to the derive case (YAML location and
+:func:`required_keys` evaluates once per distinct projection of the facts onto
+the paths the rules read, not once per draw.  Every feature value can be traced to the derive case (YAML location and
 fact paths) that set it and the normalize rules that changed it.
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from pipeline.canon import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic, Location, PipelineError, RuleError
-from pipeline.expr import EvalError, buffer_facts, suggest
+from pipeline.expr import EvalError, get_attr, get_item, buffer_facts, suggest
 from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.ruleset import CompiledPass, Located, RuleSet, run_normalize
 from pipeline.ruleset_compile import RENDER_STATE, default_value, in_domain
@@ -188,7 +188,7 @@ def derive_features(rs: RuleSet, facts: DrawFacts) -> tuple[dict[str, FeatureVal
 
 
 def _derive_one(rs: RuleSet, name: str, cases: tuple, facts: DrawFacts) -> tuple[FeatureValue, FeatureTrace]:
-    domain = rs.domain(name)
+    domain = rs.compiled.domains[name]
     read: set[str] = set()
     for i, case in enumerate(cases):
         if case.when is not None:
@@ -208,7 +208,7 @@ def _derive_one(rs: RuleSet, name: str, cases: tuple, facts: DrawFacts) -> tuple
 
 
 def _coerce(rs: RuleSet, name: str, value: Any, located: Located) -> FeatureValue:
-    domain = rs.domain(name)
+    domain = rs.compiled.domains[name]
     if domain.kind == "bool":
         return bool(value)
     if in_domain(domain, value):
@@ -277,16 +277,28 @@ class KeyInfo:
 
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
-        if use.render_state not in self.render_states:
-            self.render_states.append(use.render_state)
-            self.render_states.sort(key=canonical_bytes)
-        for name, (_, value) in use.specialization.items():
-            seen = self.specialization.setdefault(name, [])
-            if value not in seen:
-                seen.append(value)
-                seen.sort(key=repr)
+        self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
         if self.trace is None:
             self.trace = use.trace
+
+    def merge(self, other: "KeyInfo") -> None:
+        """Take in another KeyInfo of the same key (from another chunk, say)."""
+        self.draws.extend(other.draws)
+        self._add_states(other.render_states, other.specialization)
+        if self.trace is None:
+            self.trace = other.trace
+
+    def _add_states(self, render_states: list[dict], specialization: dict[str, list]) -> None:
+        for state in render_states:
+            if state not in self.render_states:
+                self.render_states.append(state)
+                self.render_states.sort(key=canonical_bytes)
+        for name, values in specialization.items():
+            seen = self.specialization.setdefault(name, [])
+            for value in values:
+                if value not in seen:
+                    seen.append(value)
+                    seen.sort(key=repr)
 
 
 @dataclass
@@ -298,33 +310,121 @@ class RequiredKeys:
     def sorted(self) -> list[tuple[PermutationKey, KeyInfo]]:
         return sorted(self.keys.items(), key=lambda item: item[0].text)
 
+    @classmethod
+    def union(cls, parts: Iterable["RequiredKeys"]) -> "RequiredKeys":
+        """The keys of several parts (chunks) together: draws, states and diagnostics merged."""
+        total, seen = cls(), set()
+        for part in parts:
+            total.signatures_evaluated += part.signatures_evaluated
+            _add_unique(total.diagnostics, part.diagnostics, seen)
+            for key, info in part.keys.items():
+                total.keys.setdefault(key, KeyInfo()).merge(info)
+        return total
+
     def to_json(self) -> dict:
         keys = [{**key.to_json(), "render_state": info.render_states, "specialization": info.specialization,
                  "draws": len(info.draws)} for key, info in self.sorted()]
         return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
 
 
-def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw]) -> RequiredKeys:
-    """Every key the draws need; rules run once per distinct fact signature."""
+Memo = dict  # projected facts -> list[KeyUse] | RuleError, shared across calls
+
+
+def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo | None = None) -> RequiredKeys:
+    """Every key the draws need; rules run once per distinct *projected* fact signature.
+
+    Draws are grouped by the values of the fact paths the rule sets read (see
+    :class:`FactProjection`), so draws that differ only in facts no rule reads (a
+    colour factor, the chunk name) share one evaluation.  Pass the same ``memo`` to
+    several calls (one per chunk, say) to share evaluations between them.
+    """
     rulesets = list(rulesets)
-    groups: dict[str, list[Draw]] = {}
-    for draw in draws:
-        groups.setdefault(draw.facts.signature(), []).append(draw)
+    memo = {} if memo is None else memo
     result = RequiredKeys()
     seen: set[str] = set()
-    for group in groups.values():
-        result.signatures_evaluated += 1
-        try:
-            uses = evaluate(rulesets, group[0].facts)
-        except RuleError as exc:
-            _add_unique(result.diagnostics, exc.diagnostics, seen)
+    for projected, group in _group(rulesets, draws).items():
+        uses = memo.get(projected)
+        if uses is None:
+            result.signatures_evaluated += 1
+            try:
+                uses = evaluate(rulesets, group[0].facts)
+            except RuleError as exc:
+                uses = exc
+            memo[projected] = uses
+        if isinstance(uses, RuleError):
+            _add_unique(result.diagnostics, uses.diagnostics, seen)
             continue
         if not uses:
-            _add_unique(result.diagnostics, [_no_family(group[0])], seen)
+            _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
         sources = [d.source for d in group]
         for use in uses:
             result.keys.setdefault(use.key, KeyInfo()).add(use, sources)
     return result
+
+
+def _group(rulesets: list[RuleSet], draws: Iterable[Draw]) -> dict[tuple, list[Draw]]:
+    """Draws by projected facts; each distinct facts object is projected once."""
+    project = FactProjection.of(rulesets)
+    by_object: dict[int, tuple] = {}
+    groups: dict[tuple, list[Draw]] = {}
+    for draw in draws:
+        facts = draw.facts
+        projected = by_object.get(id(facts))
+        if projected is None:
+            projected = by_object[id(facts)] = project(facts)
+        groups.setdefault(projected, []).append(draw)
+    return groups
+
+
+def _first_per_file(group: list[Draw]) -> list[Draw]:
+    return list({d.source.file: d for d in reversed(group)}.values())[::-1]
+
+
+_PATH_STEP = re.compile(r"\.(\w+)|\[('[^']*'|-?\d+)\]")
+
+
+class FactProjection:
+    """The values of the fact paths a set of rule sets reads, as one hashable tuple.
+
+    Rule expressions can only observe facts through these paths (``has(X)`` reads
+    ``mesh.attributes['X']``), so two draws with equal projections get equal keys,
+    render states and traces.
+    """
+
+    def __init__(self, paths: Iterable[str]):
+        self.paths = tuple(sorted(paths))
+        self._steps = tuple(self._parse(p) for p in self.paths)
+
+    @classmethod
+    def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
+        return cls(frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets)))
+
+    @staticmethod
+    def _parse(path: str) -> tuple:
+        root = re.match(r"\w+", path).group(0)
+        steps: list[tuple[bool, Any]] = [(False, root)]
+        for attr, item in _PATH_STEP.findall(path[len(root):]):
+            steps.append((False, attr) if attr else (True, item[1:-1] if item.startswith("'") else int(item)))
+        return tuple(steps)
+
+    def __call__(self, facts: DrawFacts) -> tuple:
+        return tuple(_hashable(self._resolve(facts, steps)) for steps in self._steps)
+
+    @staticmethod
+    def _resolve(facts: DrawFacts, steps: tuple) -> Any:
+        value: Any = facts
+        for is_item, name in steps:
+            value = get_item(value, name) if is_item else get_attr(value, name)
+        return value
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        dumped = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        return canonical_bytes(dumped)
 
 
 def _no_family(draw: Draw) -> Diagnostic:

@@ -199,10 +199,10 @@ class RuleSet(Model):
 
     @property
     def compiled(self) -> "Compiled":
-        return self._compiled
+        return self.__pydantic_private__["_compiled"]  # direct: this is on the evaluation hot path
 
     def domain(self, name: str) -> Domain:
-        return self._compiled.domains[name]
+        return self.compiled.domains[name]
 
 
 # ---------------------------------------------------------------- loading
