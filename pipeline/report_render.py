@@ -111,7 +111,7 @@ def _chunks(doc: dict) -> list[str]:
 
 
 def _features(doc: dict) -> list[str]:
-    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], f"-{r['saved']}"]
+    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
             for r in doc["features"][:TOP_ROWS] if r["saved"] > 0]
     headers = ["feature", "values used", "required", "if dynamic", "saved"]
     return ["Features that multiply the required keys most"] + table(headers, rows) if rows else []
