@@ -11,7 +11,11 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     budget = 200                 # permutation budget the report checks
 
     [limits]                     # reader limits: a file over a limit is a located error
-    max_file_bytes = 268435456
+    max_file_bytes = 268435456   # largest .gltf/.glb (and external buffer) read: 256 MiB
+    max_json_depth = 64          # deepest nesting of free-form values (extras)
+    max_elements = 1000000       # most entries in one top-level array or extras container
+    max_data_uri_bytes = 67108864  # longest buffer data: URI: 64 MiB
+    max_string_length = 65536    # longest other string kept (names, URIs, extras)
 
     [cook]
     spirv_opt = false

@@ -10,6 +10,9 @@ Layout (all inside one ``diskcache.Cache`` directory):
 - ``(namespace, key)`` -> any picklable value, for the other stages
   (``"scan"`` file facts, ``"job"`` compile results, ...).
 
+A database file that SQLite cannot open (garbage, truncated) is moved aside
+(``cache.db.corrupt-<pid>``, with a warning) and the cache starts over.
+
 diskcache writes each entry in one SQLite transaction, so a killed process leaves
 either the old or the new entry, never half of one; several processes may share
 one cache directory.
@@ -18,6 +21,7 @@ one cache directory.
 from __future__ import annotations
 
 import os
+import sqlite3
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from pipeline.canon import bytes_hash
 
 FORMAT_VERSION = 1
 DEFAULT_CACHE_DIR = "cache"
+DATABASE = "cache.db"  # diskcache's SQLite file inside the cache folder
 _MISSING = object()
 
 
@@ -47,10 +52,31 @@ class Store:
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        # size_limit: never evict silently below 64 GiB; eviction would only cost recompiles.
-        self._cache = diskcache.Cache(str(self.directory), size_limit=64 * 2**30, timeout=60)
         self.warnings: list[str] = []
+        self._cache = self._open()
         self._check_format()
+
+    def _open(self) -> diskcache.Cache:
+        """Open the database; one that is not a database (garbage, truncated) is set aside and rebuilt."""
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            self._set_aside(exc)
+            return self._connect()
+
+    def _connect(self) -> diskcache.Cache:
+        # size_limit: never evict silently below 64 GiB; eviction would only cost recompiles.
+        return diskcache.Cache(str(self.directory), size_limit=64 * 2**30, timeout=60)
+
+    def _set_aside(self, exc: Exception) -> None:
+        db = self.directory / DATABASE
+        aside = f"{DATABASE}.corrupt-{os.getpid()}"
+        self.warn(f"{self.directory}: cache database is unreadable ({exc}); moved it to {aside}, starting over")
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.replace(f"{db}{suffix}", self.directory / f"{aside}{suffix}")
+            except FileNotFoundError:
+                pass
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -97,7 +123,7 @@ class Store:
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` by content; returns its SHA-256 hex digest."""
         digest = bytes_hash(data)
-        if self._safe_get(("blob", digest)) is _MISSING:
+        if self.get_blob(digest) is None:  # absent, or corrupt (then dropped): write it
             self._cache.set(("blob", digest), bytes(data))
         return digest
 
@@ -113,4 +139,5 @@ class Store:
         return data
 
     def has_blob(self, digest: str) -> bool:
-        return ("blob", digest) in self._cache
+        """True when the blob is present and intact; a corrupt one is dropped (with a warning)."""
+        return self.get_blob(digest) is not None

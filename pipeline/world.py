@@ -72,10 +72,10 @@ def _walk(root: Path, rel: str):
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.is_dir(follow_symlinks=False):
+        if is_gltf_name(entry.name):
+            files.append(entry.name)  # even a folder, FIFO or broken link: reading it reports why it is bad
+        elif entry.is_dir(follow_symlinks=False):
             folders.append(entry.name)
-        elif is_gltf_name(entry.name) and entry.is_file():
-            files.append(entry.name)
     if files:
         yield rel, files
     for folder in folders:

@@ -5,7 +5,9 @@
 
 Modules: ``container`` (.gltf/.glb bytes -> JSON + BIN), ``models`` and
 ``bufferdoc`` (pydantic models of the subset read), ``limits``, ``refs``
-(cross-reference checks), ``extensions`` (what ``extensionsRequired`` may name),
+(cross-reference checks, node hierarchy), ``accessors`` (accessor formats),
+``uris`` (buffer URIs: data: URIs and paths that must stay inside the world),
+``extensions`` (what ``extensionsRequired`` may name),
 ``reader`` (all of it in order), ``materials``, ``transforms``, ``draws`` and
 ``grid`` (facts).
 """

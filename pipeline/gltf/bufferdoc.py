@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from pipeline.gltf.models import AccessorType, ComponentType, NonNegative
+from pipeline.gltf.models import AccessorType, ComponentType, Count, NonNegative
 
 _TD = ConfigDict(strict=True, allow_inf_nan=False)
 
@@ -32,7 +32,7 @@ class SparseValues(TypedDict):
 
 @with_config(_TD)
 class Sparse(TypedDict):
-    count: Annotated[int, Field(ge=1)]
+    count: Count
     indices: SparseIndices
     values: SparseValues
 
@@ -43,7 +43,7 @@ class DataAccessor(TypedDict):
     byteOffset: NotRequired[NonNegative]
     componentType: ComponentType
     normalized: NotRequired[bool]
-    count: Annotated[int, Field(ge=1)]
+    count: Count
     type: AccessorType
     max: NotRequired[Annotated[list[float], Field(min_length=1, max_length=16)]]
     min: NotRequired[Annotated[list[float], Field(min_length=1, max_length=16)]]
@@ -54,14 +54,14 @@ class DataAccessor(TypedDict):
 class BufferView(TypedDict):
     buffer: NonNegative
     byteOffset: NotRequired[NonNegative]
-    byteLength: Annotated[int, Field(ge=1)]
+    byteLength: Count
     byteStride: NotRequired[Annotated[int, Field(ge=4, le=252)]]
 
 
 @with_config(_TD)
 class Buffer(TypedDict):
     uri: NotRequired[str]
-    byteLength: Annotated[int, Field(ge=1)]
+    byteLength: Count
 
 
 class BufferDocument(BaseModel):

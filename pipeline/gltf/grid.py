@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from pipeline.errors import GltfError
 from pipeline.gltf.draws import ChunkOf, Instance
 from pipeline.gltf.reader import Gltf
 from pipeline.gltf.transforms import world_bounds, world_matrices
@@ -28,7 +29,11 @@ def grid_chunk_of(gltf: Gltf, level: str, grid: float) -> ChunkOf:
     worlds = world_matrices(gltf.doc)
 
     def chunk_of(inst: Instance) -> tuple[str, str]:
-        return cell_name(level, node_center(gltf, inst.node, worlds[inst.node]), grid), level
+        center = node_center(gltf, inst.node, worlds[inst.node])
+        if not np.all(np.isfinite(center)):
+            raise GltfError.at(gltf.file, "world-space position is not finite; cannot place the node in a grid cell",
+                               pointer=f"/nodes/{inst.node}")
+        return cell_name(level, center, grid), level
 
     return chunk_of
 

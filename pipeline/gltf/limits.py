@@ -10,6 +10,10 @@ What each limit covers:
 - ``max_data_uri_bytes``: length of a buffer's ``data:`` URI.
 - ``max_string_length``: any other string kept (variant and extension names,
   buffer file URIs, strings inside ``extras``).
+
+Integers inside ``extras`` must fit in 64 bits (the canonical serializer behind
+every signature and key cannot write larger ones); indices and counts elsewhere
+are bounded by the models (:data:`pipeline.gltf.models.UINT32_MAX`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pipeline.config import Limits
 from pipeline.errors import GltfError
 from pipeline.gltf.models import TOP_LEVEL_ARRAYS, Document
 from pipeline.gltf.pointer import pointer
+
+INT_MIN, UINT64_MAX = -(2**63), 2**64 - 1
 
 
 def check_file_size(size: int, limits: Limits, file: str) -> None:
@@ -56,6 +62,8 @@ def check_value(value: Any, limits: Limits, file: str, at: str) -> None:
         if isinstance(item, str):
             check_string(item, limits, file, where)
             continue
+        if isinstance(item, int) and not INT_MIN <= item <= UINT64_MAX:
+            raise GltfError.at(file, "integer does not fit in 64 bits", pointer=where)
         if not isinstance(item, (dict, list)):
             continue
         if depth > limits.max_json_depth:

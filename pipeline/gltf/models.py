@@ -19,6 +19,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import NotRequired, TypedDict
 
+# Every index and count is a JSON integer in 0 .. 2**32-1 (glTF arrays and GPU counts are
+# 32-bit): a larger value is a located error, never a number other stages cannot serialize.
+UINT32_MAX = 2**32 - 1
+NonNegative = Annotated[int, Field(ge=0, le=UINT32_MAX)]
+Count = Annotated[int, Field(ge=1, le=UINT32_MAX)]
+
 Vec3 = tuple[float, float, float]
 Vec4 = tuple[float, float, float, float]
 
@@ -43,7 +49,7 @@ class TextureTransform(Model):
     offset: tuple[float, float] = (0.0, 0.0)
     rotation: float = 0.0
     scale: tuple[float, float] = (1.0, 1.0)
-    texCoord: int | None = Field(None, ge=0)
+    texCoord: NonNegative | None = None
 
 
 class TextureInfoExtensions(OpenExtensions):
@@ -51,8 +57,8 @@ class TextureInfoExtensions(OpenExtensions):
 
 
 class TextureInfo(Model):
-    index: int = Field(ge=0)
-    texCoord: int = Field(0, ge=0)
+    index: NonNegative
+    texCoord: NonNegative = 0
     scale: float | None = None  # normalTextureInfo
     strength: float | None = None  # occlusionTextureInfo
     extensions: TextureInfoExtensions | None = None
@@ -182,11 +188,10 @@ class Material(Model):
 # model instances).  Optional keys are absent when not authored; read them with
 # ``.get(key, default)`` using the glTF defaults.
 _TD = ConfigDict(strict=True, allow_inf_nan=False)
-NonNegative = Annotated[int, Field(ge=0)]
 
 
 class VariantMapping(Model):
-    material: int = Field(ge=0)
+    material: NonNegative
     variants: list[NonNegative] = Field(min_length=1)
 
 
@@ -224,13 +229,13 @@ class Accessor(TypedDict):
 
     componentType: ComponentType
     normalized: NotRequired[bool]
-    count: Annotated[int, Field(ge=1)]
+    count: Count
     type: AccessorType
 
 
 # ---------------------------------------------------------------- nodes and scenes
 class LightRef(Model):
-    light: int = Field(ge=0)
+    light: NonNegative
 
 
 class GpuInstancing(Model):
@@ -288,6 +293,13 @@ class RootExtensions(OpenExtensions):
     KHR_materials_variants: Variants | None = None
 
 
+class BufferRef(Model):
+    """Where a buffer's bytes live; checked when the file is read (pipeline.gltf.uris)."""
+
+    uri: str | None = None
+    byteLength: Count
+
+
 class Asset(Model):
     version: str
     minVersion: str | None = None
@@ -299,7 +311,7 @@ class Document(Model):
     asset: Asset
     extensionsUsed: list[str] = Field(default_factory=list)
     extensionsRequired: list[str] = Field(default_factory=list)
-    scene: int | None = Field(None, ge=0)
+    scene: NonNegative | None = None
     scenes: list[Scene] = Field(default_factory=list)
     nodes: list[Node] = Field(default_factory=list)
     meshes: list[Mesh] = Field(default_factory=list)
@@ -307,10 +319,11 @@ class Document(Model):
     textures: list[Texture] = Field(default_factory=list)
     accessors: list[Accessor] = Field(default_factory=list)
     skins: list[Skin] = Field(default_factory=list)
+    buffers: list[BufferRef] = Field(default_factory=list)
     extensions: RootExtensions | None = None
 
 
 TOP_LEVEL_ARRAYS = (
     "extensionsUsed", "extensionsRequired", "scenes", "nodes", "meshes", "materials",
-    "textures", "accessors", "skins",
+    "textures", "accessors", "skins", "buffers",
 )

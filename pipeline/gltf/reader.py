@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from pipeline.config import Limits
 from pipeline.errors import GltfError
+from pipeline.gltf.accessors import check_accessors
 from pipeline.gltf.bufferdoc import BufferDocument
 from pipeline.gltf.container import Container, split_container
 from pipeline.gltf.extensions import is_understood
@@ -23,6 +25,7 @@ from pipeline.gltf.limits import check_document, check_file_size, check_value
 from pipeline.gltf.models import Document
 from pipeline.gltf.pointer import pointer
 from pipeline.gltf.refs import check_refs
+from pipeline.gltf.uris import check_buffer_uris
 
 _VERSION = re.compile(r"^2\.[0-9]+$")
 _JSON_POS = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$")
@@ -46,13 +49,28 @@ class Gltf:
 
 
 def read_bytes(path: Path, file: str, limits: Limits) -> bytes:
-    """The file's content, refusing files over ``limits.max_file_bytes``."""
+    """The file's content, refusing what is not a regular file or is over ``limits.max_file_bytes``.
+
+    Opened non-blocking, so a FIFO or device named ``x.gltf`` is refused instead of hanging.
+    """
     try:
-        with open(path, "rb") as handle:
-            check_file_size(os.fstat(handle.fileno()).st_size, limits, file)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # e.g. an embedded NUL in the path
+        raise GltfError.at(file, f"cannot read: {exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise GltfError.at(file, f"cannot read: {kind}")
+        check_file_size(info.st_size, limits, file)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read(limits.max_file_bytes + 1)
     except OSError as exc:
         raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
@@ -63,7 +81,9 @@ def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
     check_version(doc, file)
     check_required_extensions(doc, file)
     check_document(doc, limits, file)
+    check_buffer_uris(doc, limits, file)
     check_refs(doc, file)
+    check_accessors(doc, file)
     for m, material in enumerate(doc.materials):
         if material.extras is not None:
             check_value(material.extras, limits, file, pointer("materials", m, "extras"))

@@ -3,8 +3,9 @@
 Run after model validation, before facts are built, so the fact builder can
 index freely.  The first problem raises a :class:`GltfError` located by the JSON
 pointer of the bad reference, e.g. ``/meshes/3/primitives/0/attributes/POSITION:
-accessor 99 does not exist``.  The node hierarchy must be disjoint strict trees
-(one parent per node, scene roots have none), which also rules out cycles.
+accessor 99 does not exist``.  The node hierarchy must be disjoint strict trees:
+one parent per node, scene roots have none, and no cycle (not even one that no
+scene reaches).
 Texture indices are checked where materials are read (:mod:`pipeline.gltf.materials`).
 """
 
@@ -30,7 +31,9 @@ class _Refs:
 def check_refs(doc: Document, file: str) -> None:
     """Raise GltfError at the first dangling reference or malformed node hierarchy."""
     refs = _Refs(doc, file)
-    _check_scenes(refs, _check_nodes(refs))
+    parents = _check_nodes(refs)
+    _check_scenes(refs, parents)
+    _check_cycles(refs, parents)
     _check_meshes(refs)
     for s, skin in enumerate(doc.skins):
         for j, joint in enumerate(skin.joints):
@@ -49,6 +52,26 @@ def _check_nodes(refs: _Refs) -> dict[int, int]:
             parents[child] = n
         _check_node_links(refs, n, node)
     return parents
+
+
+def _check_cycles(refs: _Refs, parents: dict[int, int]) -> None:
+    """One parent per node still allows a loop no scene reaches (0 -> 1 -> 0): find it."""
+    settled: set[int] = set()  # nodes whose ancestor chain ends at a root
+    for start in parents:
+        chain: list[int] = []
+        seen: set[int] = set()
+        node = start
+        while node in parents and node not in settled:
+            if node in seen:
+                cycle = sorted(chain[chain.index(node):])
+                parent = parents[node]
+                raise GltfError.at(refs.file, f"nodes {cycle} form a cycle",
+                                   pointer=pointer("nodes", parent, "children",
+                                                   refs.doc.nodes[parent]["children"].index(node)))
+            seen.add(node)
+            chain.append(node)
+            node = parents[node]
+        settled.update(chain)
 
 
 def _check_node_links(refs: _Refs, n: int, node: dict) -> None:
