@@ -20,10 +20,13 @@ mtime stays put and downstream tools see nothing to do.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import secrets
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 TEMP_MARK = ".tmp-"
@@ -157,3 +160,22 @@ def _unlink_quietly(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def locked(directory: Path | str) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``directory`` for a read-modify-write inside it.
+
+    Used where several processes rebuild one file from shared state (a level
+    manifest from its chunks' manifests): without it the last writer could drop
+    what another wrote in between.  The lock is taken on the folder itself, so no
+    lock file ever appears among the outputs.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

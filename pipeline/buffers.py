@@ -14,10 +14,11 @@ has no bufferView, a view is out of bounds.
 Where buffer bytes come from: the GLB BIN chunk (buffer 0 without ``uri`` in a
 .glb), a base64 ``data:`` URI, or a file next to the glTF (percent-decoded URI).
 A URI that resolves outside the world root (``../../etc/passwd``, an absolute
-path) or names another scheme (``http:``, ``file:``) is never read: the fact is
-``None`` and the file gets a located warning.  Data URIs longer than
-``limits.max_data_uri_bytes`` and external files larger than
-``limits.max_file_bytes`` are not read either (same warning).
+path) or names another scheme (``http:``, ``file:``) is never read: the reader
+(:mod:`pipeline.gltf.uris`) already rejects such a file with a located error.  What
+can still reach this module is a symlink leading out of the root, an oversized
+``data:`` URI or external file: the fact is ``None`` and the file gets a located
+warning.
 """
 
 from __future__ import annotations

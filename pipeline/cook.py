@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import manifest as mf
-from pipeline.atomic import cleanup_stale_temps
+from pipeline.atomic import cleanup_stale_temps, locked
 from pipeline.compile import SourceTree, get_backend
 from pipeline.errors import Diagnostic
 from pipeline.jobs import JobOptions, JobPlan, plan_jobs
@@ -158,8 +158,9 @@ def _write_outputs(result: CookResult, found, families, store: Store, out: Path,
     for level in sorted(levels):
         path = mf.level_manifest_path(out, level)
         result.outputs.append(str(path))
-        if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level))):
-            result.written.append(str(path))
+        with locked(path.parent):  # another cook may be rebuilding this level manifest
+            if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level))):
+                result.written.append(str(path))
 
 
 def _chunk_levels(found) -> dict[str, str]:

@@ -189,16 +189,24 @@ def test_optional_facts_from_data_uri_and_external_file(tmp_path: Path, write_gl
     assert draw.facts.mesh.colorAllWhite is True
 
 
-@pytest.mark.parametrize("uri", ["../../outside.bin", "/etc/passwd", "file:///etc/passwd", "missing.bin"])
-def test_buffer_uri_outside_the_world_is_never_read(tmp_path: Path, write_gltf, uri: str) -> None:
-    doc, data = skinned(WHITE, WEIGHTS, uri)
-    (tmp_path.parent / "outside.bin").write_bytes(data)
-    world = tmp_path / "world"
-    (draw,), diagnostics = facts_of(write_gltf(world / "c" / "o.gltf", doc), world, optional=OPTIONAL)
+def test_missing_buffer_file_leaves_buffer_facts_unknown(tmp_path: Path, write_gltf) -> None:
+    doc, _ = skinned(WHITE, WEIGHTS, "missing.bin")
+    (draw,), _ = facts_of(write_gltf(tmp_path / "c" / "o.gltf", doc), tmp_path, optional=OPTIONAL)
     assert (draw.facts.mesh.colorAllWhite, draw.facts.mesh.maxJointInfluences) == (None, None)
-    if uri != "missing.bin":
-        assert [str(d) for d in diagnostics] and all(d.severity == "warning" for d in diagnostics)
-        assert diagnostics[0].location.pointer == "/buffers/0/uri"
+
+
+@pytest.mark.parametrize("uri, message", [("../../outside.bin", "points outside the world root"),
+                                          ("/etc/passwd", "is not a relative file path"),
+                                          ("file:///etc/passwd", "is not a relative file path")])
+def test_buffer_uri_outside_the_world_is_a_located_error(tmp_path: Path, write_gltf, uri: str,
+                                                         message: str) -> None:
+    doc, data = skinned(WHITE, WEIGHTS, uri)
+    (tmp_path / "outside.bin").write_bytes(data)
+    world = tmp_path / "world"
+    draws, diags = scan_file(write_gltf(world / "c" / "o.gltf", doc), root=world, chunk_name="c", level="c",
+                             config=WorldConfig(), optional_facts=OPTIONAL)
+    assert draws == [] and [d.location.pointer for d in diags] == ["/buffers/0/uri"]
+    assert diags[0].severity == "error" and message in diags[0].message
 
 
 # ---------------------------------------------------------------- grid chunking
