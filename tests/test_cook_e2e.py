@@ -223,7 +223,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_fail_fast_stops_at_the_first_error(warm, jobs) -> None:
     site, _ = warm
-    insert_lines(site.materials / FRAGMENT_INCLUDE, 6, ["float broken = ;"])   # every fragment fails
+    insert_lines(site.materials / "pbr/coverage.glsl", 6, ["float broken = ;"])  # every fragment pass reads it
     result, compiler = cook(site, jobs=jobs, fail_fast=True)
     fragments = [k for k, j in result.plan.jobs.items() if j.request.stage == "fragment"]
     assert 0 < compiler.calls < len(fragments)

@@ -392,3 +392,38 @@ def test_specialization_constants_carry_the_given_ids() -> None:
     names = dict(NAME.findall(dis))
     ids = {names[i]: spec for i, spec in re.findall(r"OpDecorate (%\w+) SpecId (\d+)", dis)}
     assert ids == {"HAS_DOUBLE_SIDED": "0", "HAS_SPECULAR": "1", "HAS_CLEARCOAT": "7"}
+
+
+# ---- static guards: statically-off features leave no code ---------------------------
+
+# One function per extension feature that only that feature's code calls.
+FEATURE_FUNCTIONS = {
+    "CLEARCOAT": "loadClearcoat", "SHEEN": "loadSheen", "TRANSMISSION": "transmissionAmbient",
+    "VOLUME": "loadVolume", "IRIDESCENCE": "thinFilmFresnel", "ANISOTROPY": "anisotropicSpecular",
+}
+FUNCTION_NAME = re.compile(r'OpName %\w+ "(\w+)\(')
+
+
+def _functions(defines: dict[str, str]) -> set[str]:
+    return set(FUNCTION_NAME.findall(disassemble(spirv_of("frag", defines))))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_statically_off_features_leave_no_code(mode: str) -> None:
+    """`#if !defined(X) || X` guards: static 0 drops the code, the other modes keep the branch."""
+    off = _functions(build_defines(baseline(), {name: mode for name in MODAL}, "forward"))
+    present = {feature for feature, function in FEATURE_FUNCTIONS.items() if function in off}
+    assert present == (set() if mode == "static" else set(FEATURE_FUNCTIONS))
+    if mode == "static":
+        assert "derivativeFrame" not in off   # no normal map, anisotropy or clearcoat to read it
+        for feature, function in FEATURE_FUNCTIONS.items():
+            on = _functions(build_defines({**baseline(), feature: 1}, {}, "forward"))
+            assert {f for f, fn in FEATURE_FUNCTIONS.items() if fn in on} == {feature}
+
+
+def test_all_off_blob_is_much_smaller_than_all_on() -> None:
+    full = {**{name: domain[-1] for name, domain in DOMAINS.items()}, "UNLIT": 0}
+    all_on = len(spirv_of("frag", build_defines(full, {}, "forward")))
+    all_off = len(spirv_of("frag", build_defines(baseline(), {}, "forward")))
+    unlit = len(spirv_of("frag", build_defines({**baseline(), "UNLIT": 1}, {}, "forward")))
+    assert all_off < 0.6 * all_on and unlit < 0.25 * all_on, (all_off, unlit, all_on)

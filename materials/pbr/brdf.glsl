@@ -5,6 +5,9 @@
 
 #include "common.glsl"
 
+// The anisotropic and sheen terms are guarded like their callers (materials/README.md,
+// "Static guards"): absent when ANISOTROPY / SHEEN is statically 0.
+
 // Fresnel-Schlick: F = f0 + (f90 - f0) (1 - cos)^5
 vec3 F_Schlick(vec3 f0, vec3 f90, float cosTheta)
 {
@@ -43,6 +46,7 @@ float V_GGX(float NdotL, float NdotV, float alpha)
     return denom > 0.0 ? 0.5 / denom : 0.0;
 }
 
+#if !defined(ANISOTROPY) || ANISOTROPY
 // Anisotropic GGX (KHR_materials_anisotropy): at along the anisotropy
 // direction t, ab along the bitangent b.
 float D_GGX_anisotropic(float NdotH, float TdotH, float BdotH, float at, float ab)
@@ -61,10 +65,12 @@ float V_GGX_anisotropic(float NdotL, float NdotV, float BdotV, float TdotV,
     float v = 0.5 / (ggxV + ggxL);
     return clamp(v, 0.0, 1.0);
 }
+#endif // ANISOTROPY
 
 // Lambertian diffuse (the (1 - F) energy split is applied by the caller).
 vec3 BRDF_lambertian(vec3 diffuseColor) { return diffuseColor * M_INV_PI; }
 
+#if !defined(SHEEN) || SHEEN
 // Charlie sheen distribution (Estevez & Kulla 2017), alpha = sheenRoughness^2.
 float D_Charlie(float sheenRoughness, float NdotH)
 {
@@ -99,5 +105,7 @@ float V_Sheen(float NdotL, float NdotV, float sheenRoughness)
     float v = 1.0 / ((1.0 + lambdaSheen(NdotV, alpha) + lambdaSheen(NdotL, alpha)) * (4.0 * NdotV * NdotL));
     return clamp(v, 0.0, 1.0);
 }
+
+#endif // SHEEN
 
 #endif

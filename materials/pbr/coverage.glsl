@@ -22,8 +22,10 @@ vec4 vertexColor()
 vec4 baseColorAndAlpha()
 {
     vec4 c = material.baseColorFactor;
+#if !defined(BASE_COLOR_MAP) || BASE_COLOR_MAP
     if (HAS_BASE_COLOR_MAP)
         c *= sampleSlot(baseColorTexture, SLOT_BASE_COLOR);
+#endif
     return c * vertexColor();
 }
 

@@ -1,10 +1,18 @@
 // features.glsl - one HAS_<NAME> per material feature, valid in every mode:
-//   static          #define NAME 0|1          -> const bool, folded by the compiler
+//   static          #define NAME 0|1          -> const bool (plus the static guards below)
 //   specialization  #define NAME_SPEC_ID <id> -> specialization constant (default false)
 //   dynamic         (nothing defined)         -> runtime test of a MaterialBlock.flags bit
-// Code tests `if (HAS_NAME)`, never `#if NAME`, so flipping a feature's mode in
-// rules/pbr.yaml is a one-word change that still compiles. Fragment stage only:
-// the vertex closure must not include this file (it would widen vertex jobs).
+// Code tests `if (HAS_NAME)`, never `#if NAME` alone, so flipping a feature's mode
+// in rules/pbr.yaml is a one-word change that still compiles. Each such `if` sits
+// in a static guard that is false only when the feature is statically off:
+//     #if !defined(NAME) || NAME          (several features: keep unless all are 0)
+//     if (HAS_NAME) { ... }
+//     #endif
+// so glslang never sees code that cannot run (it keeps `if (false)` branches and
+// the functions they call). The test is written out at each site: a helper macro
+// would need `defined` produced by macro expansion, which is not portable.
+// Fragment stage only: the vertex closure must not include this file nor test a
+// material feature (it would widen vertex jobs).
 #ifndef PBR_FEATURES_GLSL
 #define PBR_FEATURES_GLSL
 

@@ -7,9 +7,11 @@
 // radiance times frame.exposure; alpha is the material alpha for BLEND, else 1.
 //
 // Material features are tested as `if (HAS_X)` (features.glsl), so each one
-// works as a #define, a specialization constant or a runtime flag. Only the
+// works as a #define, a specialization constant or a runtime flag; each such
+// `if` sits in a `#if !defined(X) || X` guard that drops it at preprocessing
+// time when X is statically 0 (materials/README.md, "Static guards"). The
 // stage-interface features (UV_SETS, VERTEX_COLOR, TANGENTS) and the pass are
-// preprocessor conditions here.
+// plain preprocessor conditions.
 
 #include "common.glsl"
 #include "interface.glsl"
@@ -71,15 +73,21 @@ void main()
     float alpha = ALPHA_MODE_VALUE == ALPHA_MODE_BLEND ? s.alpha : 1.0;
 
     vec3 color;
+#if !defined(UNLIT) || UNLIT
     if (HAS_UNLIT)
     {
         color = s.baseColor;
     }
+#endif
+#if !defined(UNLIT)
     else
+#endif
+#if !defined(UNLIT) || !UNLIT
     {
         completeSurface(s);
         color = shadeSurface(s);
     }
+#endif
     outColor = vec4(color * frame.exposure, alpha);
 }
 #endif

@@ -25,18 +25,30 @@ void completeSurface(inout Surface s)
     loadGeometryFrame(s);
     loadOcclusionAndEmission(s);
     loadDielectricSpecular(s);
+#if !defined(IRIDESCENCE) || IRIDESCENCE
     if (HAS_IRIDESCENCE)
         loadIridescence(s);
+#endif
+#if !defined(ANISOTROPY) || ANISOTROPY
     if (HAS_ANISOTROPY)
         loadAnisotropy(s);
+#endif
+#if !defined(CLEARCOAT) || CLEARCOAT
     if (HAS_CLEARCOAT)
         loadClearcoat(s);
+#endif
+#if !defined(SHEEN) || SHEEN
     if (HAS_SHEEN)
         loadSheen(s);
+#endif
+#if !defined(TRANSMISSION) || TRANSMISSION
     if (HAS_TRANSMISSION)
         loadTransmission(s);
+#endif
+#if !defined(VOLUME) || VOLUME
     if (HAS_VOLUME)
         loadVolume(s);
+#endif
 }
 
 // Fresnel of the dielectric and the metal base at one half-vector angle,
@@ -45,11 +57,13 @@ void baseFresnel(Surface s, float VdotH, out vec3 fDielectric, out vec3 fMetal)
 {
     fDielectric = F_Schlick(s.f0Dielectric, vec3(1.0), VdotH);
     fMetal = F_Schlick(s.baseColor, vec3(1.0), VdotH);
+#if !defined(IRIDESCENCE) || IRIDESCENCE
     if (HAS_IRIDESCENCE)
     {
         fDielectric = mix(fDielectric, s.iridescenceF0Dielectric, s.iridescence);
         fMetal = mix(fMetal, s.iridescenceF0Metal, s.iridescence);
     }
+#endif
 }
 
 // The base layer (dielectric/metal mix) for one punctual light.
@@ -66,13 +80,17 @@ vec3 baseLight(Surface s, vec3 l, vec3 radiance)
     if (NdotL > 0.0)
     {
         diffuse = radiance * NdotL * BRDF_lambertian(s.diffuseColor);
+#if !defined(ANISOTROPY) || ANISOTROPY
         if (HAS_ANISOTROPY)
             specular = anisotropicSpecular(s, l, h, NdotL);
         else
+#endif
             specular = D_GGX(clampedDot(s.n, h), s.alphaRoughness) * V_GGX(NdotL, s.NdotV, s.alphaRoughness);
     }
+#if !defined(TRANSMISSION) || TRANSMISSION
     if (HAS_TRANSMISSION)
         diffuse = mix(diffuse, transmissionLight(s, l, radiance), s.transmission);
+#endif
 
     vec3 specularRadiance = radiance * NdotL * specular;
     vec3 dielectric = diffuse * (1.0 - s.specularWeight * fDielectric)
@@ -84,21 +102,29 @@ vec3 baseLight(Surface s, vec3 l, vec3 radiance)
 // The base layer under the ambient light.
 vec3 baseAmbient(Surface s)
 {
-    vec3 r = HAS_ANISOTROPY ? anisotropicReflection(s) : reflect(-s.v, s.n);
+    vec3 r = reflect(-s.v, s.n);
+#if !defined(ANISOTROPY) || ANISOTROPY
+    if (HAS_ANISOTROPY)
+        r = anisotropicReflection(s);
+#endif
     vec3 specularLight = prefilteredRadiance(r, s.perceptualRoughness);
 
     vec3 fDielectric = ambientSpecularReflectance(s.f0Dielectric, s.specularWeight, s.NdotV, s.perceptualRoughness);
     vec3 fMetal = ambientSpecularReflectance(s.baseColor, 1.0, s.NdotV, s.perceptualRoughness);
+#if !defined(IRIDESCENCE) || IRIDESCENCE
     if (HAS_IRIDESCENCE)
     {
         vec2 ab = brdfScaleBias(s.NdotV, s.perceptualRoughness);
         fDielectric = mix(fDielectric, s.specularWeight * (s.iridescenceF0Dielectric * ab.x + ab.y), s.iridescence);
         fMetal = mix(fMetal, s.iridescenceF0Metal * ab.x + ab.y, s.iridescence);
     }
+#endif
 
     vec3 diffuse = ambientIrradiance(s.n) * s.diffuseColor;
+#if !defined(TRANSMISSION) || TRANSMISSION
     if (HAS_TRANSMISSION)
         diffuse = mix(diffuse, transmissionAmbient(s), s.transmission);
+#endif
 
     vec3 dielectric = diffuse * (1.0 - fDielectric) + specularLight * fDielectric;
     vec3 metal = specularLight * fMetal;
@@ -111,17 +137,21 @@ vec3 shadeSurface(Surface s)
     vec3 base = baseAmbient(s);
     vec3 sheen = vec3(0.0);
     vec3 coat = vec3(0.0);
+#if !defined(SHEEN) || SHEEN
     if (HAS_SHEEN)
     {
         base *= 1.0 - max3(s.sheenColor) * sheenAlbedo(s.NdotV, s.sheenRoughness);
         sheen = sheenAmbient(s) * s.occlusion;
     }
+#endif
+#if !defined(CLEARCOAT) || CLEARCOAT
     if (HAS_CLEARCOAT)
     {
         float ccNdotV = clamp(dot(s.clearcoatNormal, s.v), 1e-4, 1.0);
         vec3 ccF = ambientSpecularReflectance(s.clearcoatF0, 1.0, ccNdotV, s.clearcoatRoughness);
         coat = prefilteredRadiance(reflect(-s.v, s.clearcoatNormal), s.clearcoatRoughness) * ccF * s.occlusion;
     }
+#endif
 
     // Punctual lights.
     int count = min(lighting.lightCount, MAX_LIGHTS);
@@ -132,19 +162,25 @@ vec3 shadeSurface(Surface s)
         vec3 l = normalize(toLight);
         vec3 radiance = lightRadiance(light, toLight);
         vec3 b = baseLight(s, l, radiance);
+#if !defined(SHEEN) || SHEEN
         if (HAS_SHEEN)
         {
             b *= sheenAlbedoScaling(s, l);
             sheen += sheenLight(s, l, radiance);
         }
+#endif
         base += b;
+#if !defined(CLEARCOAT) || CLEARCOAT
         if (HAS_CLEARCOAT)
             coat += clearcoatLight(s, l, radiance);
+#endif
     }
 
     vec3 color = s.emissive + base + sheen;
+#if !defined(CLEARCOAT) || CLEARCOAT
     if (HAS_CLEARCOAT)
         color = color * (1.0 - s.clearcoat * clearcoatFresnel(s)) + s.clearcoat * coat;
+#endif
     return color;
 }
 

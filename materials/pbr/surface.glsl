@@ -104,6 +104,7 @@ Surface defaultSurface()
 // Metallic-roughness (core) or specular-glossiness (extension) parameters.
 void loadSpecularModel(inout Surface s)
 {
+#if !defined(SPECULAR_GLOSSINESS) || SPECULAR_GLOSSINESS
     if (HAS_SPECULAR_GLOSSINESS)
     {
         vec3 specular = material.specularGlossinessFactor;
@@ -119,26 +120,34 @@ void loadSpecularModel(inout Surface s)
         s.f0Dielectric = specular;
         s.diffuseColor = s.baseColor * (1.0 - max3(specular));
     }
+#endif
+#if !defined(SPECULAR_GLOSSINESS)
     else
+#endif
+#if !defined(SPECULAR_GLOSSINESS) || !SPECULAR_GLOSSINESS
     {
         s.metallic = material.metallicFactor;
         s.perceptualRoughness = material.roughnessFactor;
+#if !defined(METALLIC_ROUGHNESS_MAP) || METALLIC_ROUGHNESS_MAP
         if (HAS_METALLIC_ROUGHNESS_MAP)
         {
             vec4 mr = sampleSlot(metallicRoughnessTexture, SLOT_METALLIC_ROUGHNESS);
             s.perceptualRoughness *= mr.g;
             s.metallic *= mr.b;
         }
+#endif
         s.diffuseColor = s.baseColor;
     }
+#endif
     s.metallic = clamp(s.metallic, 0.0, 1.0);
     s.perceptualRoughness = clamp(s.perceptualRoughness, 0.0, 1.0);
     s.alphaRoughness = max(s.perceptualRoughness * s.perceptualRoughness, 1e-3);
 }
 
-#if !TANGENTS
+#if !TANGENTS && (!defined(NORMAL_MAP) || NORMAL_MAP || !defined(ANISOTROPY) || ANISOTROPY || !defined(CLEARCOAT) || CLEARCOAT)
 // Tangent frame from screen-space derivatives of position and the normal
-// texture's UVs (no TANGENT attribute), orthonormal around ng.
+// texture's UVs (no TANGENT attribute), orthonormal around ng. Only the normal
+// map, anisotropy and the clearcoat normal read it.
 void derivativeFrame(vec3 ng, out vec3 t, out vec3 b)
 {
     vec2 uv = slotTexCoord(SLOT_NORMAL);
@@ -180,46 +189,59 @@ void loadGeometryFrame(inout Surface s)
     vec3 b = cross(ng, t) * (vTangent.w < 0.0 ? -1.0 : 1.0);
 #else
     vec3 t, b;
-    // Only the normal map, anisotropy and the clearcoat normal read the frame.
+    // Only the normal map, anisotropy and the clearcoat normal read the frame
+    // (kept unless all three are statically off).
+#if !defined(NORMAL_MAP) || NORMAL_MAP || !defined(ANISOTROPY) || ANISOTROPY || !defined(CLEARCOAT) || CLEARCOAT
     if (HAS_NORMAL_MAP || HAS_ANISOTROPY || HAS_CLEARCOAT)
         derivativeFrame(ng, t, b);
     else
+#endif
     {
         t = anyOrthogonal(ng);
         b = cross(ng, t);
     }
 #endif
+#if !defined(DOUBLE_SIDED) || DOUBLE_SIDED
     if (HAS_DOUBLE_SIDED && !gl_FrontFacing)
     {
         ng = -ng;
         t = -t;
         b = -b;
     }
+#endif
     s.ng = ng;
     s.t = t;
     s.b = b;
     s.n = ng;
+#if !defined(NORMAL_MAP) || NORMAL_MAP
     if (HAS_NORMAL_MAP)
     {
         vec3 nt = sampleNormalSlot(normalTexture, SLOT_NORMAL, material.normalScale);
         s.n = normalize(mat3(t, b, ng) * nt);
     }
+#endif
     s.NdotV = clamp(dot(s.n, s.v), 1e-4, 1.0);
 }
 
 void loadOcclusionAndEmission(inout Surface s)
 {
     s.occlusion = 1.0;
+#if !defined(OCCLUSION_MAP) || OCCLUSION_MAP
     if (HAS_OCCLUSION_MAP)
     {
         float ao = sampleSlot(occlusionTexture, SLOT_OCCLUSION).r;
         s.occlusion = 1.0 + material.occlusionStrength * (ao - 1.0);
     }
+#endif
     s.emissive = material.emissiveFactor;
+#if !defined(EMISSIVE_MAP) || EMISSIVE_MAP
     if (HAS_EMISSIVE_MAP)
         s.emissive *= sampleSlot(emissiveTexture, SLOT_EMISSIVE).rgb;
+#endif
+#if !defined(EMISSIVE_STRENGTH) || EMISSIVE_STRENGTH
     if (HAS_EMISSIVE_STRENGTH)
         s.emissive *= material.emissiveStrength;
+#endif
 }
 
 #endif

@@ -20,8 +20,10 @@ vec2 slotTexCoord(int slot)
 #else
     vec2 uv = vec2(0.0);   // no TEXCOORD: every texture reads its first texel row
 #endif
+#if !defined(TEXTURE_TRANSFORM) || TEXTURE_TRANSFORM
     if (HAS_TEXTURE_TRANSFORM)
         uv = (material.uvTransform[slot] * vec3(uv, 1.0)).xy;
+#endif
     return uv;
 }
 

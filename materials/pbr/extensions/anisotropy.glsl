@@ -6,6 +6,9 @@
 
 #include "../surface.glsl"
 
+// Only ANISOTROPY code calls what follows: gone when ANISOTROPY is statically 0.
+#if !defined(ANISOTROPY) || ANISOTROPY
+
 void loadAnisotropy(inout Surface s)
 {
     vec2 direction = vec2(1.0, 0.0);
@@ -56,5 +59,7 @@ vec3 anisotropicReflection(Surface s)
     bentNormal = normalize(mix(bentNormal, s.n, bend));
     return reflect(-s.v, bentNormal);
 }
+
+#endif // ANISOTROPY
 
 #endif

@@ -5,6 +5,9 @@
 
 #include "../surface.glsl"
 
+// Only CLEARCOAT code calls what follows: gone when CLEARCOAT is statically 0.
+#if !defined(CLEARCOAT) || CLEARCOAT
+
 void loadClearcoat(inout Surface s)
 {
     s.clearcoat = material.clearcoatFactor;
@@ -43,5 +46,7 @@ vec3 clearcoatFresnel(Surface s)
 {
     return F_Schlick(s.clearcoatF0, vec3(1.0), clamp(dot(s.clearcoatNormal, s.v), 1e-4, 1.0));
 }
+
+#endif // CLEARCOAT
 
 #endif

@@ -6,6 +6,9 @@
 
 #include "../surface.glsl"
 
+// Only IRIDESCENCE code calls what follows: gone when IRIDESCENCE is statically 0.
+#if !defined(IRIDESCENCE) || IRIDESCENCE
+
 // CIE XYZ -> linear Rec.709 primaries.
 const mat3 XYZ_TO_REC709 = mat3(
      3.2404542, -0.9692660,  0.0556434,
@@ -85,5 +88,7 @@ void loadIridescence(inout Surface s)
     s.iridescenceF0Dielectric = thinFilmFresnel(1.0, s.iridescenceIor, s.NdotV, s.iridescenceThickness, s.f0Dielectric);
     s.iridescenceF0Metal = thinFilmFresnel(1.0, s.iridescenceIor, s.NdotV, s.iridescenceThickness, s.baseColor);
 }
+
+#endif // IRIDESCENCE
 
 #endif

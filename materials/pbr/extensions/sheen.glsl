@@ -7,6 +7,9 @@
 #include "../surface.glsl"
 #include "../ibl.glsl"
 
+// Only SHEEN code calls what follows: gone when SHEEN is statically 0.
+#if !defined(SHEEN) || SHEEN
+
 void loadSheen(inout Surface s)
 {
     s.sheenColor = material.sheenColorFactor;
@@ -50,5 +53,7 @@ vec3 sheenAmbient(Surface s)
     float dg = textureLod(brdfLUT, vec2(s.NdotV, s.sheenRoughness), 0.0).b;
     return prefilteredRadiance(s.n, s.sheenRoughness) * s.sheenColor * dg;
 }
+
+#endif // SHEEN
 
 #endif

@@ -9,11 +9,18 @@
 // After loadSpecularModel(): spec-gloss materials keep their explicit F0.
 void loadDielectricSpecular(inout Surface s)
 {
-    s.ior = HAS_IOR ? material.ior : 1.5;
+    s.ior = 1.5;
+#if !defined(IOR) || IOR
+    if (HAS_IOR)
+        s.ior = material.ior;
+#endif
+#if !defined(SPECULAR_GLOSSINESS) || SPECULAR_GLOSSINESS
     if (HAS_SPECULAR_GLOSSINESS)
         return;
+#endif
     vec3 f0 = vec3(iorToF0(s.ior, 1.0));
     s.specularWeight = 1.0;
+#if !defined(SPECULAR) || SPECULAR
     if (HAS_SPECULAR)
     {
         vec3 color = material.specularColorFactor;
@@ -25,6 +32,7 @@ void loadDielectricSpecular(inout Surface s)
         f0 = min(f0 * color, vec3(1.0));
         s.specularWeight = weight;
     }
+#endif
     s.f0Dielectric = f0;
 }
 

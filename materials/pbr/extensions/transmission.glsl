@@ -11,16 +11,10 @@
 #include "../surface.glsl"
 #include "../object.glsl"
 
+// Declared in every permutation (one descriptor set layout for the family).
 layout(set = 0, binding = 4) uniform sampler2D transmissionFramebuffer;
 
-void loadTransmission(inout Surface s)
-{
-    s.transmission = material.transmissionFactor;
-    if (slotUsed(SLOT_TRANSMISSION))
-        s.transmission *= sampleSlot(transmissionTexture, SLOT_TRANSMISSION).r;
-    s.transmission = clamp(s.transmission, 0.0, 1.0);
-}
-
+#if !defined(VOLUME) || VOLUME
 void loadVolume(inout Surface s)
 {
     float thickness = material.thicknessFactor;
@@ -31,6 +25,17 @@ void loadVolume(inout Surface s)
     s.thickness = max(thickness, 0.0) * (scale.x + scale.y + scale.z) / 3.0;
     s.attenuationColor = material.attenuationColor;
     s.attenuationDistance = material.attenuationDistance;
+}
+#endif // VOLUME
+
+// Only TRANSMISSION code calls what follows: gone when TRANSMISSION is statically 0.
+#if !defined(TRANSMISSION) || TRANSMISSION
+void loadTransmission(inout Surface s)
+{
+    s.transmission = material.transmissionFactor;
+    if (slotUsed(SLOT_TRANSMISSION))
+        s.transmission *= sampleSlot(transmissionTexture, SLOT_TRANSMISSION).r;
+    s.transmission = clamp(s.transmission, 0.0, 1.0);
 }
 
 // Beer-Lambert: T = exp(-sigma d), sigma = -ln(attenuationColor) / attenuationDistance.
@@ -75,5 +80,7 @@ vec3 transmissionAmbient(Surface s)
     vec3 behind = textureLod(transmissionFramebuffer, uv, min(lod, levels - 1.0)).rgb;
     return behind * s.baseColor * volumeAttenuation(s, length(ray));
 }
+
+#endif // TRANSMISSION
 
 #endif
