@@ -23,7 +23,7 @@ from pipeline.pak import PakReader
 from pipeline.scheduler import Compiler
 
 ROOT = Path(__file__).resolve().parents[1]
-FAMILY = ROOT / "tests" / "data" / "hlsl_family"
+FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources
 FLOAT = 5126
 
 
@@ -80,7 +80,7 @@ def site(tmp_path: Path):
     shutil.copy(ROOT / "rules" / "pbr.yaml", rules)
     shutil.copy(FAMILY / "rules" / "simple.yaml", rules)
     shutil.copytree(ROOT / "materials", materials)
-    shutil.copytree(FAMILY / "materials", materials, dirs_exist_ok=True)
+    shutil.copytree(FAMILY, materials, dirs_exist_ok=True)
     return mixed_world(tmp_path / "world"), rules, materials
 
 

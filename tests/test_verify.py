@@ -17,7 +17,7 @@ from pipeline.validcount import count_space
 from pipeline.verify import family_keys
 
 ROOT = Path(__file__).resolve().parents[1]
-FAMILY = ROOT / "tests" / "data" / "hlsl_family"
+FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources
 
 
 def run(*args: str):
@@ -42,7 +42,7 @@ def test_pbr_sample_compiles_and_reruns_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_hlsl_family_all_keys_compile(tmp_path: Path) -> None:
-    result = run(*simple_args(FAMILY / "materials", tmp_path / "cache"), "--all")
+    result = run(*simple_args(FAMILY, tmp_path / "cache"), "--all")
     assert result.exit_code == 0, result.stderr
     assert "simple/forward: 12 of 12 valid keys checked" in result.stdout
     assert re.search(r"verified simple: 12 keys -> 24 unique jobs .*; 24 compiled, 0 cached; ok$", result.stdout, re.M)
@@ -50,7 +50,7 @@ def test_hlsl_family_all_keys_compile(tmp_path: Path) -> None:
 
 def test_failures_are_located_and_remembered(tmp_path: Path) -> None:
     materials = tmp_path / "materials"
-    shutil.copytree(FAMILY / "materials", materials)
+    shutil.copytree(FAMILY, materials)
     source = materials / "simple" / "simple.hlsl"
     lines = source.read_text().splitlines()
     at = lines.index("    color *= input.color;") + 1            # inside PSMain's `#if VERTEX_COLOR`
