@@ -1,0 +1,40 @@
+"""The benchmark suite still runs end to end on a tiny world (no timing is checked)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+suite = pytest.importorskip("suite")
+worldgen = pytest.importorskip("worldgen")
+
+TINY = suite.Config(sizes=((1, 4), (2, 4)), props=6, runs=1, cold_runs=1, compile_jobs=2, scan_quick=True)
+
+
+def test_worldgen_is_deterministic(tmp_path):
+    spec = worldgen.WorldSpec(chunks=2, files_per_chunk=3, props=5)
+    first = worldgen.generate(tmp_path / "a", spec)
+    second = worldgen.generate(tmp_path / "b", spec)
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.gl*"))
+    assert first == second and len(files) == 6
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+def test_quick_suite_writes_results_table(tmp_path):
+    out, plot = tmp_path / "RESULTS.md", tmp_path / "scaling.svg"
+    results = suite.run_all(TINY, tmp_path / "work", out, plot, quick=True, log=lambda line: None,
+                            figures=("validcount", "worlds"))
+    text = out.read_text()
+    header = "| # | figure | value | baseline | ratio | target | met? | note |"
+    assert header in text and "## Scaling (figure 8)" in text
+    table = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    rows = [line for line in table if line.startswith("| ")]
+    assert sorted({int(r.split("|")[1]) for r in rows}) == [2, 3, 4, 6, 7, 8]
+    assert all(len(r.split("|")) == len(header.split("|")) for r in rows)
+    assert [s["files"] for s in results.scaling] == [4, 8]
+    assert plot.read_text().lstrip().startswith("<?xml")
