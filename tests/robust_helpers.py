@@ -156,13 +156,13 @@ raw("glb_first_chunk_bin", glb_container(chunk(CHUNK_BIN, POSITIONS) + chunk(CHU
     "", "expected JSON", filename="bad.glb")
 raw("glb_truncated_chunk_header", glb_container(chunk(CHUNK_JSON, json.dumps(document(None)).encode()) + b"\0\0\0\0"),
     "", "truncated chunk header", filename="bad.glb")
-raw("glb_json_not_utf8", glb(json_bytes=b'{"asset": {"version": "2.0\xff\xfe"}}'), ":1:28", "invalid JSON",
+raw("glb_json_not_utf8", glb(json_bytes=b'{"asset": {"version": "2.0\xff\xfe"}}'), ":1:27", "invalid JSON",
     filename="bad.glb")
 raw("glb_invalid_json", glb(json_bytes=b'{"asset": {"version": "2.0"},}'), ":1:30", "invalid JSON", filename="bad.glb")
 raw("glb_empty_json_chunk", glb_container(chunk(CHUNK_JSON, b"")), ":1:1", "invalid JSON", filename="bad.glb")
 
 # --- JSON text
-raw("json_not_utf8", b'{"asset": {"version": "2.0\xc3\x28"}}', ":1:28", "invalid JSON")
+raw("json_not_utf8", b'{"asset": {"version": "2.0\xc3\x28"}}', ":1:27", "invalid JSON")
 raw("json_utf16", json.dumps(document()).encode("utf-16"), ":1:1", "invalid JSON")
 raw("json_trailing_comma", b'{\n "asset": {"version": "2.0"},\n}', ":3:1", "invalid JSON")
 raw("json_truncated", gltf_text(document())[:200], ":", "invalid JSON")

@@ -95,7 +95,21 @@ def validate(model, json_bytes: bytes, file: str):
     try:
         return model.model_validate_json(json_bytes)
     except ValidationError as exc:
-        raise _located(exc, file) from None
+        raise _not_utf8(exc, json_bytes, file) or _located(exc, file) from None
+
+
+def _not_utf8(exc: ValidationError, json_bytes: bytes, file: str) -> GltfError | None:
+    """Invalid UTF-8, located at the first bad byte (line, byte column) by us: JSON parser
+    versions disagree by one column on where a bad code point is."""
+    if "unicode" not in str(exc.errors(include_url=False, include_input=False)[0]["msg"]):
+        return None
+    try:
+        json_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = json_bytes.rfind(b"\n", 0, exc.start) + 1
+        return GltfError.at(file, "invalid JSON: invalid unicode code point",
+                            line=json_bytes.count(b"\n", 0, exc.start) + 1, col=exc.start - line_start + 1)
+    return None
 
 
 def _located(exc: ValidationError, file: str) -> GltfError:
