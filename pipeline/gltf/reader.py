@@ -105,10 +105,10 @@ def _not_utf8(exc: ValidationError, json_bytes: bytes, file: str) -> GltfError |
         return None
     try:
         json_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = json_bytes.rfind(b"\n", 0, exc.start) + 1
+    except UnicodeDecodeError as bad:
+        line_start = json_bytes.rfind(b"\n", 0, bad.start) + 1
         return GltfError.at(file, "invalid JSON: invalid unicode code point",
-                            line=json_bytes.count(b"\n", 0, exc.start) + 1, col=exc.start - line_start + 1)
+                            line=json_bytes.count(b"\n", 0, bad.start) + 1, col=bad.start - line_start + 1)
     return None
 
 
