@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from pipeline import chunkcache as _chunkcache
 from pipeline import cook as _cook
 from pipeline import explain as _explain
 from pipeline import report as _report
@@ -151,13 +152,22 @@ def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
 def cook(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, out: Path | str | None = None, jobs: int | None = None,
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
-         compiler=None) -> CookResult:
-    """Compile every required key that the cache does not hold and write the chunk outputs."""
+         compiler=None, incremental: bool = True) -> CookResult:
+    """Compile every required key that the cache does not hold and write the chunk outputs.
+
+    ``incremental`` (the default) takes each unchanged chunk's keys from its record in
+    the cache (:mod:`pipeline.chunkcache`) instead of scanning it and running the
+    rules again; the result is the same as with ``incremental=False``.
+    """
     w = _world(world)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     with open_store(cache) as store:
-        found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
+        found = None
+        if incremental:
+            found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
+        if found is None:
+            found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
         return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,

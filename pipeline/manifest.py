@@ -41,7 +41,7 @@ import orjson
 from pipeline import atomic
 from pipeline.canon import canonical_bytes
 from pipeline.errors import PipelineError
-from pipeline.pak import write_pak
+from pipeline.pak import read_index, write_pak
 
 FORMAT_VERSION = 1
 LEVEL_SUFFIX = ".level"
@@ -141,13 +141,33 @@ def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
     return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors))
 
 
-def level_manifest(level: str, chunks: Iterable[ChunkManifest]) -> LevelManifest:
-    """The union of a level's chunk manifests: keys merged, draws summed."""
+STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
+
+
+def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[str] = ()) -> LevelManifest:
+    """The union of a level's chunk manifests: keys merged, draws summed.
+
+    When two chunks name different stage blobs for one key (one was cooked after a
+    shader or compiler change, the other not yet), the chunk in ``fresh`` (just
+    cooked) wins, else the first by name; the other chunk's entry is left out and
+    the chunk is listed in ``errors`` as stale.
+    """
     check_name(level, "level")
-    chunks = sorted(chunks, key=lambda m: m.chunk)
-    entries = (replace(e, chunks=(m.chunk,)) for m in chunks for e in m.keys.values())
-    errors = tuple({**e, "chunk": m.chunk} for m in chunks for e in m.errors)
-    return LevelManifest(level, tuple(m.chunk for m in chunks), _merge_all(entries), errors)
+    fresh = set(fresh)
+    chunks = sorted(chunks, key=lambda m: (m.chunk not in fresh, m.chunk))
+    merged: dict[str, ManifestEntry] = {}
+    stale: set[str] = set()
+    for m in chunks:
+        for entry in m.keys.values():
+            old = merged.get(entry.key)
+            if old is not None and old.stages != entry.stages:
+                stale.add(m.chunk)
+                continue
+            entry = replace(entry, chunks=(m.chunk,))
+            merged[entry.key] = merge_entries(old, entry) if old is not None else entry
+    errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
+    errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors))
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -226,6 +246,23 @@ def write_chunk_outputs(out: Path | str, manifest: ChunkManifest,
     writes = [(chunk_pak_path(out, manifest.chunk), write_pak({h: blobs[h] for h in needed})),
               (chunk_manifest_path(out, manifest.chunk), dump_json(manifest.to_json()))]
     return [path for path, data in writes if atomic.write_if_changed(path, data)]
+
+
+def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """Every stage blob hash the manifest names: what its .pak holds."""
+    return frozenset(h for e in manifest.keys.values() for h in e.stages.values())
+
+
+def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
+    """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
+    indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
+    try:
+        on_disk = chunk_manifest_path(out, manifest.chunk).read_bytes()
+    except OSError:
+        return False
+    if on_disk != dump_json(manifest.to_json()):
+        return False
+    return read_index(chunk_pak_path(out, manifest.chunk)) == stage_hashes(manifest)
 
 
 def write_level_manifest(out: Path | str, manifest: LevelManifest) -> bool:

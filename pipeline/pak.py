@@ -26,6 +26,7 @@ always produce the same file.  A reader refuses a newer version with
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -186,6 +187,39 @@ class PakReader:
 
     def _corrupt(self, message: str) -> PakCorruptError:
         return PakCorruptError.at(self.name, f"corrupt .pak: {message}")
+
+
+def read_index(path: Path | str) -> frozenset[str] | None:
+    """The blob hashes a .pak file's index names, reading only its header and index.
+
+    None when the file is missing, unreadable, of another version, or when its
+    header or index is malformed or its size is not the one the header records
+    (truncated or grown).  Blob bytes are not read, so neither the checksum nor the
+    blob hashes are checked: :meth:`PakReader.verify` does that.
+    """
+    try:
+        with open(path, "rb") as f:
+            actual = os.fstat(f.fileno()).st_size
+            head = f.read(HEADER.size)
+            if len(head) < HEADER.size:
+                return None
+            magic, version, count, alignment, _, size, _ = HEADER.unpack(head)
+            if magic != MAGIC or version != FORMAT_VERSION or size != actual or alignment not in (4, 8):
+                return None
+            if HEADER.size + ENTRY.size * count > size:
+                return None
+            index = f.read(ENTRY.size * count)
+    except OSError:
+        return None
+    if len(index) != ENTRY.size * count:
+        return None
+    hashes, previous, data_end = [], b"", HEADER.size + ENTRY.size * count
+    for digest, offset, blob_size in ENTRY.iter_unpack(index):
+        if digest <= previous or offset < data_end or offset % alignment or offset + blob_size > size:
+            return None
+        hashes.append(digest.hex())
+        previous, data_end = digest, offset + blob_size
+    return frozenset(hashes)
 
 
 def _read_file(path: Path) -> bytes:

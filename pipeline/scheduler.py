@@ -12,7 +12,10 @@ The dirty check runs cheap to expensive and records why each job runs (the ninja
    was missing or corrupt.
 
 Misses compile on a process pool in batches (each worker loads the compiler once);
-results are stored as they arrive, so a killed cook keeps what it finished.
+results are stored as they arrive, so a killed cook keeps what it finished.  A few
+misses (at most :data:`INLINE_PER_WORKER` per worker, an artist's one-chunk edit)
+compile in this process instead: starting the pool and loading the compiler in
+every worker costs more than the pool would save on them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from pipeline.progress import NullProgress, Progress
 from pipeline.store import Store
 
 MAX_BATCH = 32
+# Misses per worker up to which compiling in this process beats starting a pool: a
+# worker's start (spawn, imports, compiler load) costs about 0.3 s, a typical job
+# 5-25 ms, so a pool of N workers only pays off beyond a few dozen jobs.
+INLINE_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ class Compiler:
         ``calls`` counts the requests actually compiled (not those a fail-fast
         stop cancelled).
         """
-        if self.jobs == 1 or len(jobs) <= 2:
+        if self.jobs == 1 or len(jobs) <= INLINE_PER_WORKER * self.jobs:
             return self._run_inline(jobs, on_done, fail_fast)
         return self._run_pool(jobs, on_done, fail_fast)
 

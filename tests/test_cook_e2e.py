@@ -184,6 +184,22 @@ def test_changing_a_fragment_include_recompiles_exactly_its_jobs(warm) -> None:
     assert {line["reason"] for line in result.explain_lines()} == {f"source changed: {FRAGMENT_INCLUDE}"}
 
 
+def test_cooking_one_chunk_after_a_shader_change_marks_its_level_siblings_stale(warm) -> None:
+    site, _ = warm
+    common = site.materials / "pbr" / "common.glsl"
+    common.write_text(common.read_text().replace("3.14159265358979", "3.0"))  # new binaries
+    one, _ = cook(site, chunk="forest/c01")
+    assert one.errors == []
+    level = json.loads((site.out / "forest.level.json").read_text())
+    stale = sorted(e["chunk"] for e in level["errors"] if e["message"].startswith("stale:"))
+    assert stale == ["forest/c00", "forest/c02"]
+    fresh = load_chunk_manifest(site.out / "forest" / "c01.json")
+    for text, entry in fresh.keys.items():                # the level names the fresh chunk's blobs
+        assert level["keys"][text]["stages"] == dict(entry.stages)
+    everything, _ = cook(site)
+    assert everything.errors == [] and load_level_manifest(site.out / "forest.level.json").errors == ()
+
+
 # ------------------------------------------------------------------ compile errors
 def break_forward_brdf(materials: Path) -> int:
     """A syntax error in brdf.glsl that only forward-pass fragments see; returns its line."""

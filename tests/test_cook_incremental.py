@@ -1,0 +1,217 @@
+"""The incremental cook (chunk records, outputs checked without reading blobs) against the full path.
+
+Each scenario edits the sample world, then cooks it twice from the same state:
+incrementally (the default) and with ``incremental=False`` (scan everything, run
+every rule) on copies of the cache and outputs.  The ``--json`` documents and the
+output files must be the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import api, chunkcache
+from pipeline.scheduler import Compiler
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "sample_world"
+MATERIALS = ROOT / "materials"
+RULES = ROOT / "rules"
+CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "town/interior", "town/market", "town/square"]
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cold")
+    shutil.copytree(SAMPLE, base / "world")
+    shutil.copytree(RULES, base / "rules")
+    run_cook(base, base / "cache", base / "out", jobs=2)
+    return base
+
+
+@pytest.fixture
+def site(cold, tmp_path):
+    for name in ("world", "rules", "cache", "out"):
+        shutil.copytree(cold / name, tmp_path / name)
+    run_cook(tmp_path, tmp_path / "cache", tmp_path / "out")  # records are per world root: warm them here
+    return tmp_path
+
+
+def run_cook(base: Path, cache: Path, out: Path, jobs: int = 1, **options):
+    compiler = Compiler(MATERIALS, "capi", jobs)
+    world = api.open_world(base / "world", rules=base / "rules", materials=MATERIALS)
+    return api.cook(world, cache=cache, out=out, jobs=jobs, compiler=compiler, **options), compiler
+
+
+@pytest.fixture
+def missed(monkeypatch):
+    """The chunks each cook scanned and evaluated (its records missed)."""
+    seen: list[list[str]] = []
+    compute = chunkcache._compute
+
+    def spy(world, store, target, config, missing, *args):
+        seen.append([c.name for c in missing])
+        return compute(world, store, target, config, missing, *args)
+
+    monkeypatch.setattr(chunkcache, "_compute", spy)
+    return seen
+
+
+def files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def comparable(doc: dict, out: Path) -> dict:
+    doc = dict(doc)
+    for name in ("outputs", "written"):
+        doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
+    return doc
+
+
+def both(site: Path, **options) -> tuple[dict, dict]:
+    """Cook incrementally and fully from the same state; check they agree; return both documents."""
+    shutil.copytree(site / "cache", site / "cache-full")
+    shutil.copytree(site / "out", site / "out-full")
+    inc, inc_compiler = run_cook(site, site / "cache", site / "out", **options)
+    full, full_compiler = run_cook(site, site / "cache-full", site / "out-full", incremental=False, **options)
+    a, b = comparable(inc.to_json(), site / "out"), comparable(full.to_json(), site / "out-full")
+    assert a == b
+    assert inc_compiler.calls == full_compiler.calls == len(inc.run.compiled)
+    assert files(site / "out") == files(site / "out-full")
+    shutil.rmtree(site / "cache-full")
+    shutil.rmtree(site / "out-full")
+    return a, b
+
+
+def test_noop_uses_records_only(site, missed):
+    doc, _ = both(site)
+    assert missed == [] and doc["compiled"] == 0 and doc["written"] == []
+    assert doc["chunks"] == len(CHUNKS) and doc["draws"] > 0 and doc["keys"] > 0
+
+
+def test_edit_one_file(site, missed):
+    path = site / "world" / "forest" / "c00" / "terrain.gltf"
+    doc = json.loads(path.read_text())
+    for material in doc.get("materials", []):
+        material["alphaMode"] = "MASK"
+        material["doubleSided"] = True
+    path.write_text(json.dumps(doc))
+    result, _ = both(site)
+    assert missed == [["forest/c00"]]
+    assert "forest/c00.json" in result["written"]
+
+
+def test_add_file(site, missed):
+    source = site / "world" / "forest" / "c01" / "rocks.gltf"
+    shutil.copy(source, site / "world" / "forest" / "c02" / "rocks.gltf")
+    both(site)
+    assert missed == [["forest/c02"]]
+
+
+def test_delete_file(site, missed):
+    (site / "world" / "town" / "square" / "character.glb").unlink()
+    both(site)
+    assert missed == [["town/square"]]
+
+
+def test_delete_chunk_folder(site, missed):
+    shutil.rmtree(site / "world" / "forest" / "c01")
+    doc, _ = both(site)
+    assert missed == [] and doc["chunks"] == len(CHUNKS) - 1
+
+
+def test_touch_file(site, missed):
+    path = site / "world" / "town" / "market" / "stalls.gltf"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    doc, _ = both(site)
+    assert missed == [["town/market"]] and doc["compiled"] == 0 and doc["written"] == []
+
+
+def test_rule_change_recomputes_every_chunk(site, missed):
+    path = site / "rules" / "pbr.yaml"
+    path.write_text(path.read_text() + "\n# a comment changes the bytes\n")
+    both(site)
+    assert sorted(missed[0]) == CHUNKS
+
+
+def test_level_and_chunk_filters(site, missed):
+    both(site, level="town")
+    both(site, chunk="forest/c02")
+    assert missed == []
+
+
+def test_broken_file_keeps_its_diagnostics(site, missed):
+    (site / "world" / "forest" / "c02" / "cabin.gltf").write_text("{not json")
+    first, _ = both(site)
+    assert first["errors"] and missed == [["forest/c02"]]
+    second, _ = both(site)  # from the record now
+    assert second["errors"] == first["errors"]
+
+
+# ------------------------------------------------------------------ outputs repaired without a blob read
+def test_deleted_pak_is_restored(site):
+    before = files(site / "out")
+    (site / "out" / "forest" / "c00.pak").unlink()
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.to_json()["written"] == [str(site / "out" / "forest" / "c00.pak")]
+    assert files(site / "out") == before
+
+
+def test_truncated_manifest_is_restored(site):
+    before = files(site / "out")
+    path = site / "out" / "town" / "market.json"
+    path.write_bytes(path.read_bytes()[:40])
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before
+
+
+@pytest.mark.parametrize("where", ["blob", "truncate"])
+def test_corrupt_pak_is_restored(site, where):
+    before = files(site / "out")
+    path = site / "out" / "forest" / "c01.pak"
+    data = bytearray(path.read_bytes())
+    if where == "blob":
+        data[-9] ^= 0xFF  # a blob byte: the index still reads fine
+    else:
+        data = data[:-16]
+    path.write_bytes(bytes(data))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before
+
+
+def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
+    from pipeline.store import Store
+
+    run_cook(site, site / "cache", site / "out")  # the output checks are remembered
+    reads = []
+    original = Store.get_blob
+    monkeypatch.setattr(Store, "get_blob", lambda self, digest: reads.append(digest) or original(self, digest))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.written == [] and len(reads) == len(result.plan.jobs)  # the cache check only, once per job
+
+
+def test_deleted_level_manifest_is_restored(site):
+    before = files(site / "out")
+    path = site / "out" / "town.level.json"
+    path.unlink()
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.written == [str(path)]
+    assert files(site / "out") == before
+
+
+def test_stale_chunk_manifest_rebuilds_level(site):
+    """A chunk manifest changed on disk by someone else: rewritten, and its level manifest checked again."""
+    before = files(site / "out")
+    path = site / "out" / "forest" / "c02.json"
+    path.write_bytes(path.read_bytes().replace(b'"draws": ', b'"draws": 1', 1))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before
