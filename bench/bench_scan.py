@@ -7,7 +7,8 @@ glTF JSON per second (a GLB counts its JSON chunk only) for
 
 - ``json.loads``: read each file, take its JSON, parse it (the baseline);
 - ``scan (cold)``: ``pipeline.scan.scan`` of the corpus as a world, no cache
-  (discovery, reading, validation, facts for every draw);
+  (discovery, reading, validation, facts for every draw), on one process pool worker
+  per core (``jobs`` default) and in-process (``jobs=1``);
 - ``scan (cached)``: the same scan again through a warm scan cache;
 - ``pygltflib``: ``GLTF2.load`` of each file (single run: it is slow).
 
@@ -19,6 +20,7 @@ file, one cache read per chunk).  Times are the median of the runs.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import shutil
 import statistics
@@ -61,6 +63,8 @@ def corpus_table(corpus: Path, runs: int, quick: bool) -> list[tuple[str, float,
     megabytes = sum(len(json_bytes(p)) for p in files) / 1e6
     rows = [("json.loads", timed(lambda: [json.loads(json_bytes(p)) for p in files], runs))]
     rows.append(("scan (cold, no cache)", timed(lambda: scan(corpus), runs)))
+    if "jobs" in inspect.signature(scan).parameters:
+        rows.append(("scan (cold, no cache, jobs=1)", timed(lambda: scan(corpus, jobs=1), runs)))
     with tempfile.TemporaryDirectory() as cache, Store(cache) as store:
         scan(corpus, store=store)
         rows.append(("scan (cached)", timed(lambda: scan(corpus, store=store), runs)))
@@ -99,6 +103,9 @@ def world_table(corpus: Path, count: int, runs: int) -> None:
             target = world / f"level{i % 4}" / f"c{i // 100:03d}" / f"f{i:05d}{seed.suffix}"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(seed, target)
+        one_s = None
+        if "jobs" in inspect.signature(scan).parameters:
+            one_s = timed(lambda: scan(world, jobs=1), 1)
         with Store(Path(tmp) / "cache") as store:
             start = time.perf_counter()
             cold = scan(world, store=store)
@@ -109,6 +116,8 @@ def world_table(corpus: Path, count: int, runs: int) -> None:
     print("| scan | time (s) | files read |")
     print("|---|---:|---:|")
     print(f"| cold, empty cache | {cold_s:.3f} | {cold.files_read} |")
+    if one_s is not None:
+        print(f"| cold, no cache, jobs=1 | {one_s:.3f} | {cold.files_read} |")
     print(f"| no-op rescan | {warm_s:.3f} | {warm.files_read} |")
 
 

@@ -27,14 +27,16 @@ import base64
 import binascii
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
-
-import numpy as np
 
 from pipeline.config import Limits
 from pipeline.errors import Diagnostic, Location
 from pipeline.gltf.pointer import pointer
 from pipeline.gltf.reader import Gltf
+
+if TYPE_CHECKING:  # numpy is imported on first use: most scans never read a buffer
+    import numpy as np
 
 OPTIONAL_FACTS = frozenset({"mesh.colorAllWhite", "mesh.maxJointInfluences"})
 WHITE_TOLERANCE = 1 / 512
@@ -50,10 +52,18 @@ class BufferData:
     """Lazy access to the binary data of one glTF file (each buffer loaded at most once)."""
 
     def __init__(self, gltf: Gltf, root: Path, limits: Limits):
-        self.gltf, self.root, self.limits = gltf, Path(root).resolve(), limits
+        self.gltf, self._root, self.limits = gltf, root, limits
+        self._resolved_root: Path | None = None
         self.warnings: list[Diagnostic] = []
         self._buffers: dict[int, memoryview | None] = {}
         self.dependencies: list[Path] = []
+
+    @property
+    def root(self) -> Path:
+        """The world root, resolved on first use (most files never read an external buffer)."""
+        if self._resolved_root is None:
+            self._resolved_root = Path(self._root).resolve()
+        return self._resolved_root
 
     # ------------------------------------------------------------ buffers
     def buffer(self, index: int) -> memoryview | None:
@@ -105,6 +115,8 @@ class BufferData:
     # ------------------------------------------------------------ accessors
     def accessor(self, index: int) -> np.ndarray | None:
         """Accessor values as float64, shape (count, components); normalized ints scaled to [0,1]/[-1,1]."""
+        import numpy as np
+
         acc = self.gltf.data().accessors[index]
         components = _COMPONENTS.get(acc["type"])
         if components is None or "sparse" in acc or "bufferView" not in acc:
@@ -118,6 +130,8 @@ class BufferData:
         return values
 
     def _view_array(self, acc: dict, components: int) -> np.ndarray | None:
+        import numpy as np
+
         views = self.gltf.data().bufferViews
         if acc["bufferView"] >= len(views):
             return None
@@ -155,6 +169,8 @@ def primitive_facts(data: BufferData, mesh: int, primitive: int, wanted: frozens
 def color_all_white(data: BufferData, attributes: dict[str, int]) -> bool | None:
     if "COLOR_0" not in attributes:
         return False
+    import numpy as np
+
     values = data.accessor(attributes["COLOR_0"])
     return None if values is None else bool(np.all(np.abs(values - 1.0) <= WHITE_TOLERANCE))
 
@@ -166,4 +182,6 @@ def max_joint_influences(data: BufferData, attributes: dict[str, int]) -> int | 
     arrays = [data.accessor(attributes[name]) for name in sets]
     if any(a is None for a in arrays) or len({len(a) for a in arrays}) != 1:
         return None
+    import numpy as np
+
     return int((np.concatenate(arrays, axis=1) > 0).sum(axis=1).max())

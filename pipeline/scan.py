@@ -19,14 +19,25 @@ into the chunk's de-duplicated ``facts`` list (equal facts pickled once, their
 signatures alongside).  A file whose (mtime_ns, size) match is reused without
 being opened; otherwise it is read and hashed, and only a changed hash re-parses
 it.  An entry that cannot be used (another format, corrupt) is a miss.
+
+Cold scans: chunks without a usable entry are scanned on a process pool (``jobs``,
+one worker per core by default; forked, so workers start at once) when they hold
+:data:`POOL_MIN_FILES` files or more.  Workers send back the would-be cache entry of
+each chunk; the parent rebuilds the draws from it in file order and writes the
+cache, so the result does not depend on the number of workers.  Within a scan,
+equal fact parts are shared (:class:`~pipeline.gltf.draws.SharedFacts`) and each
+distinct facts object's signature is hashed once, from its parts' canonical bytes.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 from pipeline.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
@@ -35,8 +46,9 @@ from pipeline.config import WorldConfig, load_world_config
 from pipeline.errors import Diagnostic, GltfError, Location, PipelineError
 from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.gltf import parse_gltf, read_bytes
-from pipeline.gltf.draws import FileDraw, draws_of
+from pipeline.gltf.draws import FileDraw, SharedFacts, draws_of
 from pipeline.gltf.grid import grid_chunk_of
+from pipeline.gltf.trusted import construct
 from pipeline.store import Store
 from pipeline.world import ChunkInfo, discover, find_world_root
 
@@ -117,8 +129,12 @@ class FileScan:
 
 
 def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
-               config: WorldConfig, optional_facts: frozenset[str]) -> FileScan:
-    """Draws of one file's content; a bad file gives no draws and one located error."""
+               config: WorldConfig, optional_facts: frozenset[str], shared: SharedFacts | None = None) -> FileScan:
+    """Draws of one file's content; a bad file gives no draws and one located error.
+
+    ``shared`` (one per scan) shares equal fact objects between files and gives each
+    draw its signature.
+    """
     try:
         gltf = parse_gltf(data, path, file, config.limits)
         buffers = BufferData(gltf, root, config.limits)
@@ -126,7 +142,7 @@ def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: st
         optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
         grid = config.grid(level)
         chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
-        return FileScan(draws_of(gltf, chunk_of, optional), buffers.warnings, buffers.dependencies)
+        return FileScan(draws_of(gltf, chunk_of, optional, shared), buffers.warnings, buffers.dependencies)
     except GltfError as exc:
         return FileScan([], exc.diagnostics)
 
@@ -191,6 +207,7 @@ class _ChunkScan:
     read: int = 0
     parsed: int = 0
     cached: int = 0
+    shared: SharedFacts = field(default_factory=SharedFacts)
 
     def __post_init__(self) -> None:
         # Start from the old fact table so reused rows keep their indices; compacted on write.
@@ -229,22 +246,29 @@ class _ChunkScan:
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
-                            level=self.chunk.level, config=self.config, optional_facts=self.optional)
+                            level=self.chunk.level, config=self.config, optional_facts=self.optional,
+                            shared=self.shared)
         deps = tuple(_dep(p) for p in result.deps)
         memo: dict[int, int] = {}  # id -> index; the draws keep their facts alive meanwhile
         rows = [(d.node, d.mesh, d.primitive, d.material, d.variant,
-                 memo.get(id(d.facts)) if id(d.facts) in memo else memo.setdefault(id(d.facts), self.intern(d.facts)))
+                 memo[id(d.facts)] if id(d.facts) in memo
+                 else memo.setdefault(id(d.facts), self.intern(d.facts, d.signature)))
                 for d in result.draws]
-        self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics)))
+        self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics)), trusted=True)
 
-    def keep(self, file: str, entry: tuple) -> None:
+    def keep(self, file: str, entry: tuple, trusted: bool = False) -> None:
+        """Use a file's entry; ``trusted`` rows were just built here (cached ones are validated)."""
         self.files[file] = entry
         self.diagnostics.extend(entry[5])
-        for node, mesh, primitive, material, variant, i in entry[4]:
+        self.add_draws(file, entry[4], trusted)
+
+    def add_draws(self, file: str, rows, trusted: bool) -> None:
+        new_source, new_draw = (_construct_source, _construct_draw) if trusted else (_new_source, _new_draw)
+        for node, mesh, primitive, material, variant, i in rows:
             facts = self.facts[i]
-            source = _new_source({"file": file, "chunk": facts.chunk.name, "level": facts.chunk.level, "node": node,
-                                  "mesh": mesh, "primitive": primitive, "material": material, "variant": variant})
-            self.draws.append(_new_draw({"source": source, "facts": facts}))
+            source = new_source({"file": file, "chunk": facts.chunk.name, "level": facts.chunk.level, "node": node,
+                                 "mesh": mesh, "primitive": primitive, "material": material, "variant": variant})
+            self.draws.append(new_draw({"source": source, "facts": facts}))
 
     def intern(self, facts: DrawFacts, signature: str | None = None) -> int:
         """Index of these facts in the chunk's de-duplicated list (equal signatures share one)."""
@@ -270,11 +294,28 @@ class _ChunkScan:
     def changed(self) -> bool:
         return self.read > 0 or set(self.files) != set(self.old.get("files", {}))
 
+    def payload(self) -> tuple:
+        """What a pool worker sends back: everything but the draws, which the parent rebuilds."""
+        return self.files, self.facts, self.signatures, self.diagnostics, self.read, self.parsed, self.cached
+
+    @classmethod
+    def from_payload(cls, root: Path, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str],
+                     payload: tuple) -> "_ChunkScan":
+        """The scan a worker did, with its draws rebuilt in the order the worker made them."""
+        work = cls(root, chunk, config, optional, {})
+        work.files, work.facts, work.signatures, work.diagnostics, work.read, work.parsed, work.cached = payload
+        for file, entry in work.files.items():
+            work.add_draws(file, entry[4], trusted=True)
+        return work
+
 
 # Direct validator calls: the same validation as DrawSource(...) / Draw(...), without the
 # keyword-argument wrapper (measurably cheaper for the many draws of a cached scan).
 _new_source = DrawSource.__pydantic_validator__.validate_python
 _new_draw = Draw.__pydantic_validator__.validate_python
+# Rows just built from a validated document need no validation at all.
+_construct_source = partial(construct, DrawSource)
+_construct_draw = partial(construct, Draw)
 
 
 def _dep(path: Path) -> tuple[str, int, int]:
@@ -312,10 +353,16 @@ class Target:
     chunks: list[ChunkInfo]
     only_file: str | None = None
     only_chunk: str | None = None
+    only_chunks: frozenset[str] | None = None
+
+    def wants(self, chunk: str) -> bool:
+        """Whether draws of ``chunk`` (a folder chunk or a grid cell) are in the result."""
+        return ((self.only_chunk is None or chunk == self.only_chunk)
+                and (self.only_chunks is None or chunk in self.only_chunks))
 
 
-def resolve_target(path: Path, config: WorldConfig | None, level: str | None, chunk: str | None
-                   ) -> tuple[Target, WorldConfig]:
+def resolve_target(path: Path, config: WorldConfig | None, level: str | None, chunk: str | None,
+                   chunks: Collection[str] | None = None) -> tuple[Target, WorldConfig]:
     """Find the world root of ``path`` and the chunks to scan."""
     path = Path(path).resolve()
     if not path.exists():
@@ -323,68 +370,173 @@ def resolve_target(path: Path, config: WorldConfig | None, level: str | None, ch
     root = find_world_root(path)
     config = config if config is not None else load_world_config(root)
     under = path.relative_to(root).as_posix() if path.is_dir() else path.parent.relative_to(root).as_posix()
-    chunks = discover(root, config, "" if under == "." else under)
+    found = discover(root, config, "" if under == "." else under)
     only_file = path.relative_to(root).as_posix() if path.is_file() else None
     if only_file is not None:
-        chunks = [c for c in chunks if only_file in c.files][:1]
+        found = [c for c in found if only_file in c.files][:1]
     if level is not None:
-        chunks = [c for c in chunks if c.level == level]
+        found = [c for c in found if c.level == level]
     if chunk is not None:
-        chunks = [c for c in chunks if c.name == chunk or (config.grid(c.level) and chunk.startswith(c.level + "/"))]
-        if not chunks:
+        found = [c for c in found if c.name == chunk or (config.grid(c.level) and chunk.startswith(c.level + "/"))]
+        if not found:
             raise PipelineError.at(chunk, "no such chunk in the world")
-    return Target(root, chunks, only_file, chunk), config
+    only_chunks = None
+    if chunks is not None:
+        only_chunks = frozenset(chunks)
+        found = [c for c in found if c.name in only_chunks
+                 or (config.grid(c.level) and any(n.startswith(c.level + "/") for n in only_chunks))]
+    return Target(root, found, only_file, chunk, only_chunks), config
 
 
 def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None = None,
          optional_facts: frozenset[str] = frozenset(), level: str | None = None, chunk: str | None = None,
-         progress: Progress | None = None) -> ScanResult:
-    """Scan a world, a chunk folder or one file (through ``store`` when given)."""
-    target, config = resolve_target(path, config, level, chunk)
+         progress: Progress | None = None, jobs: int | None = None,
+         chunks: Collection[str] | None = None) -> ScanResult:
+    """Scan a world, a chunk folder or one file (through ``store`` when given).
+
+    ``chunks`` restricts the scan to those chunk names (folder chunks, or grid cells:
+    their level's folders are scanned and only the named cells kept); names that are
+    not in the world are ignored.  Chunks without a usable cache entry are scanned on
+    a pool of up to ``jobs`` processes (default: one per core) when they hold at least
+    :data:`POOL_MIN_FILES` files; the result is the same whatever the number of workers.
+    """
+    target, config = resolve_target(path, config, level, chunk, chunks)
     optional = frozenset(optional_facts)
     total = sum(len(_files(c, target)) for c in target.chunks)
     done = [0]
 
-    def step() -> None:
-        done[0] += 1
-        if progress:
-            progress(done[0], total)
+    def step(count: int = 1) -> None:
+        for _ in range(count):
+            done[0] += 1
+            if progress:
+                progress(done[0], total)
 
-    scans = [_scan_chunk(target, c, config, optional, store, step) for c in target.chunks]
+    keys = [chunk_key(target.root, c, config, optional) for c in target.chunks]
+    entries = [_load_entry(store, key) for key in keys]
+    cold = [i for i, c in enumerate(target.chunks) if not entries[i] and not target.only_file]
+    scans: list[_ChunkScan | None] = [None] * len(target.chunks)
+
+    def finish(i: int) -> None:
+        if store is not None and not target.only_file and scans[i].changed():
+            store.set(NAMESPACE, keys[i], scans[i].entry())
+
+    workers = _workers(jobs, sum(len(target.chunks[i].files) for i in cold))
+    if workers > 1:
+        _scan_on_pool(target, config, optional, cold, workers, scans, finish, step)
+    shared = SharedFacts()
+    for i, c in enumerate(target.chunks):
+        if scans[i] is None:
+            scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step)
+            finish(i)
     return _result(target, scans)
+
+
+# Cold chunks are scanned on a process pool when they hold at least this many files
+# together, and each worker gets at least half of it: forking a worker and sending
+# its facts back costs about as much as scanning a few dozen small files.
+POOL_MIN_FILES = 64
+
+
+def _workers(jobs: int | None, cold_files: int) -> int:
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs <= 1 or cold_files < POOL_MIN_FILES:
+        return 1
+    return max(1, min(jobs, cold_files // (POOL_MIN_FILES // 2)))
+
+
+def _pool_context():
+    """fork where there is one: workers start at once and inherit the loaded modules."""
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+
+
+_WORKER_SHARED: SharedFacts | None = None
+
+
+def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optional: frozenset[str]) -> list[tuple]:
+    """In a worker: scan chunks without a cache entry; facts are shared across its tasks."""
+    global _WORKER_SHARED
+    if _WORKER_SHARED is None:
+        _WORKER_SHARED = SharedFacts()
+    out = []
+    for chunk in chunks:
+        work = _ChunkScan(root, chunk, config, optional, {}, shared=_WORKER_SHARED)
+        work.run(chunk.files, lambda: None)
+        out.append(work.payload())
+    return out
+
+
+def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[list[int]]:
+    """Cold chunk indices in about ``4 * workers`` batches of similar file counts, biggest first."""
+    total = sum(len(chunks[i].files) for i in cold)
+    size = max(1, total // (4 * workers))
+    batches, current, count = [], [], 0
+    for i in cold:
+        current.append(i)
+        count += len(chunks[i].files)
+        if count >= size:
+            batches.append(current)
+            current, count = [], 0
+    if current:
+        batches.append(current)
+    return sorted(batches, key=lambda b: -sum(len(chunks[i].files) for i in b))
+
+
+def _scan_on_pool(target: Target, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
+                  scans: list, finish: Callable[[int], None], step: Callable[[int], None]) -> None:
+    """Scan the ``cold`` chunks on a pool; results land at their index (order is the chunks' order).
+
+    A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
+    """
+    try:
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                                    initializer=_reset_worker) as pool:
+            futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
+                       for batch in _batches(target.chunks, cold, workers)}
+            for future in cf.as_completed(futures):
+                for i, payload in zip(futures[future], future.result()):
+                    chunk = target.chunks[i]
+                    scans[i] = _ChunkScan.from_payload(target.root, chunk, config, optional, payload)
+                    finish(i)
+                    step(len(chunk.files))
+    except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
+        pass  # chunks without a result are scanned in this process
+
+
+def _reset_worker() -> None:
+    global _WORKER_SHARED
+    _WORKER_SHARED = None
 
 
 def _files(chunk: ChunkInfo, target: Target) -> tuple[str, ...]:
     return (target.only_file,) if target.only_file else chunk.files
 
 
-def _scan_chunk(target: Target, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str],
-                store: Store | None, step: Callable[[], None]) -> _ChunkScan:
-    key = chunk_key(target.root, chunk, config, optional)
-    entry = _load_entry(store, key)
+def _scan_chunk(target: Target, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
+                shared: SharedFacts, step: Callable[[], None]) -> _ChunkScan:
     try:
-        work = _ChunkScan(target.root, chunk, config, optional, entry)
+        work = _ChunkScan(target.root, chunk, config, optional, entry, shared=shared)
         work.run(_files(chunk, target), step)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         if not entry:
             raise
-        work = _ChunkScan(target.root, chunk, config, optional, {})  # an unusable entry is a miss
+        work = _ChunkScan(target.root, chunk, config, optional, {}, shared=shared)  # an unusable entry is a miss
         work.run(_files(chunk, target), step)
-    if store is not None and work.changed() and not target.only_file:
-        store.set(NAMESPACE, key, work.entry())
     return work
 
 
 def _result(target: Target, scans: list[_ChunkScan]) -> ScanResult:
     draws = [d for s in scans for d in s.draws]
-    if target.only_chunk is not None:
-        draws = [d for d in draws if d.source.chunk == target.only_chunk]
+    if target.only_chunk is not None or target.only_chunks is not None:
+        draws = [d for d in draws if target.wants(d.source.chunk)]
     if any(s.config.grid(s.chunk.level) for s in scans):
         draws.sort(key=_draw_order)  # grid cells interleave; folder chunks come out in order already
     files = sorted(f for s in scans for f in _files(s.chunk, target))
     chunks = sorted({s.chunk.name for s in scans if not s.config.grid(s.chunk.level)} | {d.source.chunk for d in draws})
-    if target.only_chunk is not None:
-        chunks = [c for c in chunks if c == target.only_chunk]
+    if target.only_chunk is not None or target.only_chunks is not None:
+        chunks = [c for c in chunks if target.wants(c)]
     signatures = {id(f): sig for s in scans for f, sig in zip(s.facts, s.signatures)}
     return ScanResult(
         root=target.root, files=files, chunks=chunks, draws=draws,

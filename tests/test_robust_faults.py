@@ -79,10 +79,10 @@ def test_kill_9_at_random_moments_never_leaves_partial_outputs(reference, tmp_pa
         out = tmp_path / f"out{trial}"
         if trial % 4 == 1:  # an out folder already holding a complete, older cook
             shutil.copytree(tmp_path / f"out{trial - 1}", out)
-        if fresh:
-            phase, delay = "compiling", rng.uniform(0.0, 1.5)
-        else:  # a warm cook only scans and writes: kill in those phases
-            phase, delay = rng.choice(["scanning", "writing outputs"]), rng.uniform(0.0, 0.3)
+        if fresh:  # a cold cook scans, compiles and writes
+            phase, delay = rng.choice([("scanning", rng.uniform(0.0, 0.2)), ("compiling", rng.uniform(0.0, 1.5))])
+        else:  # a warm cache skips scanning and compiling: only writing the outputs is left to kill
+            phase, delay = "writing outputs", rng.uniform(0.0, 0.05)
         killed += KilledCook(world, cache, out).kill_after(phase, delay)
         check_readable(out)
         result = cook(world, cache, out)

@@ -9,7 +9,8 @@ Modules: ``container`` (.gltf/.glb bytes -> JSON + BIN), ``models`` and
 ``uris`` (buffer URIs: data: URIs and paths that must stay inside the world),
 ``extensions`` (what ``extensionsRequired`` may name),
 ``reader`` (all of it in order), ``materials``, ``transforms``, ``draws`` and
-``grid`` (facts).
+``grid`` (facts), ``trusted`` (building fact models from validated values without
+validating them again).
 """
 
 from pipeline.gltf.reader import Gltf, parse_gltf, read_bytes, read_gltf

@@ -14,14 +14,16 @@ fact objects.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline import facts as F
-from pipeline.gltf.materials import DEFAULT_MATERIAL, material_facts
+from pipeline.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 from pipeline.gltf.models import Document
 from pipeline.gltf.reader import Gltf
 from pipeline.gltf.transforms import local_det_sign
+from pipeline.gltf.trusted import canonical, construct
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class FileDraw:
     material: int | None
     variant: str | None
     facts: F.DrawFacts
+    signature: str | None = field(default=None, compare=False)  # facts.signature(), when known
 
 
 # (instance) -> (chunk name, level); grid levels map instances to cells
@@ -82,63 +85,102 @@ def scene_lights(doc: Document) -> list[F.SceneFacts]:
             if ref is not None:
                 counts[lights[ref.light].type] += 1
             stack.extend(node.get("children", ()))
-        out.append(F.SceneFacts(lights=F.Lights(**counts)) if any(counts.values()) else F.SceneFacts())
+        out.append(construct(F.SceneFacts, {"lights": construct(F.Lights, counts)}) if any(counts.values())
+                   else construct(F.SceneFacts, {}))
     return out
+
+
+class SharedFacts:
+    """Fact parts shared between the files of one scan (or one worker's chunk), each with its canonical bytes.
+
+    Equal parts become one object, so a draw's signature is assembled from the bytes of
+    its parts (the canonical form of ``{"chunk", "material", "mesh", "node", "scene"}``)
+    and hashed once per distinct combination instead of dumping the whole facts per draw.
+    Keys are exact (types and order included); the cache holds every object it keys by
+    ``id``, so ids stay unique while it lives.
+    """
+
+    def __init__(self) -> None:
+        self.materials = MaterialCache()
+        self.meshes: dict[tuple, tuple[F.MeshFacts, bytes]] = {}
+        self.nodes: dict[tuple, tuple[F.NodeFacts, bytes]] = {}
+        self.scenes: dict[tuple, tuple[F.SceneFacts, bytes]] = {}
+        self.chunks: dict[tuple[str, str], tuple[F.ChunkFacts, bytes]] = {}
+        self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
+        self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
+
+    def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
+        found = table.get(key)
+        if found is None:
+            made = build()
+            found = table[key] = (made, canonical(made))
+        return found
+
+    def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple) -> tuple[F.DrawFacts, str]:
+        key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]))
+        found = self.draws.get(key)
+        if found is None:
+            facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
+                                            "scene": scene[0], "chunk": chunk[0]})
+            text = b"".join((b'{"chunk":', chunk[1], b',"material":', material[1], b',"mesh":', mesh[1],
+                             b',"node":', node[1], b',"scene":', scene[1], b"}"))
+            found = self.draws[key] = (facts, hashlib.sha256(text).hexdigest())
+        return found
 
 
 class _Builder:
     """Builds and shares facts for one document."""
 
-    def __init__(self, gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None):
+    def __init__(self, gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None, shared: SharedFacts):
         self.doc, self.file, self.chunk_of, self.optional = gltf.doc, gltf.file, chunk_of, optional
-        self._draw: dict[tuple, F.DrawFacts] = {}
-        self.scenes = scene_lights(self.doc)
-        self._mesh: dict[tuple[int, int], F.MeshFacts] = {}
-        self._material: dict[int, F.MaterialFacts] = {}
-        self._chunk: dict[tuple[str, str], F.ChunkFacts] = {}
+        self.shared = shared
+        self.scenes = [shared.part(shared.scenes, _scene_key(s), lambda s=s: s) for s in scene_lights(self.doc)]
+        self._mesh: dict[tuple[int, int], tuple] = {}
+        self._material: dict[int | None, tuple] = {None: shared.default_material}
+        self._chunk: dict[tuple[str, str], tuple] = {}
         ext = self.doc.extensions
         self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
             if ext and ext.KHR_materials_variants else []
 
-    def mesh(self, m: int, p: int) -> F.MeshFacts:
+    def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
         key = (m, p)
-        if key not in self._mesh:
-            self._mesh[key] = mesh_facts(self.doc, m, p, self.optional(m, p) if self.optional else {})
-        return self._mesh[key]
+        found = self._mesh.get(key)
+        if found is None:
+            optional = self.optional(m, p) if self.optional else {}
+            found = self._mesh[key] = self.shared.part(
+                self.shared.meshes, _mesh_key(self.doc, self.doc.meshes[m]["primitives"][p], optional),
+                lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+        return found
 
-    def material(self, index: int | None) -> F.MaterialFacts:
-        if index is None:
-            return DEFAULT_MATERIAL
-        if index not in self._material:
-            self._material[index] = material_facts(self.doc.materials[index], index, len(self.doc.textures),
-                                                   self.file)
-        return self._material[index]
+    def material(self, index: int | None) -> tuple[F.MaterialFacts, bytes]:
+        found = self._material.get(index)
+        if found is None:
+            found = self._material[index] = self.shared.materials.get(
+                self.doc.materials[index], index, len(self.doc.textures), self.file)
+        return found
 
-    def chunk(self, inst: Instance) -> F.ChunkFacts:
+    def chunk(self, inst: Instance) -> tuple[F.ChunkFacts, bytes]:
         key = self.chunk_of(inst)
-        if key not in self._chunk:
-            self._chunk[key] = F.ChunkFacts(name=key[0], level=key[1])
-        return self._chunk[key]
+        found = self._chunk.get(key)
+        if found is None:
+            found = self._chunk[key] = self.shared.part(
+                self.shared.chunks, key, lambda: construct(F.ChunkFacts, {"name": key[0], "level": key[1]}))
+        return found
 
     def draws(self, inst: Instance) -> list[FileDraw]:
         node = self.doc.nodes[inst.node]
         m = node["mesh"]
-        node_facts = node_facts_of(self.doc, node, inst.mirrored)
-        base = dict(node=node_facts, scene=self.scenes[inst.scene], chunk=self.chunk(inst))
+        values = node_values(self.doc, node, inst.mirrored)
+        node_part = self.shared.part(self.shared.nodes, tuple(values.values()),
+                                     lambda: construct(F.NodeFacts, values))
+        scene, chunk = self.scenes[inst.scene], self.chunk(inst)
         out = []
         for p, prim in enumerate(self.doc.meshes[m]["primitives"]):
             mesh = self.mesh(m, p)
             for material, variant in self.materials_of(prim):
-                out.append(FileDraw(inst.node, m, p, material, variant, self.facts(mesh, material, base)))
+                facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk)
+                out.append(FileDraw(inst.node, m, p, material, variant, facts, signature))
         return out
-
-    def facts(self, mesh: F.MeshFacts, material: int | None, base: dict) -> F.DrawFacts:
-        """DrawFacts, one object per distinct combination of shared parts."""
-        key = (id(mesh), material, *(id(v) for v in base.values()))
-        found = self._draw.get(key)
-        if found is None:
-            found = self._draw[key] = F.DrawFacts(mesh=mesh, material=self.material(material), **base)
-        return found
 
     def materials_of(self, prim: dict) -> list[tuple[int | None, str | None]]:
         """(material, variant name) pairs: the base mapping first, then one per variant."""
@@ -150,9 +192,31 @@ class _Builder:
         return pairs
 
 
-def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = None) -> list[FileDraw]:
-    """All draws of a document, in (node, mesh, primitive, variant) order."""
-    builder = _Builder(gltf, chunk_of, optional)
+def _scene_key(scene: F.SceneFacts) -> tuple:
+    lights = scene.lights
+    return (lights.directional, lights.point, lights.spot, tuple(scene.model_fields_set))
+
+
+def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
+    """Everything :func:`mesh_values` reads of a primitive, exactly (attribute order included)."""
+    accessors = doc.accessors
+    attributes = []
+    for name, i in prim["attributes"].items():
+        accessor = accessors[i]
+        attributes.append((name, accessor["type"], accessor["componentType"], accessor.get("normalized", False),
+                           accessor["count"] if name == "POSITION" else None))
+    targets = prim.get("targets", ())
+    return (tuple(attributes), prim.get("mode", 4), "indices" in prim, len(targets),
+            tuple(sorted({name for target in targets for name in target})), tuple(optional.items()))
+
+
+def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = None,
+             shared: SharedFacts | None = None) -> list[FileDraw]:
+    """All draws of a document, in (node, mesh, primitive, variant) order.
+
+    ``shared`` lets the files of one scan share equal fact objects (and their signatures).
+    """
+    builder = _Builder(gltf, chunk_of, optional, shared if shared is not None else SharedFacts())
     out = []
     for inst in instances(gltf.doc):
         if "mesh" in gltf.doc.nodes[inst.node]:
@@ -163,28 +227,42 @@ def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = Non
 
 def mesh_facts(doc: Document, m: int, p: int, optional: dict) -> F.MeshFacts:
     """Facts of one mesh primitive from its accessors."""
+    return construct(F.MeshFacts, mesh_values(doc, m, p, optional))
+
+
+def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
+    """The :class:`MeshFacts` field values of one mesh primitive (in field order)."""
     mesh = doc.meshes[m]
     prim = mesh["primitives"][p]
     attributes = {name: _attribute(doc.accessors[i]) for name, i in prim["attributes"].items()}
     targets = prim.get("targets", ())
     moved = sorted({name for target in targets for name in target})
     position = prim["attributes"].get("POSITION")
-    return F.MeshFacts(
-        attributes=attributes,
-        mode=prim.get("mode", 4),
-        indexed="indices" in prim,
-        vertexCount=doc.accessors[position]["count"] if position is not None else 0,
-        texcoordSets=_sets(attributes, "TEXCOORD_"),
-        colorType=attributes["COLOR_0"].type if "COLOR_0" in attributes else None,
-        jointSets=_sets(attributes, "JOINTS_"),
-        weightSets=_sets(attributes, "WEIGHTS_"),
-        normals="NORMAL" in attributes,
-        tangents="TANGENT" in attributes,
-        morphTargets=len(targets),
-        morphAttributes=tuple(moved),
-        customAttributes=tuple(sorted(n for n in attributes if n.startswith("_"))),
+    texcoords = joints = weights = 0
+    for name in attributes:
+        if name[-1:].isdigit():
+            if name.startswith("TEXCOORD_") and name[9:].isdigit():
+                texcoords += 1
+            elif name.startswith("JOINTS_") and name[7:].isdigit():
+                joints += 1
+            elif name.startswith("WEIGHTS_") and name[8:].isdigit():
+                weights += 1
+    return {
+        "attributes": attributes,
+        "mode": prim.get("mode", 4),
+        "indexed": "indices" in prim,
+        "vertexCount": doc.accessors[position]["count"] if position is not None else 0,
+        "texcoordSets": texcoords,
+        "colorType": attributes["COLOR_0"].type if "COLOR_0" in attributes else None,
+        "jointSets": joints,
+        "weightSets": weights,
+        "normals": "NORMAL" in attributes,
+        "tangents": "TANGENT" in attributes,
+        "morphTargets": len(targets),
+        "morphAttributes": tuple(moved),
+        "customAttributes": tuple(sorted(n for n in attributes if n.startswith("_"))),
         **optional,
-    )
+    }
 
 
 _ATTRIBUTES: dict[tuple, F.Attribute] = {}
@@ -194,23 +272,24 @@ def _attribute(accessor: dict) -> F.Attribute:
     key = (accessor["type"], accessor["componentType"], accessor.get("normalized", False))
     found = _ATTRIBUTES.get(key)
     if found is None:
-        found = _ATTRIBUTES[key] = F.Attribute(type=key[0], componentType=key[1], normalized=key[2])
+        found = _ATTRIBUTES[key] = construct(F.Attribute, {"type": key[0], "componentType": key[1],
+                                                            "normalized": key[2]})
     return found
 
 
-def _sets(attributes: dict, prefix: str) -> int:
-    return sum(1 for name in attributes if name.startswith(prefix) and name[len(prefix):].isdigit())
-
-
 def node_facts_of(doc: Document, node: dict, mirrored: bool) -> F.NodeFacts:
+    return construct(F.NodeFacts, node_values(doc, node, mirrored))
+
+
+def node_values(doc: Document, node: dict, mirrored: bool) -> dict:
     ext = node.get("extensions")
     instancing = ext.EXT_mesh_gpu_instancing if ext is not None else None
     skin = node.get("skin")
-    return F.NodeFacts(
-        skin=skin is not None,
-        skinJoints=len(doc.skins[skin].joints) if skin is not None else 0,
-        instancing=instancing is not None,
-        instancingAttributes=tuple(sorted(instancing.attributes)) if instancing else (),
-        mirrored=mirrored,
-        morphWeights="weights" in node or "weights" in doc.meshes[node["mesh"]],
-    )
+    return {
+        "skin": skin is not None,
+        "skinJoints": len(doc.skins[skin].joints) if skin is not None else 0,
+        "instancing": instancing is not None,
+        "instancingAttributes": tuple(sorted(instancing.attributes)) if instancing else (),
+        "mirrored": mirrored,
+        "morphWeights": "weights" in node or "weights" in doc.meshes[node["mesh"]],
+    }

@@ -11,13 +11,15 @@ GPU instancing transforms are not expanded: the node's own bounds decide.
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pipeline.errors import GltfError
 from pipeline.gltf.draws import ChunkOf, Instance
 from pipeline.gltf.reader import Gltf
 from pipeline.gltf.transforms import world_bounds, world_matrices
+
+if TYPE_CHECKING:  # imported on first use, see transforms.py
+    import numpy as np
 
 
 def cell_name(level: str, center, grid: float) -> str:
@@ -26,6 +28,8 @@ def cell_name(level: str, center, grid: float) -> str:
 
 def grid_chunk_of(gltf: Gltf, level: str, grid: float) -> ChunkOf:
     """A ChunkOf mapping each node instance to its grid cell."""
+    import numpy as np
+
     worlds = world_matrices(gltf.doc)
 
     def chunk_of(inst: Instance) -> tuple[str, str]:
@@ -60,4 +64,6 @@ def _local_box(gltf: Gltf, n: int):
             lows.append(acc["min"]), highs.append(acc["max"])
     if not lows:
         return None
+    import numpy as np
+
     return np.min(lows, axis=0), np.max(highs, axis=0)

@@ -40,12 +40,16 @@ def check_document(doc: Document, limits: Limits, file: str) -> None:
         if count > limits.max_elements:
             raise GltfError.at(file, f"{count} entries, over the limit of {limits.max_elements} (limits.max_elements)",
                                pointer=pointer(name))
+    longest = limits.max_string_length
     for name in ("extensionsUsed", "extensionsRequired"):
         for i, text in enumerate(getattr(doc, name)):
-            check_string(text, limits, file, pointer(name, i))
+            if len(text) > longest:  # the pointer is only built for the error
+                check_string(text, limits, file, pointer(name, i))
     variants = doc.extensions.KHR_materials_variants if doc.extensions else None
     for i, variant in enumerate(variants.variants if variants else ()):
-        check_string(variant.name, limits, file, pointer("extensions", "KHR_materials_variants", "variants", i, "name"))
+        if len(variant.name) > longest:
+            check_string(variant.name, limits, file,
+                         pointer("extensions", "KHR_materials_variants", "variants", i, "name"))
 
 
 def check_string(text: str, limits: Limits, file: str, at: str) -> None:

@@ -15,6 +15,7 @@ from pipeline import facts as F
 from pipeline.errors import GltfError
 from pipeline.gltf import models as G
 from pipeline.gltf.pointer import pointer
+from pipeline.gltf.trusted import canonical, construct
 
 # glTF extension name -> (MaterialFacts field, fact block model)
 _BLOCKS: dict[str, tuple[str, type[F.Frozen]]] = {
@@ -43,15 +44,15 @@ def texture_ref(slot: str, info: G.TextureInfo) -> F.TextureRef:
     """One textureInfo as facts: the UV set it samples and its transform."""
     transform = info.extensions.KHR_texture_transform if info.extensions else None
     override = transform.texCoord if transform else None
-    return F.TextureRef(
-        index=info.index,
-        texCoord=info.texCoord,
-        transform=transform is not None,
-        transformTexCoord=override,
-        uv=info.texCoord if override is None else override,
-        scale=(1.0 if info.scale is None else info.scale) if slot in _NORMAL_SLOTS else None,
-        strength=(1.0 if info.strength is None else info.strength) if slot == "occlusionTexture" else None,
-    )
+    return construct(F.TextureRef, {
+        "index": info.index,
+        "texCoord": info.texCoord,
+        "transform": transform is not None,
+        "transformTexCoord": override,
+        "uv": info.texCoord if override is None else override,
+        "scale": (1.0 if info.scale is None else info.scale) if slot in _NORMAL_SLOTS else None,
+        "strength": (1.0 if info.strength is None else info.strength) if slot == "occlusionTexture" else None,
+    })
 
 
 class _Refs(list):
@@ -81,19 +82,23 @@ def _fields(block: BaseModel, refs: _Refs, *at: str) -> dict[str, Any]:
 
 def material_facts(material: G.Material, index: int, textures: int, file: str) -> F.MaterialFacts:
     """Facts of material ``index``; raises GltfError when a texture index does not exist."""
+    return _material_facts(material, index, textures, file)[0]
+
+
+def _material_facts(material: G.Material, index: int, textures: int, file: str) -> tuple[F.MaterialFacts, _Refs]:
     refs = _Refs(textures, file, ("materials", index))
     values = _fields(material, refs)
     values.pop("extensions"), values.pop("extras")
     if material.pbrMetallicRoughness is not None:
-        values["pbrMetallicRoughness"] = F.PbrMetallicRoughness(
-            **_fields(material.pbrMetallicRoughness, refs, "pbrMetallicRoughness"))
+        values["pbrMetallicRoughness"] = construct(
+            F.PbrMetallicRoughness, _fields(material.pbrMetallicRoughness, refs, "pbrMetallicRoughness"))
     else:
         values.pop("pbrMetallicRoughness")
     values.update(_extension_facts(material.extensions, refs))
     values["textureTransform"] = any(r.transform for r in refs)
     values["maxUv"] = max((r.uv for r in refs), default=-1)
-    values["extras"] = material.extras if isinstance(material.extras, dict) else {}
-    return F.MaterialFacts(**values)
+    values["extras"] = dict(material.extras) if isinstance(material.extras, dict) else {}
+    return construct(F.MaterialFacts, values), refs
 
 
 def _extension_facts(ext: G.MaterialExtensions | None, refs: _Refs) -> dict[str, Any]:
@@ -103,9 +108,39 @@ def _extension_facts(ext: G.MaterialExtensions | None, refs: _Refs) -> dict[str,
     for name, (field, model) in _BLOCKS.items():
         block = getattr(ext, name)
         if block is not None:
-            values[field] = model(**_fields(block, refs, "extensions", name))
+            values[field] = construct(model, _fields(block, refs, "extensions", name))
     for name, (field, prop) in _SCALARS.items():
         block = getattr(ext, name)
         if block is not None:
             values[field] = getattr(block, prop)
     return values
+
+
+_MATERIAL_JSON = G.Material.__pydantic_serializer__.to_json
+
+
+class MaterialCache:
+    """Material facts shared by equal materials (of any file), with their canonical bytes.
+
+    Keyed by the validated material's exact JSON serialization (``-0.0``, ``1.0`` and
+    extension names all distinct); a hit is used only when every texture index it
+    references exists in the asking document, otherwise the material is rebuilt,
+    which raises the located error.
+    """
+
+    def __init__(self) -> None:
+        self._by_json: dict[bytes, tuple[F.MaterialFacts, bytes, int]] = {}
+
+    def get(self, material: G.Material, index: int, textures: int, file: str) -> tuple[F.MaterialFacts, bytes]:
+        try:
+            key = _MATERIAL_JSON(material)
+        except Exception:  # noqa: BLE001 - unserializable extras: build without sharing
+            key = None
+        hit = self._by_json.get(key) if key is not None else None
+        if hit is not None and hit[2] < textures:
+            return hit[0], hit[1]
+        facts, refs = _material_facts(material, index, textures, file)
+        entry = (facts, canonical(facts), max((r.index for r in refs), default=-1))
+        if key is not None:
+            self._by_json[key] = entry
+        return entry[0], entry[1]

@@ -65,12 +65,24 @@ def read_bytes(path: Path, file: str, limits: Limits) -> bytes:
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             raise GltfError.at(file, f"cannot read: {kind}")
         check_file_size(info.st_size, limits, file)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limits.max_file_bytes + 1)
+        return _read_all(fd, info.st_size, limits.max_file_bytes + 1)
     except OSError as exc:
         raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _read_all(fd: int, expected: int, most: int) -> bytes:
+    """Up to ``most`` bytes from ``fd``, to end of file (which may have moved since the stat)."""
+    parts: list[bytes] = []
+    total = 0
+    while total < most:
+        chunk = os.read(fd, min(max(expected + 1 - total, 1 << 16), most - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:

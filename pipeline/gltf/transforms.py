@@ -7,9 +7,12 @@ determinant is the sign of ``sx * sy * sz``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pipeline.gltf.models import Document
+
+if TYPE_CHECKING:  # numpy is imported on first use (grid levels only): it is slow to import
+    import numpy as np
 
 
 def local_det_sign(node: dict) -> int:
@@ -33,6 +36,8 @@ def _det3(m) -> float:
 
 def local_matrix(node: dict) -> np.ndarray:
     """The node's local 4x4 matrix (row-major numpy array)."""
+    import numpy as np
+
     if "matrix" in node:
         return np.array(node["matrix"], dtype=float).reshape(4, 4).T
     t = node.get("translation", (0.0, 0.0, 0.0))
@@ -51,6 +56,8 @@ def local_matrix(node: dict) -> np.ndarray:
 
 def world_matrices(doc: Document) -> dict[int, np.ndarray]:
     """World matrix of every node reachable from a scene (first scene wins)."""
+    import numpy as np
+
     out: dict[int, np.ndarray] = {}
     for scene in doc.scenes:
         stack = [(root, np.eye(4)) for root in scene.nodes]
@@ -65,6 +72,8 @@ def world_matrices(doc: Document) -> dict[int, np.ndarray]:
 
 def world_bounds(matrix: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
     """Axis-aligned world bounds of a local box (min/max corners) under a matrix."""
+    import numpy as np
+
     corners = np.array([[x, y, z, 1.0] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
     world = corners @ matrix.T
     return world[:, :3].min(axis=0), world[:, :3].max(axis=0)
