@@ -17,8 +17,6 @@ from pathlib import Path
 
 from pipeline import chunkcache as _chunkcache
 from pipeline import cook as _cook
-from pipeline import explain as _explain
-from pipeline import report as _report
 from pipeline.config import WorldConfig, load_world_config
 from pipeline.errors import Diagnostic
 from pipeline.facts import Draw
@@ -175,14 +173,23 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
 
 # ------------------------------------------------------------------ report / explain
-Report = _report.Report
-Explanation = _explain.Explanation
+def __getattr__(name: str):
+    """``api.Report`` and ``api.Explanation``, imported on first use (they pull in numpy)."""
+    if name == "Report":
+        from pipeline.report import Report
+        return Report
+    if name == "Explanation":
+        from pipeline.explain import Explanation
+        return Explanation
+    raise AttributeError(name)
 
 
 def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
            cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
            since: Path | str | None = None, backend: str = "capi") -> Report:
     """The funnel report of a world (or level, or chunk); compile figures come from the cache."""
+    from pipeline import report as _report  # imported here: it pulls in numpy, which cook does not need
+
     w = _world(world)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend)
@@ -194,6 +201,8 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
 def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,
             cache: Path | str | None = None, backend: str = "capi") -> Explanation:
     """Why ``key`` (canonical text or hash prefix) exists: its draws, rules and stage blobs."""
+    from pipeline import explain as _explain, report as _report  # see report()
+
     w = _world(world)
     with open_store(cache) as store:
         found = keys(w, level=level, chunk=chunk, store=store)

@@ -34,11 +34,14 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import typing
 from collections.abc import Callable, Collection
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from pipeline.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.canon import bytes_hash, stable_hash
@@ -176,9 +179,23 @@ def relative_name(path: Path, root: Path) -> str:
 
 # ---------------------------------------------------------------- cache entries
 @cache
+@cache
 def facts_schema_hash() -> str:
-    """Hash of the facts model: a changed facts.py invalidates every scan entry."""
-    return stable_hash(DrawFacts.model_json_schema())
+    """Hash of the facts model: a changed facts.py invalidates every scan entry.
+
+    The model's field tree (names and annotations, recursively) is hashed; building
+    the full JSON schema cost more than the rest of a no-op cook's start.
+    """
+    return stable_hash(_field_tree(DrawFacts))
+
+
+def _field_tree(model) -> dict:
+    tree = {}
+    for name, info in model.model_fields.items():
+        nested = [a for a in typing.get_args(info.annotation) or (info.annotation,)
+                  if isinstance(a, type) and issubclass(a, BaseModel)]
+        tree[name] = [str(info.annotation), repr(info.default), [_field_tree(a) for a in nested]]
+    return tree
 
 
 def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts: frozenset[str]) -> str:
