@@ -32,15 +32,17 @@ from functools import cache
 from pathlib import Path
 
 import orjson
+from pydantic import BaseModel
 
 from pipeline import scan as _scan
-from pipeline.canon import stable_hash
+from pipeline.canon import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys import PermutationKey, RequiredKeys, optional_facts, required_keys
 from pipeline.store import Store
 
 FORMAT = 1
 NAMESPACE = "chunkkeys"
+EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
 PER_CHUNK_SCANS = 4  # more missing chunks than this: one scan of the whole target instead of one per chunk
 _KEY_MODULES = ("scan.py", "buffers.py", "facts.py", "keys.py", "expr.py", "ruleset.py", "ruleset_compile.py",
                 "ruleset_yaml.py", "world.py", "config.py", "canon.py", "errors.py", "gltf")
@@ -238,7 +240,8 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             found[info.name] = record
     if missing:
         try:
-            records = _compute(world, store, target, config, missing, optional, level, chunk, progress)
+            records = _compute(world, store, target, config, missing, optional, level, chunk, progress,
+                               _StoredEvaluations(store, base))
         except _Unattributed:
             return None
         for record in records:
@@ -252,7 +255,8 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     return result
 
 
-def _compute(world, store: Store, target, config, missing, optional, level, chunk, progress) -> list[ChunkKeys]:
+def _compute(world, store: Store, target, config, missing, optional, level, chunk, progress,
+             memo: dict) -> list[ChunkKeys]:
     """Scan and evaluate the chunks whose records missed."""
     names = [c.name for c in missing]
     params = inspect.signature(_scan.scan).parameters
@@ -278,7 +282,6 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
                 diags[owner].append(d)
             elif not any(d.location.file in c.files for c in target.chunks):
                 raise _Unattributed  # a diagnostic of no chunk's file: the full path handles it
-    memo: dict = {}
     records = []
     for info in missing:
         chunk_draws = draws[info.name]
@@ -287,6 +290,44 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
         records.append(ChunkKeys(info.name, level_of, len(chunk_draws), uses_of(required), diags[info.name],
                                  list(required.diagnostics), _deps(store, target.root, info, config, optional)))
     return records
+
+
+class _StoredEvaluations(dict):
+    """``keys.required_keys``'s memo, backed by the store: rule evaluations by projected facts.
+
+    An edited chunk re-evaluates only the fact combinations no earlier cook saw.
+    Entries are keyed by ``base`` (rules, config, code) plus the projected facts, so
+    any change to the rules starts afresh.  Rule errors are not stored (they are
+    reported again by evaluating again).
+    """
+
+    def __init__(self, store: Store, base: bytes):
+        super().__init__()
+        self.store, self.base = store, base
+
+    def _key(self, projected: tuple) -> str:
+        """Canonical bytes of each projected value (pickle would differ with how a model was built)."""
+        h = hashlib.sha256(self.base)
+        for value in projected:
+            if isinstance(value, BaseModel):
+                value = value.model_dump(mode="json")
+            h.update(value if isinstance(value, bytes) else canonical_bytes(value))
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def get(self, projected, default=None):
+        if projected in self:
+            return self[projected]
+        found = self.store.get(EVALUATIONS, self._key(projected))
+        if isinstance(found, list):
+            super().__setitem__(projected, found)
+            return found
+        return default
+
+    def __setitem__(self, projected, uses) -> None:
+        super().__setitem__(projected, uses)
+        if isinstance(uses, list):
+            self.store.set(EVALUATIONS, self._key(projected), uses)
 
 
 class _Unattributed(Exception):

@@ -133,6 +133,24 @@ def test_touch_file(site, missed):
     assert missed == [["town/market"]] and doc["compiled"] == 0 and doc["written"] == []
 
 
+def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatch):
+    from pipeline import keys
+    calls = []
+    real = keys.evaluate
+    monkeypatch.setattr(keys, "evaluate", lambda rulesets, facts: calls.append(1) or real(rulesets, facts))
+    path = site / "world" / "town" / "market" / "stalls.gltf"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert missed == [["town/market"]] and calls == []          # every combination was evaluated before
+    doc = json.loads((site / "out" / "town" / "market.json").read_text())
+    assert doc["keys"] and result.errors == []
+    rules = site / "rules" / "pbr.yaml"                           # new rules: nothing stored applies
+    rules.write_text(rules.read_text() + "\n# changed\n")
+    run_cook(site, site / "cache", site / "out")
+    assert calls
+
+
 def test_rule_change_recomputes_every_chunk(site, missed):
     path = site / "rules" / "pbr.yaml"
     path.write_text(path.read_text() + "\n# a comment changes the bytes\n")
