@@ -190,17 +190,6 @@ def _fingerprint(base: bytes, root: Path, chunk) -> str | None:
     return hashlib.sha256(base + orjson.dumps([chunk.name, chunk.level, stats])).hexdigest()
 
 
-def _deps_fresh(deps) -> bool:
-    for path, mtime_ns, size in deps:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
-            return False
-    return True
-
-
 def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> ChunkKeys | None:
     if fingerprint is None:
         return None
@@ -208,7 +197,7 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
         record = ChunkKeys.from_record(store.get(NAMESPACE, fingerprint), interned)
     except (TypeError, ValueError, AttributeError):  # absent or not a record of this format: a miss
         return None
-    if record.name != name or not _deps_fresh(record.deps):
+    if record.name != name or not _scan.deps_fresh(record.deps):
         return None
     return record
 

@@ -245,7 +245,7 @@ class _ChunkScan:
         except OSError as exc:
             self.add_error(file, f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size) and _deps_fresh(old[3]):
+        if old is not None and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size) and deps_fresh(old[3]):
             self.cached += 1
             return self.keep(file, old)
         self.read_and_scan(file, path, stat, old)
@@ -259,7 +259,7 @@ class _ChunkScan:
         self.read += 1
         digest = bytes_hash(data)
         entry = (stat.st_mtime_ns, stat.st_size, digest)
-        if old is not None and old[2] == digest and _deps_fresh(old[3]):
+        if old is not None and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
@@ -340,7 +340,8 @@ def _dep(path: Path) -> tuple[str, int, int]:
     return str(path), stat.st_mtime_ns, stat.st_size
 
 
-def _deps_fresh(deps) -> bool:
+def deps_fresh(deps) -> bool:
+    """True when every (path, mtime_ns, size) still matches the file on disk."""
     for path, mtime_ns, size in deps:
         try:
             stat = os.stat(path)
