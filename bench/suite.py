@@ -485,7 +485,7 @@ def plot(results: Results, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     files = [s["files"] for s in results.scaling]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
     for key, label, style in (("cold", "cold cook", "o-"), ("ideal", "compile sum / workers", "o--"),
                               ("noop", "no-op cook", "s-"), ("edit", "one-chunk edit", "^-")):
         ax.plot(files, [s[key] for s in results.scaling], style, label=label)
@@ -495,7 +495,7 @@ def plot(results: Results, path: Path) -> None:
     ax.set_ylabel("wall time (s)")
     ax.set_title(f"cook time against world size ({results.machine['cores']} cores, {WORKERS} workers)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # off the lines
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
