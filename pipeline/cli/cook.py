@@ -6,6 +6,7 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded
+from pipeline.errors import Location
 from pipeline.progress import for_stream
 
 
@@ -79,13 +80,7 @@ def _stages(stages: dict) -> str:
 
 
 def _located(e: dict) -> str:
-    where = e["file"] or "?"
-    if e.get("line") is not None:
-        where += f":{e['line']}"
-        if e.get("col") is not None:
-            where += f":{e['col']}"
-    if e.get("pointer") is not None:
-        where += f": {e['pointer'] or '/'}"
+    """One error document of the cook as ``path:line:col: error: message (key ...)``."""
+    where = Location(e["file"] or "?", e.get("line"), e.get("col"), e.get("pointer"))
     suffix = f" (key {e['key']})" if e.get("key") else ""
     return f"{where}: error: {e['message']}{suffix}"
-
