@@ -13,6 +13,14 @@ from pipeline.errors import Diagnostic, PipelineError
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 
+# The options every world command shares (one definition, one help text).
+rules_option = click.option("--rules", type=click.Path(exists=True, file_okay=False),
+                            help="Rule sets folder [default: pipeline.toml's, else the built-in rules/].")
+materials_option = click.option("--materials", type=click.Path(exists=True, file_okay=False),
+                                help="Shader library folder [default: pipeline.toml's, else the built-in materials/].")
+cache_option = click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
+                            help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+
 
 def echo_json(document: object) -> None:
     """Print one JSON document on stdout (sorted keys, indented, UTF-8)."""

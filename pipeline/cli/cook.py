@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded
+from pipeline.cli._common import (
+    EXIT_OK, EXIT_USER, cache_option, echo_json, guarded, materials_option, rules_option,
+)
 from pipeline.errors import Location
 from pipeline.progress import for_stream
 
@@ -14,8 +16,7 @@ from pipeline.progress import for_stream
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.option("--level", "-l", metavar="L", help="Cook only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
-@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
-              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
               help="Output folder for <chunk>.json, <chunk>.pak and <level>.level.json.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -24,8 +25,8 @@ from pipeline.progress import for_stream
               help="capi: glslang in-process; cli: one glslangValidator per job.")
 @click.option("--explain", is_flag=True, help="Print why each compiled job ran.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
-@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
-@click.option("--materials", type=click.Path(exists=True, file_okay=False), help="Shader library folder.")
+@rules_option
+@materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @guarded

@@ -7,7 +7,9 @@ from collections import Counter
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, echo_json, guarded
+from pipeline.cli._common import (
+    EXIT_OK, cache_option, echo_json, guarded, materials_option, rules_option,
+)
 from pipeline.keys import format_value
 
 MAX_DRAWS = 25
@@ -19,10 +21,9 @@ MAX_FACT_SETS = 3
 @click.argument("key")
 @click.option("--level", "-l", metavar="L", help="Look only at the draws of this level.")
 @click.option("--chunk", "-c", metavar="C", help="Look only at the draws of this chunk.")
-@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
-@click.option("--materials", type=click.Path(exists=True, file_okay=False), help="Shader library folder.")
-@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
-              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@rules_option
+@materials_option
+@cache_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="The compiler whose cached blobs to show (as given to pipeline cook).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")

@@ -5,16 +5,17 @@ from __future__ import annotations
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded
+from pipeline.cli._common import (
+    EXIT_OK, EXIT_USER, cache_option, echo_diagnostics, echo_json, guarded, rules_option,
+)
 
 
 @click.command("keys")
 @click.argument("world", type=click.Path(exists=True))
 @click.option("--level", "-l", metavar="L", help="Only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
-@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
-@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
-              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@rules_option
+@cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @guarded
 def command(world, level, chunk, rules, cache, as_json):

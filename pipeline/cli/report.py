@@ -8,7 +8,9 @@ import click
 
 from pipeline import api
 from pipeline.atomic import write_atomic
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, guarded
+from pipeline.cli._common import (
+    EXIT_OK, EXIT_USER, cache_option, echo_diagnostics, guarded, materials_option, rules_option,
+)
 from pipeline.report_html import render_html
 from pipeline.report_render import render
 
@@ -42,10 +44,9 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @click.option("--since", type=click.Path(exists=True, dir_okay=False), metavar="OLD.json",
               help="Show the keys added and removed since an earlier --format json report, and the files "
                    "that brought them.")
-@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder.")
-@click.option("--materials", type=click.Path(exists=True, file_okay=False), help="Shader library folder.")
-@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
-              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@rules_option
+@materials_option
+@cache_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
 @guarded

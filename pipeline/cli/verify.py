@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded
+from pipeline.cli._common import (
+    EXIT_OK, EXIT_USER, cache_option, echo_json, guarded, materials_option, rules_option,
+)
 from pipeline.cook import display_prefix
 from pipeline.paths import builtin_materials_dir, builtin_rules_dir
 from pipeline.progress import for_stream
@@ -22,11 +24,9 @@ from pipeline.verify import VerifyOptions, VerifyResult, find_family, verify_fam
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
               help="Check N keys per pass, drawn with --seed (ignored with --all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
-@click.option("--rules", type=click.Path(exists=True, file_okay=False), help="Rule sets folder [default: built-in].")
-@click.option("--materials", type=click.Path(exists=True, file_okay=False),
-              help="Shader library folder [default: built-in].")
-@click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
-              help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
+@rules_option
+@materials_option
+@cache_option
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Compile workers [default: all cores].")
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="capi: glslang in-process; cli: one glslangValidator per job.")
