@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline import chunkcache as _chunkcache
 from pipeline import cook as _cook
@@ -27,6 +28,10 @@ from pipeline.ruleset import RuleSet, load_rulesets
 from pipeline.scan import ScanResult
 from pipeline.scan import scan as _scan
 from pipeline.store import Store, default_cache_dir
+
+if TYPE_CHECKING:
+    from pipeline.explain import Explanation
+    from pipeline.report import Report
 
 CookResult = _cook.CookResult
 

@@ -104,9 +104,7 @@ class CookInput:
     by_chunk: dict[str, dict[PermutationKey, KeyUses]]
     chunk_levels: dict[str, str]                    # chunk -> level its outputs go to
     diagnostics: list[Diagnostic]
-    chunks_scanned: int = 0                         # chunks whose records missed (scanned and evaluated)
     fingerprints: dict[str, str] = field(default_factory=dict)  # chunk -> the fingerprint its keys came from
-    extra: dict = field(default_factory=dict)
 
 
 def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
@@ -121,10 +119,10 @@ def from_keys(found) -> CookInput:
         levels.setdefault(name, name.split("/")[0])
     return CookInput(list(found.scan.chunks), len(found.scan.draws), found.required.keys,
                      {name: uses_of(required) for name, required in found.by_chunk.items()},
-                     levels, found.diagnostics, chunks_scanned=len(found.scan.chunks))
+                     levels, found.diagnostics)
 
 
-def _assemble(chunks: list[ChunkKeys], scanned: int) -> CookInput:
+def _assemble(chunks: list[ChunkKeys]) -> CookInput:
     """The chunks' records together, as the full path would have found them."""
     keys: dict[PermutationKey, object] = {}
     by_chunk, levels, scan_diags = {}, {}, []
@@ -139,7 +137,7 @@ def _assemble(chunks: list[ChunkKeys], scanned: int) -> CookInput:
                 keys.setdefault(key, None)
     rule_diags = RequiredKeys.union(rule_parts).diagnostics  # de-duplicated as the full path does
     return CookInput([c.name for c in chunks], sum(c.draws for c in chunks), keys, by_chunk, levels,
-                     scan_diags + rule_diags, chunks_scanned=scanned)
+                     scan_diags + rule_diags)
 
 
 # ------------------------------------------------------------------ fingerprints
@@ -237,7 +235,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             found[record.name] = record
             if prints[record.name] is not None and record.deps is not None:
                 store.set(NAMESPACE, prints[record.name], record.to_record())
-    result = _assemble([found[c.name] for c in target.chunks], len(missing))
+    result = _assemble([found[c.name] for c in target.chunks])
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}

@@ -8,7 +8,7 @@ a bug: traceback, exit code 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -81,24 +81,3 @@ class ConfigError(PipelineError):
 
 class CompileError(PipelineError):
     """A shader failed to compile; located in materials/."""
-
-
-@dataclass
-class DiagnosticSink:
-    """Collects diagnostics from a run that keeps going past errors."""
-
-    items: list[Diagnostic] = field(default_factory=list)
-
-    def add(self, error: PipelineError | Diagnostic) -> None:
-        if isinstance(error, Diagnostic):
-            self.items.append(error)
-        else:
-            self.items.extend(error.diagnostics)
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity == "warning"]
