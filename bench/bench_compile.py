@@ -26,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.compile import (  # noqa: E402
+from pipeline.cook.compile import (  # noqa: E402
     CompileRequest,
     SourceTree,
     get_backend,

@@ -6,7 +6,7 @@ Table 1: every .gltf/.glb of the corpus (default ../shared/corpus), megabytes of
 glTF JSON per second (a GLB counts its JSON chunk only) for
 
 - ``json.loads``: read each file, take its JSON, parse it (the baseline);
-- ``scan (cold)``: ``pipeline.scan.scan`` of the corpus as a world, no cache
+- ``scan (cold)``: ``pipeline.scan.scanner.scan`` of the corpus as a world, no cache
   (discovery, reading, validation, facts for every draw), on one process pool worker
   per core (``jobs`` default) and in-process (``jobs=1``);
 - ``scan (cached)``: the same scan again through a warm scan cache;
@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.scan import scan  # noqa: E402
-from pipeline.store import Store  # noqa: E402
+from pipeline.cache.store import Store  # noqa: E402
+from pipeline.scan.scanner import scan  # noqa: E402
 
 SEEDS = ("BoxVertexColors/glTF-Binary", "RiggedSimple/glTF", "MultiUVTest/glTF", "SimpleInstancing/glTF",
          "TextureTransformTest/glTF", "AnimatedMorphCube/glTF")

@@ -18,8 +18,8 @@ import time
 
 import yaml
 
-from pipeline.ruleset import load_ruleset_text, run_normalize
-from pipeline.validcount import count_space
+from pipeline.rules.counts import count_space
+from pipeline.rules.models import load_ruleset_text, run_normalize
 
 BRUTE_FORCE_LIMIT = 200_000
 

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.keys import optional_facts  # noqa: E402
-from pipeline.ruleset import load_rulesets  # noqa: E402
-from pipeline.scan import scan  # noqa: E402
+from pipeline.keys.evaluate import optional_facts  # noqa: E402
+from pipeline.rules.models import load_rulesets  # noqa: E402
+from pipeline.scan.scanner import scan  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 DEFAULT_OUT = Path(__file__).resolve().parent / "corpus_frequencies.json"
@@ -89,7 +89,7 @@ def measure(corpus: Path) -> dict:
     names = sorted(draw_features(result.draws[0].facts)[0])
     counts = sorted(per_file.values())
     return {
-        "source": "bench/corpus_stats.py over ../shared/corpus (pipeline.scan with the optional facts of rules/)",
+        "source": "bench/corpus_stats.py over ../shared/corpus (pipeline.scan.scanner with the optional facts of rules/)",
         "files": len(result.files),
         "files_with_draws": len(per_file),
         "draws": n,

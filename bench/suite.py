@@ -47,9 +47,9 @@ sys.path[:0] = [str(ROOT), str(BENCH)]
 import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
-from pipeline.compile import compile_batch, get_backend  # noqa: E402
-from pipeline.cook import display_prefix  # noqa: E402
-from pipeline.paths import builtin_materials_dir  # noqa: E402
+from pipeline.builtin import builtin_materials_dir  # noqa: E402
+from pipeline.cook.compile import compile_batch, get_backend  # noqa: E402
+from pipeline.cook.run import display_prefix  # noqa: E402
 
 WORKERS = 2  # compile workers of every cook; on this machine: all its cores
 LIBRARY: dict[str, Path] = {}  # "rules"/"materials" -> the snapshot every cook of a run uses
@@ -57,7 +57,7 @@ LIBRARY: dict[str, Path] = {}  # "rules"/"materials" -> the snapshot every cook 
 
 def snapshot_library(workdir: Path) -> None:
     """Copy the rule sets and shader library once, so edits made during a run cannot mix results."""
-    from pipeline.paths import builtin_rules_dir
+    from pipeline.builtin import builtin_rules_dir
 
     for name, source in (("rules", builtin_rules_dir()), ("materials", builtin_materials_dir())):
         target = workdir / "library" / name
@@ -357,7 +357,7 @@ def figure_scan(cfg: Config, results: Results, log) -> None:
 def figure_validcount(cfg: Config, results: Results, log) -> None:
     import bench_validcount as bv
 
-    from pipeline.validcount import count_space
+    from pipeline.rules.counts import count_space
 
     rs = bv.generated(40)
     seconds = median_time(lambda: count_space(rs, "main"), cfg.runs)

@@ -16,22 +16,22 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline import chunkcache as _chunkcache
-from pipeline import cook as _cook
+from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
+from pipeline.cache.store import Store, default_cache_dir
 from pipeline.config import WorldConfig, load_world_config
+from pipeline.cook import run as _cook
 from pipeline.errors import Diagnostic
-from pipeline.facts import Draw
-from pipeline.keys import RequiredKeys, optional_facts, required_keys
-from pipeline.paths import builtin_materials_dir, builtin_rules_dir
+from pipeline.keys import incremental as _chunkcache
+from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
-from pipeline.ruleset import RuleSet, load_rulesets
-from pipeline.scan import ScanResult
-from pipeline.scan import scan as _scan
-from pipeline.store import Store, default_cache_dir
+from pipeline.rules.models import RuleSet, load_rulesets
+from pipeline.scan.facts import Draw
+from pipeline.scan.scanner import ScanResult
+from pipeline.scan.scanner import scan as _scan
 
 if TYPE_CHECKING:
-    from pipeline.explain import Explanation
-    from pipeline.report import Report
+    from pipeline.report.explain import Explanation
+    from pipeline.report.funnel import Report
 
 CookResult = _cook.CookResult
 
@@ -159,7 +159,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
-    the cache (:mod:`pipeline.chunkcache`) instead of scanning it and running the
+    the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
     rules again; the result is the same as with ``incremental=False``.
     """
     w = _world(world)
@@ -181,10 +181,10 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 def __getattr__(name: str):
     """``api.Report`` and ``api.Explanation``, imported on first use (they pull in numpy)."""
     if name == "Report":
-        from pipeline.report import Report
+        from pipeline.report.funnel import Report
         return Report
     if name == "Explanation":
-        from pipeline.explain import Explanation
+        from pipeline.report.explain import Explanation
         return Explanation
     raise AttributeError(name)
 
@@ -193,7 +193,9 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
            cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
            since: Path | str | None = None, backend: str = "capi") -> Report:
     """The funnel report of a world (or level, or chunk); compile figures come from the cache."""
-    from pipeline import report as _report  # imported here: it pulls in numpy, which cook does not need
+    from pipeline.report import (
+        funnel as _report,  # imported here: it pulls in numpy, which cook does not need
+    )
 
     w = _world(world)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
@@ -206,7 +208,8 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
 def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,
             cache: Path | str | None = None, backend: str = "capi") -> Explanation:
     """Why ``key`` (canonical text or hash prefix) exists: its draws, rules and stage blobs."""
-    from pipeline import explain as _explain, report as _report  # see report()
+    from pipeline.report import explain as _explain  # see report()
+    from pipeline.report import funnel as _report
 
     w = _world(world)
     with open_store(cache) as store:

@@ -71,7 +71,12 @@ class RichProgress:
 
     def __init__(self):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
         from rich.progress import Progress as _Bar
 
         self._bar = _Bar(

@@ -22,8 +22,8 @@ import copy
 import json
 import os
 import re
-import struct
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import api
-from pipeline.pak import PakReader
+from pipeline.cook.pak import PakReader
 
 # ---------------------------------------------------------------- valid content
 POSITIONS = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)

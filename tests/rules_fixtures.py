@@ -7,9 +7,18 @@ from typing import Any
 
 import yaml
 
-from pipeline.facts import Attribute, ChunkFacts, Draw, DrawFacts, DrawSource, MaterialFacts, MeshFacts, NodeFacts
-from pipeline.paths import builtin_rules_dir
-from pipeline.ruleset import RuleSet, load_ruleset_text, load_rulesets
+from pipeline.builtin import builtin_rules_dir
+from pipeline.rules.models import RuleSet, load_ruleset_text, load_rulesets
+from pipeline.scan.facts import (
+    Attribute,
+    ChunkFacts,
+    Draw,
+    DrawFacts,
+    DrawSource,
+    MaterialFacts,
+    MeshFacts,
+    NodeFacts,
+)
 
 FLOAT = 5126
 ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TANGENT": "VEC4", "TEXCOORD_0": "VEC2",

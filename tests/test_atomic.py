@@ -11,9 +11,15 @@ import textwrap
 
 import pytest
 
-from pipeline import atomic
-from pipeline.atomic import (AtomicWriteError, cleanup_stale_temps, is_temp_name, temp_path_for,
-                             write_atomic, write_if_changed)
+from pipeline.cook import atomic as atomic
+from pipeline.cook.atomic import (
+    AtomicWriteError,
+    cleanup_stale_temps,
+    is_temp_name,
+    temp_path_for,
+    write_atomic,
+    write_if_changed,
+)
 
 OUTPUT_PATTERNS = ["*.json", "*.pak", "*.gltf", "*.glb", "*.level.json", "*.spv"]
 
@@ -64,7 +70,7 @@ def test_kill_between_temp_write_and_rename(tmp_path):
     target.write_bytes(b"old content")
     script = textwrap.dedent(f"""
         import os, signal
-        from pipeline import atomic
+        from pipeline.cook import atomic as atomic
         atomic._replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
         atomic.write_atomic({str(target)!r}, b"new content")
     """)

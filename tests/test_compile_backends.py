@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compile import (
+from pipeline.cook.compile import (
     CompileRequest,
     SourceTree,
     compile_batch,

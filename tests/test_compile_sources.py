@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compile import SourceTree, project_defines
+from pipeline.cook.compile import SourceTree, project_defines
 from pipeline.errors import CompileError
 
 GLSL = Path(__file__).parent / "data" / "glsl"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import api
-from pipeline.manifest import load_chunk_manifest
-from pipeline.pak import PakReader
-from pipeline.scheduler import Compiler
+from pipeline.cook.manifest import load_chunk_manifest
+from pipeline.cook.pak import PakReader
+from pipeline.cook.scheduler import Compiler
 
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
 

@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import api
+from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
-from pipeline.compile import SourceTree, validate
-from pipeline.manifest import load_chunk_manifest, load_level_manifest
-from pipeline.pak import PakReader
-from pipeline.scheduler import Compiler
-from pipeline.store import Store
+from pipeline.cook.compile import SourceTree, validate
+from pipeline.cook.manifest import load_chunk_manifest, load_level_manifest
+from pipeline.cook.pak import PakReader
+from pipeline.cook.scheduler import Compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

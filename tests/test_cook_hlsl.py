@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.compile import disassemble, validate
-from pipeline.manifest import load_chunk_manifest
-from pipeline.pak import PakReader
-from pipeline.scheduler import Compiler
+from pipeline.cook.compile import disassemble, validate
+from pipeline.cook.manifest import load_chunk_manifest
+from pipeline.cook.pak import PakReader
+from pipeline.cook.scheduler import Compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources

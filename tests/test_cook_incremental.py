@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import api, chunkcache
-from pipeline.scheduler import Compiler
+from pipeline import api
+from pipeline.cook.scheduler import Compiler
+from pipeline.keys import incremental as chunkcache
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -134,7 +135,7 @@ def test_touch_file(site, missed):
 
 
 def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatch):
-    from pipeline import keys
+    from pipeline.keys import evaluate as keys
     calls = []
     real = keys.evaluate
     monkeypatch.setattr(keys, "evaluate", lambda rulesets, facts: calls.append(1) or real(rulesets, facts))
@@ -206,7 +207,7 @@ def test_corrupt_pak_is_restored(site, where):
 
 
 def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
-    from pipeline.store import Store
+    from pipeline.cache.store import Store
 
     run_cook(site, site / "cache", site / "out")  # the output checks are remembered
     reads = []

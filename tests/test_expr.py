@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from pipeline.expr import Domain, ExprError, Scope, compile_expr
 from rules_fixtures import facts, mesh, texture
+
+from pipeline.rules.expr import Domain, ExprError, Scope, compile_expr
 
 FEATURES = {
     "ALPHA_MODE": Domain("ALPHA_MODE", "enum", ("OPAQUE", "MASK", "BLEND")),
@@ -167,13 +167,13 @@ def test_attack_strings_are_refused_with_a_located_error(text, message):
 
 def test_string_repetition_is_not_arithmetic():
     e = compile_expr("chunk.name * 1000000000", FACTS)
-    from pipeline.expr import EvalError
+    from pipeline.rules.expr import EvalError
     with pytest.raises(EvalError):
         e(PLAIN, None)
 
 
 def test_ordering_with_strings_and_numbers_is_an_error_not_silent():
-    from pipeline.expr import EvalError
+    from pipeline.rules.expr import EvalError
     with pytest.raises(EvalError):
         compile_expr("chunk.name > 1", FACTS)(PLAIN, None)
 

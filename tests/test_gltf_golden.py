@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import WorldConfig
-from pipeline.scan import scan_file
+from pipeline.scan.scanner import scan_file
 
 CASES = sorted(p for p in (Path(__file__).parent / "golden" / "gltf").iterdir() if p.is_dir())
 

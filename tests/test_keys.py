@@ -6,12 +6,17 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from rules_fixtures import draw, facts, mesh, pbr, small_ruleset, texture
 
 from pipeline.errors import RuleError
-from pipeline.keys import (
-    KeyTextError, PermutationKey, evaluate, optional_facts, required_keys, stage_defines,
+from pipeline.keys.evaluate import (
+    KeyTextError,
+    PermutationKey,
+    evaluate,
+    optional_facts,
+    required_keys,
+    stage_defines,
 )
-from rules_fixtures import draw, facts, mesh, pbr, small_ruleset, texture
 
 CORPUS = Path("/work/shared/corpus/glTF-Sample-Assets/Models")
 

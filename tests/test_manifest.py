@@ -7,12 +7,24 @@ import os
 
 import pytest
 
-from pipeline.canon import bytes_hash
-from pipeline.manifest import (FORMAT_VERSION, ManifestEntry, ManifestError, ManifestVersionError,
-                               SpecConstant, chunk_manifest, chunk_manifest_path, dump_json,
-                               level_manifest, level_manifest_path, load_chunk_manifest,
-                               load_level_manifest, write_chunk_outputs, write_level_manifest)
-from pipeline.pak import PakReader
+from pipeline.cook.manifest import (
+    FORMAT_VERSION,
+    ManifestEntry,
+    ManifestError,
+    ManifestVersionError,
+    SpecConstant,
+    chunk_manifest,
+    chunk_manifest_path,
+    dump_json,
+    level_manifest,
+    level_manifest_path,
+    load_chunk_manifest,
+    load_level_manifest,
+    write_chunk_outputs,
+    write_level_manifest,
+)
+from pipeline.cook.pak import PakReader
+from pipeline.digest import bytes_hash
 
 VERT, FRAG, FRAG2 = b"\x03\x02\x23\x07vert", b"\x03\x02\x23\x07frag", b"\x03\x02\x23\x07frag2"
 BLOBS = {bytes_hash(b): b for b in (VERT, FRAG, FRAG2)}

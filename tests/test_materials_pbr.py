@@ -11,7 +11,7 @@ and projected per stage (a stage keeps only the macros its source closure tests)
 so identical stage jobs compile once, as in a cook.
 
 `compile_stages` is the one seam to the compiler: the in-process glslang backend
-of pipeline.compile (``compile_batch(..., backend_name='capi')``, which also runs
+of pipeline.cook.compile (``compile_batch(..., backend_name='capi')``, which also runs
 spirv-val).  A few permutations are cross-checked against glslangValidator: the
 two backends must give the same SPIR-V.
 """
@@ -31,7 +31,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compile import CompileOutput, CompileRequest, compile_batch, disassemble
+from pipeline.cook.compile import (
+    CompileOutput,
+    CompileRequest,
+    compile_batch,
+    disassemble,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PBR = ROOT / "materials" / "pbr"
@@ -141,7 +146,7 @@ def spirv_of(stage: str, defines: dict[str, str]) -> bytes:
 
 def _prefix() -> Path:
     try:
-        from pipeline.compile import toolchain
+        from pipeline.cook.compile import toolchain
         return toolchain.prefix()
     except Exception:  # the toolchain module is optional for this test
         for root in site.getsitepackages():

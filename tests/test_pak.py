@@ -6,10 +6,21 @@ import struct
 
 import pytest
 
-from pipeline.canon import bytes_hash
+from pipeline.cook.pak import (
+    ALIGNMENT,
+    ENTRY,
+    HEADER,
+    MAGIC,
+    PakCorruptError,
+    PakError,
+    PakReader,
+    PakVersionError,
+    _checksum,
+    blobs_by_hash,
+    write_pak,
+)
+from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
-from pipeline.pak import (ALIGNMENT, ENTRY, HEADER, MAGIC, PakCorruptError, PakError, PakReader,
-                          PakVersionError, _checksum, blobs_by_hash, write_pak)
 
 BLOBS = [b"\x03\x02\x23\x07" + bytes(range(n)) for n in (5, 12, 1, 30)]
 

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
-from pipeline.keys import required_keys
-from pipeline.report import ReportOptions, build_report, what_if, what_if_keys
-from pipeline.ruleset import load_rulesets
-from pipeline.validcount import count_space
+from pipeline.keys.evaluate import required_keys
+from pipeline.report.funnel import ReportOptions, build_report, what_if, what_if_keys
+from pipeline.rules.counts import count_space
+from pipeline.rules.models import load_rulesets
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

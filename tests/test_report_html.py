@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
-from pipeline.report_html import render_html
+from pipeline.report.html import render_html
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

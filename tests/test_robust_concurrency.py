@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from pipeline import cook as cook_module
-from pipeline import manifest as mf
 from robust_helpers import check_readable, cli, cook, copy_world, outputs, run_cli
+
+from pipeline.cook import manifest as mf
+from pipeline.cook import run as cook_module
 
 TIMEOUT = 180
 

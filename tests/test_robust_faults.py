@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from pipeline.store import FORMAT_VERSION, Store
 from robust_helpers import ROOT, check_readable, cli, cook, copy_world, outputs, run_cli
+
+from pipeline.cache.store import FORMAT_VERSION, Store
 
 KILL_TRIALS = 20
 PHASES = ("scanning", "compiling", "writing outputs")  # progress lines a cook prints on stderr

@@ -14,15 +14,15 @@ import os
 import struct
 from pathlib import Path
 
+from conftest import corpus_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from robust_helpers import CHUNK_BIN, CHUNK_JSON, LINE, chunk, glb_container
 
-from conftest import corpus_path
-from pipeline.buffers import OPTIONAL_FACTS
-from pipeline.canon import canonical_bytes
-from pipeline.config import LevelConfig, WorldConfig, Chunking
-from pipeline.scan import scan_bytes
-from robust_helpers import LINE, glb_container, chunk, CHUNK_BIN, CHUNK_JSON
+from pipeline.config import Chunking, LevelConfig, WorldConfig
+from pipeline.digest import canonical_bytes
+from pipeline.scan.buffers import OPTIONAL_FACTS
+from pipeline.scan.scanner import scan_bytes
 
 EXAMPLES = int(os.environ.get("PIPELINE_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

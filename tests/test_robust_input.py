@@ -11,12 +11,23 @@ import json
 from pathlib import Path
 
 import pytest
+from robust_helpers import (
+    BAD_CHUNK,
+    CASES,
+    CASES_BY_NAME,
+    GOOD_CHUNKS,
+    GOOD_FILES,
+    LINE,
+    Case,
+    check_error_line,
+    deny_reading,
+    make_world,
+    run_cli,
+)
 
 from pipeline import api
-from pipeline.manifest import load_chunk_manifest
-from pipeline.pak import PakReader
-from robust_helpers import (BAD_CHUNK, CASES, CASES_BY_NAME, GOOD_CHUNKS, GOOD_FILES, LINE, Case, check_error_line,
-                            deny_reading, make_world, run_cli)
+from pipeline.cook.manifest import load_chunk_manifest
+from pipeline.cook.pak import PakReader
 
 
 def bad_world(tmp_path: Path, case: Case, monkeypatch) -> tuple[Path, str]:

@@ -6,11 +6,11 @@ import base64
 import copy
 
 import pytest
+from robust_helpers import GOOD_FILES, POSITIONS, document, gltf_text, make_world
 
 from pipeline import api
 from pipeline.config import Limits, parse_world_config
 from pipeline.errors import ConfigError
-from robust_helpers import GOOD_FILES, POSITIONS, document, gltf_text, make_world
 
 BAD = "broken/c00/limited.gltf"
 

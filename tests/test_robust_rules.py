@@ -11,12 +11,12 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from rules_fixtures import facts, mesh
 
 from pipeline.cli import main
 from pipeline.errors import RuleError
-from pipeline.expr import Domain, EvalError, ExprError, Scope, compile_expr
-from pipeline.ruleset import load_ruleset_text
-from rules_fixtures import facts, mesh
+from pipeline.rules.expr import Domain, EvalError, ExprError, Scope, compile_expr
+from pipeline.rules.models import load_ruleset_text
 
 TEMPLATE = """shader: t
 sources: {{vertex: t.vert, fragment: t.frag}}

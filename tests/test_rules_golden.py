@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.lint import lint_rules
+from pipeline.rules.lint import lint_rules
 
 GOLDEN = Path(__file__).parent / "golden" / "rules"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
+from rules_fixtures import pbr, write_rules
 
+from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli import main
 from pipeline.errors import RuleError
-from pipeline.paths import builtin_materials_dir, builtin_rules_dir
-from pipeline.ruleset import Feature, RuleSet, load_ruleset_text, load_rulesets
-from rules_fixtures import pbr, write_rules
+from pipeline.rules.models import Feature, RuleSet, load_ruleset_text, load_rulesets
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 MINIMAL = """shader: {name}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.scan import scan
-from pipeline.store import Store
+from pipeline.cache.store import Store
+from pipeline.scan.scanner import scan
 
 BOX = "glTF-Sample-Assets/Models/BoxVertexColors"
 

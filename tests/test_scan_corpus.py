@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.scan import ScanResult, scan
+from pipeline.scan.scanner import ScanResult, scan
 
 MODELS = "glTF-Sample-Assets/Models"
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import WorldConfig, parse_world_config
-from pipeline.scan import scan, scan_file
+from pipeline.scan.scanner import scan, scan_file
 
 
 def triangle(**extra) -> dict:

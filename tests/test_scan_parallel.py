@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import scan as scan_module
-from pipeline.canon import canonical_bytes
-from pipeline.facts import Draw, DrawFacts, DrawSource
-from pipeline.gltf.trusted import canonical
-from pipeline.scan import OPTIONAL_FACTS, ScanResult, scan
-from pipeline.store import Store
+from pipeline.cache.store import Store
+from pipeline.digest import canonical_bytes
+from pipeline.scan import scanner as scan_module
+from pipeline.scan.facts import Draw, DrawFacts, DrawSource
+from pipeline.scan.gltf.trusted import canonical
+from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult, scan
 
 TRIANGLE = {
     "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],

@@ -8,11 +8,11 @@ import time
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from rules_fixtures import pbr, small_ruleset
 
 from pipeline.errors import RuleError
-from pipeline.ruleset import NormalizeCycle, run_normalize
-from pipeline.validcount import count_space, enumerate_valid
-from rules_fixtures import pbr, small_ruleset
+from pipeline.rules.counts import count_space, enumerate_valid
+from pipeline.rules.models import NormalizeCycle, run_normalize
 
 ENUM = ["RED", "GREEN", "BLUE"]
 

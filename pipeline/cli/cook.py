@@ -6,7 +6,13 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
-    EXIT_OK, EXIT_USER, cache_option, echo_json, guarded, materials_option, rules_option,
+    EXIT_OK,
+    EXIT_USER,
+    cache_option,
+    echo_json,
+    guarded,
+    materials_option,
+    rules_option,
 )
 from pipeline.errors import Location
 from pipeline.progress import for_stream

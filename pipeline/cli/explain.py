@@ -8,9 +8,14 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
-    EXIT_OK, cache_option, echo_json, guarded, materials_option, rules_option,
+    EXIT_OK,
+    cache_option,
+    echo_json,
+    guarded,
+    materials_option,
+    rules_option,
 )
-from pipeline.keys import format_value
+from pipeline.keys.evaluate import format_value
 
 MAX_DRAWS = 25
 MAX_FACT_SETS = 3

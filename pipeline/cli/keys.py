@@ -6,7 +6,13 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
-    EXIT_OK, EXIT_USER, cache_option, echo_diagnostics, echo_json, guarded, rules_option,
+    EXIT_OK,
+    EXIT_USER,
+    cache_option,
+    echo_diagnostics,
+    echo_json,
+    guarded,
+    rules_option,
 )
 
 

@@ -7,12 +7,18 @@ import sys
 import click
 
 from pipeline import api
-from pipeline.atomic import write_atomic
 from pipeline.cli._common import (
-    EXIT_OK, EXIT_USER, cache_option, echo_diagnostics, guarded, materials_option, rules_option,
+    EXIT_OK,
+    EXIT_USER,
+    cache_option,
+    echo_diagnostics,
+    guarded,
+    materials_option,
+    rules_option,
 )
-from pipeline.report_html import render_html
-from pipeline.report_render import render
+from pipeline.cook.atomic import write_atomic
+from pipeline.report.html import render_html
+from pipeline.report.render import render
 
 FORMATS = ("table", "json", "csv", "html")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from pipeline.builtin import builtin_rules_dir
 from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, guarded
-from pipeline.lint import lint_rules
-from pipeline.paths import builtin_rules_dir
+from pipeline.rules.lint import lint_rules
 
 
 @click.group("rules")

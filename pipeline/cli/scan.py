@@ -6,9 +6,15 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded
-from pipeline.scan import ScanResult, scan
-from pipeline.store import Store, default_cache_dir
+from pipeline.cache.store import Store, default_cache_dir
+from pipeline.cli._common import (
+    EXIT_OK,
+    EXIT_USER,
+    echo_diagnostics,
+    echo_json,
+    guarded,
+)
+from pipeline.scan.scanner import ScanResult, scan
 
 
 @click.command("scan")

@@ -8,14 +8,20 @@ from pathlib import Path
 import click
 
 from pipeline import api
+from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli._common import (
-    EXIT_OK, EXIT_USER, cache_option, echo_json, guarded, materials_option, rules_option,
+    EXIT_OK,
+    EXIT_USER,
+    cache_option,
+    echo_json,
+    guarded,
+    materials_option,
+    rules_option,
 )
-from pipeline.cook import display_prefix
-from pipeline.paths import builtin_materials_dir, builtin_rules_dir
+from pipeline.cook.run import display_prefix
+from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
 from pipeline.progress import for_stream
-from pipeline.ruleset import load_rulesets
-from pipeline.verify import VerifyOptions, VerifyResult, find_family, verify_family
+from pipeline.rules.models import load_rulesets
 
 
 @click.command("verify-family")

@@ -1,0 +1,1 @@
+"""The on-disk cache: the store (diskcache + content-addressed blobs) and its record kinds."""

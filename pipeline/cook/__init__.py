@@ -1,0 +1,1 @@
+"""Cook: jobs and projection, compile backends, the scheduler, and the outputs (manifest, pak, atomic writes)."""

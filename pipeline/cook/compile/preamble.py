@@ -1,0 +1,108 @@
+"""Defines as a preamble, and glslang's info log as located diagnostics.
+
+Preamble and line mapping: the defines of a request become the text
+``#define NAME VALUE\\n`` per define (in request order).  Neither backend splices
+them into the file: both hand them to glslang as its *preamble* (the C API's
+``glslang_shader_set_preamble``; glslangValidator's ``-D``), which glslang
+processes after the ``#version`` line as a separate source string.  The shader's
+own lines therefore keep their numbers.
+
+GLSL ``#include`` needs ``GL_GOOGLE_include_directive`` enabled; we enable it so
+material files need not ask.  glslangValidator takes it as preamble text
+(``--P``).  The C API cannot: its preprocess step echoes a preamble
+``#extension`` *before* ``#version`` into the text it then parses, so
+:func:`enable_includes` inserts the line right after ``#version`` followed by
+``#line <n>``, which gives the next original line its own number back.
+
+glslang reports errors as ``ERROR: <name>:<line>: <message>`` where ``<name>``
+is the string number (``0``) for the top-level source and the include name the
+includer returned for an included file; :func:`parse_log` maps both back to
+root-relative paths and then to ``materials/...`` display names.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Callable
+
+from pipeline.cook.compile.request import CompileOutput, CompileRequest
+from pipeline.errors import Diagnostic, Location
+
+INCLUDE_EXTENSION = "#extension GL_GOOGLE_include_directive : enable\n"
+LOG_RE = re.compile(r"^(ERROR|WARNING):\s*(?:(.+?):(\d+):(?:(\d+):)?\s)?\s*(.*?)\s*$")
+VERSION_RE = re.compile(r"^[ \t]*#[ \t]*version\b[^\n]*", re.M)
+NOISE = ("compilation terminated", "compilation errors.  No code generated", "compilation errors. No code")
+
+
+def define_lines(defines: tuple[tuple[str, str], ...]) -> str:
+    """``#define NAME VALUE`` lines, one per define."""
+    return "".join(f"#define {name} {value}\n" for name, value in defines)
+
+
+
+
+def enable_includes(text: str) -> str:
+    """Insert the include extension after the ``#version`` line, keeping line numbers."""
+    match = VERSION_RE.search(text)
+    if not match:
+        return text
+    next_line = text.count("\n", 0, match.end()) + 2
+    return f"{text[:match.end()]}\n{INCLUDE_EXTENSION}#line {next_line}{text[match.end():]}"
+
+
+def _is_noise(message: str) -> bool:
+    return any(n in message for n in NOISE)
+
+
+def parse_log(log: str, to_relpath: Callable[[str | None], str], display: Callable[[str], str]
+              ) -> tuple[Diagnostic, ...]:
+    """Diagnostics from a glslang info log; ``to_relpath`` maps a reported name (None: unnamed)."""
+    found: list[Diagnostic] = []
+    for line in log.splitlines():
+        match = LOG_RE.match(line.strip())
+        if not match or _is_noise(match.group(5)):
+            continue
+        kind, name, lineno, col, message = match.groups()
+        location = Location(display(to_relpath(name)), int(lineno) if lineno else None, int(col) if col else None)
+        diagnostic = Diagnostic(location, message, "error" if kind == "ERROR" else "warning")
+        if diagnostic not in found:
+            found.append(diagnostic)
+    return tuple(found)
+
+
+def normalize_name(name: str | None, source: str, root: str) -> str:
+    """Map a name glslang reported to a root-relative path (string numbers mean ``source``)."""
+    if not name or name.isdigit():
+        return source
+    name = name.replace("\\", "/")
+    if posixpath.isabs(name) and name.startswith(root.rstrip("/") + "/"):
+        name = name[len(root.rstrip("/")) + 1:]
+    return posixpath.normpath(name)
+
+
+PROMOTED = ("Entry point not found",)
+
+
+def _promote(diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.severity == "warning" and any(p in diagnostic.message for p in PROMOTED):
+        return Diagnostic(diagnostic.location, diagnostic.message, "error")
+    return diagnostic
+
+
+def compile_output(spirv: bytes | None, log: str, request: CompileRequest, tree) -> CompileOutput:
+    """A :class:`CompileOutput` from a backend's result and its raw log.
+
+    glslang only warns when the entry point is missing (and emits an empty
+    module); that is promoted to an error.  A failure whose log yields no located error (a crash, an unexpected format)
+    still gets one error, at the request's source, carrying the raw log.
+    """
+    to_relpath = functools.partial(normalize_name, source=request.source, root=str(tree.root))
+    diagnostics = tuple(_promote(d) for d in parse_log(log, to_relpath, tree.display))
+    if any(d.severity == "error" for d in diagnostics):
+        spirv = None
+    if spirv is None and not any(d.severity == "error" for d in diagnostics):
+        message = log.strip().splitlines()[-1] if log.strip() else "compilation failed without a message"
+        diagnostics += (Diagnostic(Location(tree.display(request.source)), message),)
+    return CompileOutput(spirv, diagnostics)

@@ -1,0 +1,345 @@
+"""Chunk and level manifests: which permutation keys a chunk (or level) uses, and their blobs.
+
+Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
+
+- ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
+
+    {"format": 1, "chunk": "forest/c00", "level": "forest", "pak": "c00.pak",
+     "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
+              "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
+              "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
+     "errors": [{...}]}
+
+- ``<out>/<level>.level.json``: the level's union manifest::
+
+    {"format": 1, "level": "forest",
+     "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.pak"}},
+     "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
+     "errors": [{..., "chunk": name}]}
+
+  The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
+  whose last path component ends in ``.level`` is refused (:func:`check_name`).
+  Paths inside a level manifest are relative to the folder holding it.
+
+Every file is deterministic JSON: UTF-8, sorted keys, 2-space indent, trailing
+newline; lists are sorted (render states, values and errors by their canonical
+bytes, chunk names by text).  ``format`` is bumped on any incompatible change;
+a reader refuses a newer format with :class:`ManifestVersionError`.
+See docs/formats.md.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import orjson
+
+from pipeline.cook import atomic as atomic
+from pipeline.cook.pak import read_index, write_pak
+from pipeline.digest import canonical_bytes
+from pipeline.errors import PipelineError
+
+FORMAT_VERSION = 1
+LEVEL_SUFFIX = ".level"
+Scalar = bool | int | str
+
+
+class ManifestError(PipelineError):
+    """A manifest cannot be built, written or read."""
+
+
+class ManifestVersionError(ManifestError):
+    """A manifest was written by a newer format version than this reader knows."""
+
+
+# ------------------------------------------------------------------ data
+@dataclass(frozen=True)
+class SpecConstant:
+    """A specialization-constant feature of a key: its id and the values draws use."""
+
+    constant_id: int
+    values: tuple[Scalar, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"constant_id": self.constant_id, "values": _sorted_unique(self.values)}
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One permutation key of a chunk (or level) and its compiled stages."""
+
+    key: str
+    hash: str
+    shader: str
+    pass_name: str
+    features: Mapping[str, Scalar]
+    stages: Mapping[str, str]
+    draws: int
+    render_states: tuple[Mapping[str, Any], ...] = ()
+    specialization: Mapping[str, SpecConstant] = field(default_factory=dict)
+    chunks: tuple[str, ...] = ()  # level manifests only
+
+    def to_json(self, *, with_chunks: bool = False) -> dict:
+        doc = {
+            "hash": self.hash, "shader": self.shader, "pass": self.pass_name,
+            "features": dict(self.features), "stages": dict(self.stages), "draws": self.draws,
+            "render_states": _sorted_unique(dict(s) for s in self.render_states),
+            "specialization": {k: v.to_json() for k, v in self.specialization.items()},
+        }
+        if with_chunks:
+            doc["chunks"] = sorted(set(self.chunks))
+        return doc
+
+
+@dataclass(frozen=True)
+class ChunkManifest:
+    chunk: str
+    level: str
+    keys: Mapping[str, ManifestEntry]
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def pak(self) -> str:
+        """File name of the chunk's .pak, relative to the manifest's folder."""
+        return PurePosixPath(self.chunk).name + ".pak"
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
+                "keys": {k: e.to_json() for k, e in self.keys.items()},
+                "errors": _sorted_unique(dict(e) for e in self.errors)}
+
+
+@dataclass(frozen=True)
+class LevelManifest:
+    level: str
+    chunks: tuple[str, ...]
+    keys: Mapping[str, ManifestEntry]
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT_VERSION, "level": self.level,
+                "chunks": {c: self._chunk_files(c) for c in sorted(set(self.chunks))},
+                "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
+                "errors": _sorted_unique(dict(e) for e in self.errors)}
+
+    def _chunk_files(self, chunk: str) -> dict:
+        start = posixpath.dirname(self.level) or "."
+        rel = posixpath.relpath(chunk, start)
+        return {"manifest": rel + ".json", "pak": rel + ".pak"}
+
+
+# ------------------------------------------------------------------ building
+def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
+                   errors: Iterable[Mapping[str, Any]] = ()) -> ChunkManifest:
+    """A chunk manifest from entries; entries with the same key text are merged."""
+    check_name(chunk, "chunk")
+    check_name(level, "level")
+    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors))
+
+
+STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
+
+
+def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[str] = ()) -> LevelManifest:
+    """The union of a level's chunk manifests: keys merged, draws summed.
+
+    When two chunks name different stage blobs for one key (one was cooked after a
+    shader or compiler change, the other not yet), the chunk in ``fresh`` (just
+    cooked) wins, else the first by name; the other chunk's entry is left out and
+    the chunk is listed in ``errors`` as stale.
+    """
+    check_name(level, "level")
+    fresh = set(fresh)
+    chunks = sorted(chunks, key=lambda m: (m.chunk not in fresh, m.chunk))
+    merged: dict[str, ManifestEntry] = {}
+    stale: set[str] = set()
+    for m in chunks:
+        for entry in m.keys.values():
+            old = merged.get(entry.key)
+            if old is not None and old.stages != entry.stages:
+                stale.add(m.chunk)
+                continue
+            entry = replace(entry, chunks=(m.chunk,))
+            merged[entry.key] = merge_entries(old, entry) if old is not None else entry
+    errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
+    errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors))
+
+
+def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
+    """Two uses of one key: draws summed, render states, values and chunks united."""
+    for name in ("hash", "shader", "pass_name", "features", "stages"):
+        if getattr(a, name) != getattr(b, name):
+            raise ManifestError.at(a.key, f"conflicting '{name}' for the same key")
+    return replace(a, draws=a.draws + b.draws, render_states=a.render_states + b.render_states,
+                   specialization=_merge_spec(a, b), chunks=a.chunks + b.chunks)
+
+
+def _merge_spec(a: ManifestEntry, b: ManifestEntry) -> dict[str, SpecConstant]:
+    merged = dict(a.specialization)
+    for name, spec in b.specialization.items():
+        old = merged.get(name)
+        if old is not None and old.constant_id != spec.constant_id:
+            raise ManifestError.at(a.key, f"conflicting constant_id for {name}")
+        merged[name] = SpecConstant(spec.constant_id, (old.values if old else ()) + spec.values)
+    return merged
+
+
+def _merge_all(entries: Iterable[ManifestEntry]) -> dict[str, ManifestEntry]:
+    merged: dict[str, ManifestEntry] = {}
+    for entry in entries:
+        merged[entry.key] = merge_entries(merged[entry.key], entry) if entry.key in merged else entry
+    return merged
+
+
+def check_name(name: str, what: str) -> None:
+    """Refuse names that would escape ``<out>`` or collide with a level manifest."""
+    parts = name.split("/")
+    if not name or any(p in ("", ".", "..") or "\\" in p for p in parts):
+        raise ManifestError.at(name or "<empty>", f"invalid {what} name {name!r}")
+    if parts[-1].endswith(LEVEL_SUFFIX):
+        raise ManifestError.at(name, f"{what} name {name!r} ends in '{LEVEL_SUFFIX}', "
+                               "which is reserved for level manifests")
+
+
+def _sorted_unique(items: Iterable[Any]) -> list:
+    by_bytes = {canonical_bytes(item): item for item in items}
+    return [by_bytes[k] for k in sorted(by_bytes)]
+
+
+# ------------------------------------------------------------------ writing
+def dump_json(doc: Mapping[str, Any]) -> bytes:
+    """Deterministic JSON bytes: sorted keys, 2-space indent, trailing newline."""
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+def chunk_manifest_path(out: Path | str, chunk: str) -> Path:
+    check_name(chunk, "chunk")
+    return Path(out) / f"{chunk}.json"
+
+
+def chunk_pak_path(out: Path | str, chunk: str) -> Path:
+    check_name(chunk, "chunk")
+    return Path(out) / f"{chunk}.pak"
+
+
+def level_manifest_path(out: Path | str, level: str) -> Path:
+    check_name(level, "level")
+    return Path(out) / f"{level}{LEVEL_SUFFIX}.json"
+
+
+def write_chunk_outputs(out: Path | str, manifest: ChunkManifest,
+                        blobs: Mapping[str, bytes]) -> list[Path]:
+    """Write the chunk's .pak, then its manifest (so a manifest never names a missing blob).
+
+    ``blobs`` maps SHA-256 hex -> SPIR-V and must hold every stage blob the
+    manifest names (extra blobs are ignored).  Returns the files actually rewritten.
+    """
+    needed = {h for e in manifest.keys.values() for h in e.stages.values()}
+    missing = sorted(needed - set(blobs))
+    if missing:
+        raise ValueError(f"{manifest.chunk}: no blob for {len(missing)} stage hash(es), e.g. {missing[0][:12]}")
+    writes = [(chunk_pak_path(out, manifest.chunk), write_pak({h: blobs[h] for h in needed})),
+              (chunk_manifest_path(out, manifest.chunk), dump_json(manifest.to_json()))]
+    return [path for path, data in writes if atomic.write_if_changed(path, data)]
+
+
+def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """Every stage blob hash the manifest names: what its .pak holds."""
+    return frozenset(h for e in manifest.keys.values() for h in e.stages.values())
+
+
+def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
+    """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
+    indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
+    try:
+        on_disk = chunk_manifest_path(out, manifest.chunk).read_bytes()
+    except OSError:
+        return False
+    if on_disk != dump_json(manifest.to_json()):
+        return False
+    return read_index(chunk_pak_path(out, manifest.chunk)) == stage_hashes(manifest)
+
+
+def write_level_manifest(out: Path | str, manifest: LevelManifest) -> bool:
+    """Write ``<out>/<level>.level.json`` unless unchanged; True when rewritten."""
+    return atomic.write_if_changed(level_manifest_path(out, manifest.level), dump_json(manifest.to_json()))
+
+
+# ------------------------------------------------------------------ reading
+def load_chunk_manifest(path: Path | str) -> ChunkManifest:
+    """Read and check a chunk manifest; raises ManifestError / ManifestVersionError."""
+    doc = _load(path)
+    where = _Where(str(path))
+    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
+    return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
+                         tuple(where.get(doc, "errors", list)))
+
+
+def load_level_manifest(path: Path | str) -> LevelManifest:
+    """Read and check a level manifest; raises ManifestError / ManifestVersionError."""
+    doc = _load(path)
+    where = _Where(str(path))
+    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
+    return LevelManifest(where.get(doc, "level", str), tuple(where.get(doc, "chunks", dict)), keys,
+                         tuple(where.get(doc, "errors", list)))
+
+
+def _load(path: Path | str) -> dict:
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise ManifestError.at(str(path), f"cannot read manifest: {exc.strerror or exc}") from exc
+    except orjson.JSONDecodeError as exc:
+        raise ManifestError.at(str(path), f"manifest is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("format"), int):
+        raise ManifestError.at(str(path), "not a manifest (no integer 'format')", pointer="/format")
+    if doc["format"] != FORMAT_VERSION:
+        raise ManifestVersionError.at(str(path), f"manifest format {doc['format']} is not supported "
+                                      f"(this reader knows format {FORMAT_VERSION}); rebuild the outputs",
+                                      pointer="/format")
+    return doc
+
+
+def _entry(key: str, doc: Any, where: "_Where") -> ManifestEntry:
+    if not isinstance(doc, dict):
+        raise where.error("expected an object")
+    spec = {n: _spec(s, where.at("specialization", n))
+            for n, s in where.get(doc, "specialization", dict).items()}
+    return ManifestEntry(
+        key=key, hash=where.get(doc, "hash", str), shader=where.get(doc, "shader", str),
+        pass_name=where.get(doc, "pass", str), features=where.get(doc, "features", dict),
+        stages=where.get(doc, "stages", dict), draws=where.get(doc, "draws", int),
+        render_states=tuple(where.get(doc, "render_states", list)), specialization=spec,
+        chunks=tuple(doc.get("chunks", ())))
+
+
+def _spec(doc: Any, where: "_Where") -> SpecConstant:
+    if not isinstance(doc, dict):
+        raise where.error("expected an object")
+    return SpecConstant(where.get(doc, "constant_id", int), tuple(where.get(doc, "values", list)))
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A file plus a JSON pointer, for located errors while reading."""
+
+    file: str
+    pointer: str = ""
+
+    def at(self, *parts: str) -> "_Where":
+        escaped = (p.replace("~", "~0").replace("/", "~1") for p in parts)
+        return _Where(self.file, self.pointer + "".join("/" + p for p in escaped))
+
+    def get(self, doc: dict, name: str, kind: type) -> Any:
+        value = doc.get(name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.at(name).error(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    def error(self, message: str) -> ManifestError:
+        return ManifestError.at(self.file, message, pointer=self.pointer)

@@ -1,0 +1,221 @@
+"""Run the stage jobs of a plan: cache lookup, compile the misses, store the results.
+
+The dirty check runs cheap to expensive and records why each job runs (the ninja
+``-d explain`` habit):
+
+1. ``("job", key)`` in the store with a readable blob: a hit, nothing runs.
+2. A remembered compile error for that key: a hit too (reported again, not
+   recompiled until an input changes).
+3. Otherwise the job runs, and ``("jobid", identity)`` (the same source, stage,
+   entry and defines as compiled last time) says why: never compiled, source
+   changed (naming the files), compiler changed, flags changed, or the cache entry
+   was missing or corrupt.
+
+Misses compile on a process pool in batches (each worker loads the compiler once);
+results are stored as they arrive, so a killed cook keeps what it finished.  A few
+misses (at most :data:`INLINE_PER_WORKER` per worker, an artist's one-chunk edit)
+compile in this process instead: starting the pool and loading the compiler in
+every worker costs more than the pool would save on them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cache.store import Store
+from pipeline.cook.compile import CompileOutput, compile_batch
+from pipeline.cook.jobs import JobPlan, StageJob
+from pipeline.errors import Diagnostic, Location
+from pipeline.progress import NullProgress, Progress
+
+MAX_BATCH = 32
+# Misses per worker up to which compiling in this process beats starting a pool: a
+# worker's start (spawn, imports, compiler load) costs about 0.3 s, a typical job
+# 5-25 ms, so a pool of N workers only pays off beyond a few dozen jobs.
+INLINE_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job produced: a blob digest, or diagnostics, or both (warnings)."""
+
+    blob: str | None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.blob is not None
+
+    def to_record(self) -> dict:
+        return {"blob": self.blob, "diagnostics": [d.to_json() for d in self.diagnostics]}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "JobResult":
+        diags = tuple(_diagnostic(d) for d in record.get("diagnostics", ()))
+        return cls(record.get("blob"), diags, cached=True)
+
+
+def _diagnostic(data: dict) -> Diagnostic:
+    loc = Location(data["file"], data.get("line"), data.get("col"), data.get("pointer"))
+    return Diagnostic(loc, data["message"], data.get("severity", "error"))
+
+
+@dataclass
+class RunResult:
+    results: dict[str, JobResult] = field(default_factory=dict)   # job key -> result
+    compiled: list[str] = field(default_factory=list)              # job keys compiled this run
+    reasons: dict[str, str] = field(default_factory=dict)          # job key -> why it ran
+    cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for r in self.results.values() if r.cached)
+
+
+class Compiler:
+    """The seam between the scheduler and a compiler: tests count what ran through it."""
+
+    def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
+                 display_prefix: str = "materials/"):
+        self.materials_dir = Path(materials_dir)
+        self.backend = backend
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.display_prefix = display_prefix
+        self.calls = 0  # requests compiled, for tests
+
+    def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
+        """Compile ``jobs``; call ``on_done(job, output)`` as each finishes; return cancelled keys.
+
+        ``calls`` counts the requests actually compiled (not those a fail-fast
+        stop cancelled).
+        """
+        if self.jobs == 1 or len(jobs) <= INLINE_PER_WORKER * self.jobs:
+            return self._run_inline(jobs, on_done, fail_fast)
+        return self._run_pool(jobs, on_done, fail_fast)
+
+    def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix)
+        self.calls += len(outputs)
+        return outputs
+
+    def _run_inline(self, jobs, on_done, fail_fast) -> list[str]:
+        for i, job in enumerate(jobs):
+            (output,) = self._batch([job])
+            on_done(job, output)
+            if fail_fast and output.spirv is None:
+                return [j.key for j in jobs[i + 1:]]
+        return []
+
+    def _run_pool(self, jobs, on_done, fail_fast) -> list[str]:
+        """Batches on a process pool, at most ``jobs + 1`` in flight; results delivered as they come.
+
+        Batches are submitted one by one as others finish, so a fail-fast stop
+        submits nothing more; the few batches already in flight still finish and
+        are delivered (and stored): their work is done, dropping it would only
+        cost a recompile later.
+        """
+        size = max(1, min(MAX_BATCH, math.ceil(len(jobs) / (self.jobs * 4))))
+        batches = iter([jobs[i:i + size] for i in range(0, len(jobs), size)])
+        pending_keys = {j.key for j in jobs}
+        with cf.ProcessPoolExecutor(max_workers=min(self.jobs, math.ceil(len(jobs) / size))) as pool:
+            in_flight: dict[cf.Future, list[StageJob]] = {}
+            stop = False
+            for _ in range(self.jobs + 1):
+                self._submit(pool, batches, in_flight)
+            while in_flight:
+                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    failed = self._deliver(in_flight.pop(future), future.result(), on_done, pending_keys)
+                    stop = stop or (fail_fast and failed)
+                    if not stop:
+                        self._submit(pool, batches, in_flight)
+        return sorted(pending_keys)
+
+    def _submit(self, pool: cf.ProcessPoolExecutor, batches, in_flight: dict) -> None:
+        batch = next(batches, None)
+        if batch is not None:
+            in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
+                                  self.display_prefix)] = batch
+
+    def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
+        """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
+        self.calls += len(outputs)
+        for job, output in zip(batch, outputs):
+            on_done(job, output)
+            pending_keys.discard(job.key)
+        return any(o.spirv is None for o in outputs)
+
+
+def run_plan(plan: JobPlan, store: Store, compiler: Compiler, *, fail_fast: bool = False,
+             explain: bool = False, progress: Progress | None = None) -> RunResult:
+    """Look every job up in the store, compile the misses, store what they produce."""
+    progress = progress or NullProgress()
+    run = RunResult()
+    misses: list[StageJob] = []
+    for key, job in sorted(plan.jobs.items()):
+        record = store.get("job", key)
+        cached = _cached_result(record, store)
+        if cached is not None:
+            run.results[key] = cached
+        else:
+            misses.append(job)
+            run.reasons[key] = why(job, store, had_record=record is not None)
+    if misses:
+        progress.start("compiling", len(misses))
+
+        def on_done(job: StageJob, output: CompileOutput) -> None:
+            run.results[job.key] = _store_result(job, output, store)
+            run.compiled.append(job.key)
+            progress.advance()
+
+        run.cancelled = compiler.run(misses, on_done, fail_fast)
+        progress.finish()
+    return run
+
+
+def _cached_result(record, store: Store) -> JobResult | None:
+    if not isinstance(record, dict):
+        return None
+    try:
+        result = JobResult.from_record(record)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if result.blob is not None and not store.has_blob(result.blob):
+        return None
+    if result.blob is None and not result.diagnostics:
+        return None
+    return result
+
+
+def _store_result(job: StageJob, output: CompileOutput, store: Store) -> JobResult:
+    blob = store.put_blob(output.spirv) if output.spirv is not None else None
+    result = JobResult(blob, tuple(output.diagnostics))
+    store.set("job", job.key, result.to_record())
+    store.set("jobid", job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
+                                      "compiler": job.options.compiler, "target": job.request.target,
+                                      "optimize": job.request.optimize})
+    return result
+
+
+def why(job: StageJob, store: Store, had_record: bool = False) -> str:
+    """Why a job that is not in the cache has to run."""
+    last = store.get("jobid", job.identity)
+    if not isinstance(last, dict):
+        return "new: this source and define set were never compiled"
+    if last.get("key") == job.key:
+        return "cache entry missing or unreadable" if had_record else "cache entry missing"
+    if last.get("compiler") != job.options.compiler:
+        return f"compiler changed ({last.get('compiler')} -> {job.options.compiler})"
+    if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
+        return "flags changed (target or optimize)"
+    old = {p: h for p, h in last.get("closure", [])}
+    new = dict(job.closure)
+    changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+    if changed:
+        return "source changed: " + ", ".join(changed)
+    return "inputs changed"

@@ -1,0 +1,193 @@
+"""Verify a shader family: compile its valid key space, every key or a seeded sample.
+
+Content only ever asks for the keys it uses, so a feature combination no asset
+has yet can hide a compile error until an artist makes one.  ``verify_family``
+closes that gap: it takes the family's *valid* canonical keys per pass
+(:func:`pipeline.rules.counts.enumerate_valid`), plans their stage jobs with the
+same projection and cache keys as a cook, and compiles the ones the cache lacks.
+A rerun is a cache lookup; a failure is remembered and reported again.
+
+Sampling (``sample=N``): a pass with at most :data:`ENUMERATE_LIMIT` valid keys
+is enumerated and ``N`` keys are drawn uniformly with ``random.Random(seed)``.
+A larger pass draws random full assignments and normalizes them (a normalized
+assignment is a fixed point, so its key is valid); that sample is not uniform
+(keys that many assignments normalize to are likelier) but it is seeded and
+cheap.  ``sample=None`` plans every valid key, streaming, without keeping the
+keys.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from pipeline.cache.store import Store
+from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.jobs import JobOptions, JobPlan, SourceFacts, make_job
+from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.errors import PipelineError
+from pipeline.keys.evaluate import PermutationKey, stage_defines
+from pipeline.progress import NullProgress, Progress
+from pipeline.rules.compiled import run_normalize
+from pipeline.rules.counts import count_space, enumerate_valid
+from pipeline.rules.models import RuleSet
+
+ENUMERATE_LIMIT = 100_000
+MAX_DRAWS_PER_KEY = 50
+
+
+class UnknownFamilyError(PipelineError):
+    """No rule set defines the requested shader family."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    sample: int | None = 100          # keys per pass; None: every valid key
+    seed: int = 0
+    jobs: int = 1
+    backend: str = "capi"
+    target: str = "vulkan1.2"
+    optimize: bool = False
+
+
+@dataclass
+class FamilyPlan:
+    """The unique jobs of the keys checked, how many keys use each, and one key per job."""
+
+    jobs: JobPlan = field(default_factory=JobPlan)
+    users: Counter = field(default_factory=Counter)            # job key -> keys using it
+    first_key: dict[str, str] = field(default_factory=dict)    # job key -> first key (text) using it
+    checked: dict[str, int] = field(default_factory=dict)      # pass -> keys checked
+
+    def stage_report(self) -> dict[str, dict[str, int]]:
+        report: dict[str, dict[str, int]] = {}
+        for job_key, job in sorted(self.jobs.jobs.items()):
+            entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
+            entry["uses"] += self.users[job_key]
+            entry["jobs"] += 1
+            entry["max_shared"] = max(entry["max_shared"], self.users[job_key])
+        return dict(sorted(report.items()))
+
+
+@dataclass
+class VerifyResult:
+    """What ``pipeline verify-family`` found; ``to_json()`` is its ``--json`` document."""
+
+    family: str
+    valid: dict[str, int]
+    plan: FamilyPlan
+    run: RunResult
+    failures: list[dict]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict:
+        passes = {p: {"valid": n, "checked": self.plan.checked.get(p, 0)} for p, n in sorted(self.valid.items())}
+        return {
+            "family": self.family, "passes": passes, "keys": sum(self.plan.checked.values()),
+            "jobs": len(self.plan.jobs.jobs), "stages": self.plan.stage_report(),
+            "compiled": len(self.run.compiled), "cache_hits": self.run.cache_hits,
+            "failed_jobs": sum(1 for r in self.run.results.values() if not r.ok), "failures": self.failures,
+        }
+
+
+# ------------------------------------------------------------------ keys
+def find_family(rulesets: Iterable[RuleSet], name: str) -> RuleSet:
+    """The rule set of family ``name``, or a :class:`UnknownFamilyError` naming the known ones."""
+    by_name = {rs.shader: rs for rs in rulesets}
+    if name not in by_name:
+        known = ", ".join(sorted(by_name)) or "none"
+        raise UnknownFamilyError.at(name, f"unknown shader family '{name}' (known: {known})")
+    return by_name[name]
+
+
+def family_keys(ruleset: RuleSet, pass_name: str, sample: int | None, seed: int) -> Iterator[PermutationKey]:
+    """The keys of one pass to check: all valid ones, or a seeded sample of ``sample``."""
+    if sample is None:
+        yield from enumerate_valid(ruleset, pass_name)
+        return
+    rng = random.Random(f"{seed}:{ruleset.shader}/{pass_name}")
+    valid = count_space(ruleset, pass_name).valid
+    if valid <= ENUMERATE_LIMIT:
+        keys = list(enumerate_valid(ruleset, pass_name))
+        yield from sorted(rng.sample(keys, min(sample, len(keys))))
+    else:
+        yield from sorted(_normalized_sample(ruleset, pass_name, sample, rng))
+
+
+def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random.Random) -> set[PermutationKey]:
+    """Up to ``count`` distinct keys from normalized random assignments."""
+    compiled = ruleset.compiled
+    pass_ = compiled.passes[pass_name]
+    names = sorted(compiled.domains)
+    found: set[PermutationKey] = set()
+    for _ in range(count * MAX_DRAWS_PER_KEY):
+        if len(found) >= count:
+            break
+        values = {n: rng.choice(compiled.domains[n].values) for n in names}
+        normalized, _ = run_normalize(pass_.rules, values)
+        if pass_.skip is not None and pass_.skip.expr(None, normalized):
+            continue
+        found.add(PermutationKey(ruleset.shader, pass_name, tuple((f, normalized[f]) for f in pass_.static)))
+    return found
+
+
+# ------------------------------------------------------------------ plan and run
+def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_options: JobOptions,
+                progress: Progress) -> FamilyPlan:
+    """Stream the keys to check into unique stage jobs (keys themselves are not kept)."""
+    plan, sources = FamilyPlan(), SourceFacts(tree)
+    for pass_name in sorted(ruleset.compiled.passes):
+        progress.note(f"{ruleset.shader}/{pass_name}: planning")
+        count = 0
+        for key in family_keys(ruleset, pass_name, options.sample, options.seed):
+            _add_key(plan, ruleset, key, sources, job_options)
+            count += 1
+        plan.checked[pass_name] = count
+    return plan
+
+
+def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: SourceFacts,
+             job_options: JobOptions) -> None:
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    for stage, source in sorted(ruleset.sources.items()):
+        job = make_job(source, stage, defines, sources, job_options)
+        plan.jobs.jobs.setdefault(job.key, job)
+        plan.jobs.stage_uses += 1
+        plan.users[job.key] += 1
+        plan.first_key.setdefault(job.key, key.text)
+
+
+def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
+                  display_prefix: str = "materials/", progress: Progress | None = None,
+                  compiler: Compiler | None = None) -> VerifyResult:
+    """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
+    progress = progress or NullProgress()
+    tree = SourceTree(materials_dir, display_prefix)
+    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    plan = plan_family(ruleset, tree, options, job_options, progress)
+    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, display_prefix)
+    run = run_plan(plan.jobs, store, compiler, progress=progress)
+    valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
+    return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run))
+
+
+def _failures(plan: FamilyPlan, run: RunResult) -> list[dict]:
+    """One entry per error diagnostic of a failed job, with a key that needs it and how many do."""
+    failures = []
+    for job_key, result in sorted(run.results.items()):
+        if result.ok:
+            continue
+        job = plan.jobs.jobs[job_key]
+        for d in result.diagnostics:
+            if d.severity != "error":
+                continue
+            failures.append({"key": plan.first_key[job_key], "keys": plan.users[job_key],
+                             "stage": job.request.stage, "job": job_key, "file": d.location.file,
+                             "line": d.location.line, "message": d.message})
+    return sorted(failures, key=lambda f: (f["file"], f["line"] or 0, f["key"], f["message"]))

@@ -1,0 +1,329 @@
+"""Chunk-level incremental keys for the cook: skip scanning and rules for chunks that did not change.
+
+A cook needs of each chunk only what its outputs hold: the keys it uses with their
+draw counts, render states and specialization values, plus its diagnostics and
+draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
+store's ``"chunkkeys"`` namespace under a *fingerprint*: the hash of
+
+- :data:`FORMAT`, the source of the modules that turn files into keys (scanner,
+  glTF reader, facts, rule evaluation), the facts schema;
+- the world root, its configuration, the rule sets' files (every byte of the rules
+  folder) and the optional facts they read;
+- the chunk's name, level and ``(file, mtime_ns, size)`` of each of its glTF files
+  (one ``stat`` per file, the scan cache's own test).
+
+The record also lists the external buffers its files read for optional facts
+(``(path, mtime_ns, size)``, from the scan cache entry); a changed buffer is a miss.
+Chunks that miss are scanned (through the scan cache) and evaluated as in
+:func:`pipeline.api.keys_of`, then recorded.  The cook's numbers and outputs are the
+same as the full path's; report and explain keep the full path (they need draws).
+
+Worlds with grid-chunked levels or a single-file target take the full path
+(:func:`cook_input` returns None).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel
+
+from pipeline.cache.store import Store
+from pipeline.digest import canonical_bytes, code_hash, stable_hash
+from pipeline.errors import Diagnostic
+from pipeline.keys.evaluate import (
+    PermutationKey,
+    RequiredKeys,
+    optional_facts,
+    required_keys,
+)
+from pipeline.scan import scanner as _scan
+
+FORMAT = 1
+NAMESPACE = "chunkkeys"
+EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
+PER_CHUNK_SCANS = 4  # more missing chunks than this: one scan of the whole target instead of one per chunk
+_KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "world.py", "config.py", "digest.py", "errors.py")
+
+
+# ------------------------------------------------------------------ data
+@dataclass
+class KeyUses:
+    """What a chunk's outputs record of one key: draws, render states, specialization values."""
+
+    draws: int
+    render_states: list[dict]
+    specialization: dict[str, list]
+
+
+@dataclass
+class ChunkKeys:
+    """One chunk as the cook sees it."""
+
+    name: str
+    level: str | None                      # the level of its draws; None without draws
+    draws: int
+    keys: dict[PermutationKey, KeyUses]
+    scan_diagnostics: list[Diagnostic]
+    rule_diagnostics: list[Diagnostic]
+    deps: tuple | None = ()                # (path, mtime_ns, size) of external buffers read; None: unknown
+
+    def to_record(self) -> tuple:
+        """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
+        keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization)
+                for k, u in self.keys.items()]
+        return (FORMAT, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
+                self.deps)
+
+    @classmethod
+    def from_record(cls, record, interned: dict) -> "ChunkKeys":
+        """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
+        version, name, level, draws, keys, scan_diags, rule_diags, deps = record
+        if version != FORMAT:
+            raise ValueError("another record format")
+        uses = {}
+        for shader, pass_name, features, text, digest, count, states, spec in keys:
+            ident = (shader, pass_name, features)
+            key = interned.get(ident)
+            if key is None:
+                key = interned[ident] = PermutationKey(shader, pass_name, features)
+                key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
+            uses[key] = KeyUses(count, states, spec)
+        return cls(name, level, draws, uses, list(scan_diags), list(rule_diags), deps)
+
+
+@dataclass
+class CookInput:
+    """What a cook needs of its keys, from the full path (:func:`from_keys`) or chunk records."""
+
+    chunks: list[str]
+    draws: int
+    keys: dict[PermutationKey, object]              # every key of every chunk
+    by_chunk: dict[str, dict[PermutationKey, KeyUses]]
+    chunk_levels: dict[str, str]                    # chunk -> level its outputs go to
+    diagnostics: list[Diagnostic]
+    fingerprints: dict[str, str] = field(default_factory=dict)  # chunk -> the fingerprint its keys came from
+
+
+def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
+    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()})
+            for key, info in required.keys.items()}
+
+
+def from_keys(found) -> CookInput:
+    """The cook input of a full :class:`pipeline.api.KeysResult`."""
+    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
+    for name in found.scan.chunks:
+        levels.setdefault(name, name.split("/")[0])
+    return CookInput(list(found.scan.chunks), len(found.scan.draws), found.required.keys,
+                     {name: uses_of(required) for name, required in found.by_chunk.items()},
+                     levels, found.diagnostics)
+
+
+def _assemble(chunks: list[ChunkKeys]) -> CookInput:
+    """The chunks' records together, as the full path would have found them."""
+    keys: dict[PermutationKey, object] = {}
+    by_chunk, levels, scan_diags = {}, {}, []
+    rule_parts = []
+    for c in chunks:
+        scan_diags += c.scan_diagnostics
+        levels[c.name] = c.level if c.level is not None else c.name.split("/")[0]
+        if c.draws:
+            by_chunk[c.name] = c.keys
+            rule_parts.append(RequiredKeys({}, list(c.rule_diagnostics), 0))
+            for key in c.keys:
+                keys.setdefault(key, None)
+    rule_diags = RequiredKeys.union(rule_parts).diagnostics  # de-duplicated as the full path does
+    return CookInput([c.name for c in chunks], sum(c.draws for c in chunks), keys, by_chunk, levels,
+                     scan_diags + rule_diags)
+
+
+# ------------------------------------------------------------------ fingerprints
+def _code_hash() -> str:
+    """Hash of the modules that turn files into keys: a changed scanner or evaluator misses every record."""
+    return code_hash(*_KEY_MODULES)
+
+
+def _folder_hash(folder: Path) -> str:
+    """Hash of every file (name and bytes) under ``folder``, hidden ones included."""
+    h = hashlib.sha256()
+    folder = Path(folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _base(world, root: Path, optional: frozenset[str]) -> bytes:
+    return stable_hash({
+        "format": FORMAT, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
+        "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
+        "optional": sorted(optional),
+    }).encode()
+
+
+def _fingerprint(base: bytes, root: Path, chunk) -> str | None:
+    """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans)."""
+    stats = []
+    for file in chunk.files:
+        try:
+            st = os.stat(os.path.join(root, file))
+        except OSError:
+            return None
+        stats.append((file, st.st_mtime_ns, st.st_size))
+    return hashlib.sha256(base + orjson.dumps([chunk.name, chunk.level, stats])).hexdigest()
+
+
+def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> ChunkKeys | None:
+    if fingerprint is None:
+        return None
+    try:
+        record = ChunkKeys.from_record(store.get(NAMESPACE, fingerprint), interned)
+    except (TypeError, ValueError, AttributeError):  # absent or not a record of this format: a miss
+        return None
+    if record.name != name or not _scan.deps_fresh(record.deps):
+        return None
+    return record
+
+
+# ------------------------------------------------------------------ the incremental path
+def cook_input(world, store: Store, *, level: str | None = None, chunk: str | None = None,
+               progress=None) -> CookInput | None:
+    """The cook's keys from chunk records, scanning only chunks whose inputs changed.
+
+    None when the target needs the full path (grid-chunked levels, a file target).
+    """
+    rulesets = world.rulesets  # a broken rule set stops here, before any scanning
+    optional = optional_facts(rulesets)
+    target, config = _scan.resolve_target(world.root, world.config, level, chunk)
+    if target.only_file is not None or any(config.grid(c.level) for c in target.chunks):
+        return None
+    root = target.root
+    base = _base(world, root, optional)
+    found: dict[str, ChunkKeys] = {}
+    missing = []
+    prints = {}
+    interned: dict = {}
+    for info in target.chunks:
+        prints[info.name] = fp = _fingerprint(base, root, info)
+        record = _load(store, fp, info.name, interned)
+        if record is None:
+            missing.append(info)
+        else:
+            found[info.name] = record
+    if missing:
+        try:
+            records = _compute(world, store, target, config, missing, optional, level, chunk, progress,
+                               _StoredEvaluations(store, base))
+        except _Unattributed:
+            return None
+        for record in records:
+            found[record.name] = record
+            if prints[record.name] is not None and record.deps is not None:
+                store.set(NAMESPACE, prints[record.name], record.to_record())
+    result = _assemble([found[c.name] for c in target.chunks])
+    # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
+    result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
+                           for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}
+    return result
+
+
+def _compute(world, store: Store, target, config, missing, optional, level, chunk, progress,
+             memo: dict) -> list[ChunkKeys]:
+    """Scan and evaluate the chunks whose records missed."""
+    names = [c.name for c in missing]
+    params = inspect.signature(_scan.scan).parameters
+    if "chunks" in params:
+        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
+                              chunk=chunk, chunks=names, progress=progress)]
+    elif len(missing) > PER_CHUNK_SCANS:
+        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
+                              chunk=chunk, progress=progress)]
+    else:
+        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, chunk=name)
+                   for name in names]
+    files_of = {f: c.name for c in missing for f in c.files}
+    draws: dict[str, list] = {name: [] for name in names}
+    diags: dict[str, list[Diagnostic]] = {name: [] for name in names}
+    for result in results:
+        for d in result.draws:
+            if d.source.chunk in draws:
+                draws[d.source.chunk].append(d)
+        for d in result.diagnostics:
+            owner = files_of.get(d.location.file)
+            if owner is not None:
+                diags[owner].append(d)
+            elif not any(d.location.file in c.files for c in target.chunks):
+                raise _Unattributed  # a diagnostic of no chunk's file: the full path handles it
+    records = []
+    for info in missing:
+        chunk_draws = draws[info.name]
+        required = required_keys(world.rulesets, chunk_draws, memo) if chunk_draws else RequiredKeys()
+        level_of = chunk_draws[0].source.level if chunk_draws else None
+        records.append(ChunkKeys(info.name, level_of, len(chunk_draws), uses_of(required), diags[info.name],
+                                 list(required.diagnostics), _deps(store, target.root, info, config, optional)))
+    return records
+
+
+class _StoredEvaluations(dict):
+    """``keys.required_keys``'s memo, backed by the store: rule evaluations by projected facts.
+
+    An edited chunk re-evaluates only the fact combinations no earlier cook saw.
+    Entries are keyed by ``base`` (rules, config, code) plus the projected facts, so
+    any change to the rules starts afresh.  Rule errors are not stored (they are
+    reported again by evaluating again).
+    """
+
+    def __init__(self, store: Store, base: bytes):
+        super().__init__()
+        self.store, self.base = store, base
+
+    def _key(self, projected: tuple) -> str:
+        """Canonical bytes of each projected value (pickle would differ with how a model was built)."""
+        h = hashlib.sha256(self.base)
+        for value in projected:
+            if isinstance(value, BaseModel):
+                value = value.model_dump(mode="json")
+            h.update(value if isinstance(value, bytes) else canonical_bytes(value))
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def get(self, projected, default=None):
+        if projected in self:
+            return self[projected]
+        found = self.store.get(EVALUATIONS, self._key(projected))
+        if isinstance(found, list):
+            super().__setitem__(projected, found)
+            return found
+        return default
+
+    def __setitem__(self, projected, uses) -> None:
+        super().__setitem__(projected, uses)
+        if isinstance(uses, list):
+            self.store.set(EVALUATIONS, self._key(projected), uses)
+
+
+class _Unattributed(Exception):
+    """A scan diagnostic names no file of the target: the full path handles it."""
+
+
+def _deps(store: Store, root: Path, info, config, optional: frozenset[str]) -> tuple | None:
+    """External buffers the chunk's files read (from its scan cache entry); () without optional facts.
+
+    None when the scan cache entry cannot tell (then the chunk is not recorded).
+    """
+    if not optional:
+        return ()
+    entry = store.get(_scan.NAMESPACE, _scan.chunk_key(root, info, config, optional))
+    try:
+        files = entry["files"]
+        if set(files) != set(info.files):
+            return None
+        return tuple((str(p), int(m), int(s)) for e in files.values() for p, m, s in e[3])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None

@@ -1,0 +1,1 @@
+"""Report: the funnel, what-if, budget, since, rendering (table, CSV, JSON, HTML) and explain."""

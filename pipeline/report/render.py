@@ -1,0 +1,165 @@
+"""Rendering a report document (``Report.to_json()``) as a text table, CSV or JSON.
+
+Every renderer reads the JSON document, never the :class:`~pipeline.report.funnel.Report`
+object, so a saved ``--format json`` report renders the same way later.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Iterable
+
+import orjson
+
+TOP_ROWS = 15
+CSV_COLUMNS = ("table", "name", "shader", "pass", "level", "possible", "valid", "required", "unique",
+               "unique_sources", "unique_binaries", "cached", "missing", "failed", "pso", "draws", "files",
+               "budget")
+FUNNEL = ("possible", "valid", "required", "unique_sources", "unique_binaries", "pso")
+
+
+def render(doc: dict, fmt: str) -> str:
+    """The document in ``fmt``: table, json or csv (html lives in :mod:`pipeline.report.html`)."""
+    if fmt == "json":
+        return render_json(doc)
+    if fmt == "csv":
+        return render_csv(doc)
+    return render_table(doc)
+
+
+def render_json(doc: dict) -> str:
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+
+
+# ------------------------------------------------------------------ text
+def number(value: Any) -> str:
+    """Thousands separators for ints; '-' for None (not known: nothing cooked)."""
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def table(headers: list[str], rows: Iterable[list[Any]]) -> list[str]:
+    """Left-aligned first column, right-aligned numbers."""
+    cells = [[number(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        first = values[0].ljust(widths[0])
+        return "  ".join([first] + [v.rjust(w) for v, w in zip(values[1:], widths[1:])]).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
+
+
+def render_table(doc: dict) -> str:
+    out = [_title(doc), ""]
+    for section in (_funnel, _what_if, _levels, _chunks, _features, _files, _materials, _budgets, _since):
+        lines = section(doc)
+        if lines:
+            out += lines + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _title(doc: dict) -> str:
+    scope = doc["scope"]
+    where = f"chunk {scope['chunk']}" if scope.get("chunk") else f"level {scope['level']}" if scope.get("level") \
+        else "all levels"
+    cooked = "compile figures from the cache" if doc["cooked"] else "not cooked: no binary figures"
+    return f"pipeline report: {doc['world']} ({where}; {cooked})"
+
+
+def _funnel(doc: dict) -> list[str]:
+    headers = ["family/pass", "possible", "valid", "required", "sources", "binaries", "cached", "missing", "pso"]
+    rows = []
+    for r in doc["families"] + doc["totals"]:
+        name = f"{r['shader']}/{r['pass']}" if r["pass"] != "*" else f"{r['shader']} (all passes)"
+        rows.append([name, r["possible"], r["valid"], r["required"], r["unique_sources"], r["unique_binaries"],
+                     r["cached"], r["missing"], r["pso"]])
+    return ["Funnel: possible -> valid -> required -> unique sources -> unique binaries"] + table(headers, rows)
+
+
+def _what_if(doc: dict) -> list[str]:
+    what = doc.get("what_if")
+    if not what:
+        return []
+    shown = ", ".join(f"{k}={v}" for k, v in what["overrides"].items())
+    headers = ["family/pass", "possible", "what-if", "valid", "what-if", "required", "what-if", "change"]
+    rows = [[f"{r['shader']}/{r['pass']}", r["today"]["possible"], r["what_if"]["possible"], r["today"]["valid"],
+             r["what_if"]["valid"], r["today"]["required"], r["what_if"]["required"],
+             _delta(r["what_if"]["required"] - r["today"]["required"])] for r in what["families"]]
+    return [f"What if {shown} (today, then what-if)"] + table(headers, rows)
+
+
+def _delta(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def _levels(doc: dict) -> list[str]:
+    headers = ["level", "required", "unique", "draws", "files", "budget"]
+    rows = [[r["name"], r["required"], r["unique"], r["draws"], r["files"], r["budget"]] for r in doc["levels"]]
+    return ["Levels (unique: keys no other level needs)"] + table(headers, rows) if rows else []
+
+
+def _chunks(doc: dict) -> list[str]:
+    ranked = sorted(doc["chunks"], key=lambda r: (-r["required"], r["name"]))
+    headers = ["chunk", "required", "unique", "draws", "files"]
+    rows = [[r["name"], r["required"], r["unique"], r["draws"], r["files"]] for r in ranked[:TOP_ROWS]]
+    more = len(ranked) - len(rows)
+    note = [f"({more} more chunks in --format json/csv/html)"] if more > 0 else []
+    return ["Chunks by required keys (unique: keys no other chunk needs)"] + table(headers, rows) + note
+
+
+def _features(doc: dict) -> list[str]:
+    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
+            for r in doc["features"][:TOP_ROWS] if r["saved"] > 0]
+    headers = ["feature", "values used", "required", "if dynamic", "saved"]
+    return ["Features that multiply the required keys most"] + table(headers, rows) if rows else []
+
+
+def _files(doc: dict) -> list[str]:
+    rows = [[r["file"], r["only_here"], r["keys"], r["draws"]]
+            for r in doc["contributors"]["files"][:TOP_ROWS] if r["only_here"] > 0]
+    headers = ["file", "keys only it needs", "keys", "draws"]
+    return ["Files that add keys nothing else needs"] + table(headers, rows) if rows else []
+
+
+def _materials(doc: dict) -> list[str]:
+    rows = [[f"{r['file']} ({r['material']})", r["only_here"], r["keys"], r["draws"]]
+            for r in doc["contributors"]["materials"][:TOP_ROWS] if r["only_here"] > 0]
+    headers = ["material", "keys only it needs", "keys", "draws"]
+    return ["Materials that add keys nothing else needs"] + table(headers, rows) if rows else []
+
+
+def _budgets(doc: dict) -> list[str]:
+    lines = []
+    for b in doc["budgets"]:
+        status = b["message"] if b["over"] else f"{b['scope']} {b['name']}: {b['required']} of {b['budget']} keys"
+        lines.append(("OVER  " if b["over"] else "ok    ") + status)
+    return ["Budgets"] + lines if lines else []
+
+
+def _since(doc: dict) -> list[str]:
+    since = doc.get("since")
+    if not since:
+        return []
+    lines = [f"Since {since['old']}: {len(since['added'])} keys added, {len(since['removed'])} removed"]
+    lines += [f"  + {k['key']}" for k in since["added"]] + [f"  - {k['key']}" for k in since["removed"]]
+    if since["files"]:
+        lines += [""] + table(["file", "added", "removed"], [[f["file"], f["added"], f["removed"]]
+                                                              for f in since["files"]])
+    return lines
+
+
+# ------------------------------------------------------------------ csv
+def render_csv(doc: dict) -> str:
+    """One flat table: a row per family/pass (funnel), level and chunk; a ``table`` column tells them apart."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in doc["families"] + doc["totals"]:
+        writer.writerow({**r, "table": "family", "name": f"{r['shader']}/{r['pass']}"})
+    for kind in ("levels", "chunks"):
+        for r in doc[kind]:
+            writer.writerow({**r, "table": kind[:-1]})
+    return buffer.getvalue()

@@ -1,0 +1,95 @@
+"""``pipeline rules check``: load rule sets, then lint what loading alone accepts.
+
+Loading already rejects unknown facts and features, values outside a domain, bad
+render state and normalize cycles.  Lint adds: features never derived, normalize
+rules that can never fire or never change anything, and static features that no
+pass reads (a warning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.errors import Diagnostic, RuleError
+from pipeline.keys.evaluate import format_value
+from pipeline.rules.compiled import default_value
+from pipeline.rules.counts import truth_table
+from pipeline.rules.models import CompiledRule, RuleSet, display_path, load_rulesets
+
+
+@dataclass
+class LintReport:
+    folder: str
+    rulesets: list[RuleSet] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def summary(self) -> str:
+        features = sum(len(rs.features) for rs in self.rulesets)
+        passes = sum(len(rs.passes) for rs in self.rulesets)
+        return f"{len(self.rulesets)} families, {features} features, {passes} passes ({self.folder})"
+
+
+def lint_rules(folder: Path, *, materials_dir: Path | None = None) -> LintReport:
+    """Load every rule set of ``folder`` and lint it; problems are in the report, not raised."""
+    report = LintReport(display_path(Path(folder)))
+    try:
+        report.rulesets = load_rulesets(Path(folder), materials_dir=materials_dir)
+    except RuleError as exc:
+        report.diagnostics = list(exc.diagnostics)
+        return report
+    for rs in report.rulesets:
+        report.diagnostics.extend(lint_ruleset(rs))
+    return report
+
+
+def lint_ruleset(rs: RuleSet) -> list[Diagnostic]:
+    """Problems of a loaded rule set, in file order."""
+    found = _never_derived(rs) + _unread(rs)
+    for rule in _unique_rules(rs):
+        problem = _rule_problem(rs, rule)
+        if problem:
+            found.append(Diagnostic(rule.location, problem))
+    return sorted(found, key=lambda d: (d.location.line or 0, d.location.col or 0))
+
+
+def _never_derived(rs: RuleSet) -> list[Diagnostic]:
+    compiled = rs.compiled
+    return [Diagnostic(compiled.feature_locations[name],
+                       f"feature '{name}' is never derived (always {format_value(default_value(domain))})")
+            for name, domain in compiled.domains.items() if name not in compiled.derive]
+
+
+def _unread(rs: RuleSet) -> list[Diagnostic]:
+    compiled = rs.compiled
+    read = set().union(*(p.features for p in compiled.passes.values()))
+    return [Diagnostic(compiled.feature_locations[name], f"feature '{name}' is read by no pass", "warning")
+            for name in compiled.domains if name not in read]
+
+
+def _unique_rules(rs: RuleSet) -> list[CompiledRule]:
+    seen: dict[str, CompiledRule] = {}
+    for pass_ in rs.compiled.passes.values():
+        for rule in pass_.rules:
+            seen.setdefault(str(rule.location), rule)
+    return list(seen.values())
+
+
+def _rule_problem(rs: RuleSet, rule: CompiledRule) -> str | None:
+    """'can never fire' / 'never changes anything', judged over the features the rule touches."""
+    domains = {n: d.values for n, d in rs.compiled.domains.items()}
+    names = tuple(sorted(rule.scope()))
+    fires = truth_table(rule.when, names, domains)
+    if not fires.any():
+        return f"normalize rule can never fire: '{rule.when.expr.text}' is never true"
+    for index in zip(*np.nonzero(fires)):
+        values = {n: domains[n][i] for n, i in zip(names, index)}
+        if rule.changes(values):
+            return None
+    return "normalize rule never changes anything: whenever it fires, its values are already set"

@@ -1,0 +1,277 @@
+"""Rule sets: one YAML file per shader family, loaded into strict pydantic models.
+
+A rule set says which permutation axes (features) a shader family has, how the facts
+of a draw set them (``derive``), how keys collapse (``normalize``), which passes
+exist and what each reads, and the render state of each draw.  The format::
+
+    shader: pbr
+    sources: {vertex: pbr/pbr.vert, fragment: {file: pbr/pbr.frag, entry: main}}
+    select: material.extras.shader in (None, 'pbr')     # which draws use this family
+    features:
+      NORMAL_MAP: {type: bool}
+      ALPHA_MODE: {values: [OPAQUE, MASK, BLEND]}       # enum (type inferred)
+      DOUBLE_SIDED: {type: bool, mode: specialization, constant_id: 0}
+    derive:                                             # facts -> feature values
+      NORMAL_MAP: material.normalTexture is not None and mesh.normals
+      SKINNING:                                         # first matching case wins
+        - {when: "not node.skin", value: 0}
+        - {value: 4}
+    normalize:                                          # applied in order to a fixed point
+      - {when: UNLIT, set: {NORMAL_MAP: false}}
+    passes:
+      depth: {features: [ALPHA_MODE], skip_when: "ALPHA_MODE == 'BLEND'", normalize: [...]}
+      forward: {features: all}
+    render_state: {cull: "'none' if material.doubleSided else 'back'"}
+    defines: {MAX_LIGHTS: 8, HAS_MASK: {when: "ALPHA_MODE == 'MASK'", value: 1}}
+
+A derive value (or a case's ``value``) that is one of the feature's values is that
+literal; any other string is an expression over facts.  ``normalize``,
+``skip_when`` and ``defines[].when`` read features only; ``select`` and ``derive``
+read facts only; ``render_state`` reads both.  YAML is read with a safe loader whose
+booleans are only ``true``/``false`` (``NO`` and ``off`` stay strings), without
+aliases or custom tags.
+
+Every problem found while loading becomes a located :class:`~pipeline.errors.RuleError`
+diagnostic (``rules/pbr.yaml:14:12: error: ...``); all of them are reported at once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+
+from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
+    Compiled,
+    CompiledCase,
+    CompiledPass,
+    CompiledRule,
+    Located,
+    NormalizeCycle,
+    compile_ruleset,
+    run_normalize,
+)
+from pipeline.rules.expr import Domain
+from pipeline.rules.yaml_nodes import YamlDocument
+
+VALUE_TOKEN = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _expr_text(value: Any) -> Any:
+    return repr(value) if isinstance(value, (bool, int, float)) or value is None else value
+
+
+Expression = Annotated[str, BeforeValidator(_expr_text), Field(description="a rule expression")]
+Value = bool | int | str
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(Model):
+    """One stage of the family: a file under the materials folder."""
+
+    file: str = Field(min_length=1, description="stage source, relative to the materials folder")
+    entry: str = Field("main", description="entry point")
+    language: Literal["glsl", "hlsl"] = Field("glsl", description="source language")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"file": data} if isinstance(data, str) else data
+
+
+class Feature(Model):
+    """One permutation axis with a finite domain and a mode."""
+
+    type: Literal["bool", "int", "enum"] = Field(description="bool, int (explicit values) or enum of strings")
+    values: tuple[Value, ...] = Field(description="the domain, in order; the first value is the default")
+    mode: Literal["static", "specialization", "dynamic"] = Field(
+        "static", description="static: a #define in the key; specialization: a Vulkan specialization "
+                              "constant; dynamic: a runtime branch")
+    constant_id: int | None = Field(None, ge=0, description="specialization constant id (specialization only)")
+    description: str = Field("", description="what the feature means")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        values = data.get("values")
+        if "type" not in data:
+            if values is None:
+                data["type"] = "bool"
+            elif isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                data["type"] = "int"
+            else:
+                data["type"] = "enum"
+        if data["type"] == "bool" and values is None:
+            data["values"] = [False, True]
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> "Feature":
+        _check_values(self.type, self.values)
+        if (self.mode == "specialization") != (self.constant_id is not None):
+            raise ValueError("constant_id is required with mode specialization, and only there")
+        return self
+
+
+def _check_values(kind: str, values: tuple) -> None:
+    if not values:
+        raise ValueError("a feature needs at least one value")
+    if len(set(map(repr, values))) != len(values):
+        raise ValueError("feature values must be distinct")
+    if kind == "bool" and not (len(values) == 2 and values[0] is False and values[1] is True):
+        raise ValueError("a bool feature has the values [false, true]")
+    if kind == "int" and not all(type(v) is int for v in values):
+        raise ValueError("an int feature needs integer values")
+    if kind == "enum" and not all(isinstance(v, str) and VALUE_TOKEN.match(v) for v in values):
+        raise ValueError("enum values must be words of letters, digits and '_' (they become NAME_<VALUE> defines)")
+
+
+class Case(Model):
+    """One derive case: when ``when`` holds (or is absent), the feature takes ``value``."""
+
+    when: Expression | None = Field(None, description="condition over facts; absent means always")
+    value: Value = Field(description="a feature value, or an expression over facts")
+
+
+class Derive(Model):
+    """How facts set one feature: the first case that holds wins."""
+
+    cases: tuple[Case, ...] = Field(min_length=1, description="ordered cases")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            return {"cases": data}
+        if isinstance(data, (str, bool, int)):
+            return {"cases": [{"value": data}]}
+        return data
+
+
+class NormalizeRule(Model):
+    """When ``when`` holds, set the given features (canonicalization, Specialize())."""
+
+    when: Expression = Field(description="condition over feature values")
+    set: dict[str, Value] = Field(min_length=1, description="feature -> value to set")
+    description: str = Field("", description="why the rule exists")
+
+
+class Define(Model):
+    """An extra #define: always, or only when ``when`` holds over the key's features."""
+
+    value: Value = Field(1, description="the define's value")
+    when: Expression | None = Field(None, description="condition over feature values")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"value": data} if isinstance(data, (str, bool, int)) else data
+
+
+class Pass(Model):
+    """A technique of the family with its own features, state and skips."""
+
+    features: tuple[str, ...] | Literal["all"] = Field("all", description="features the pass reads, or 'all'")
+    skip_when: Expression | None = Field(None, description="condition over features: no key for this pass")
+    normalize: tuple[NormalizeRule, ...] = Field((), description="extra normalize rules for this pass")
+    render_state: dict[str, Expression] = Field({}, description="render state overrides (facts and features)")
+    defines: dict[str, Define] = Field({}, description="extra #defines of this pass")
+    description: str = Field("", description="what the pass draws")
+
+
+class RuleSet(Model):
+    """One shader family: features, derive, normalize, passes, render state."""
+
+    shader: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="family name (rules/<shader>.yaml)")
+    description: str = Field("", description="what the family renders")
+    sources: dict[Literal["vertex", "fragment"], Source] = Field(description="stage -> source")
+    select: Expression = Field("True", description="which draws use this family (facts)")
+    features: dict[str, Feature] = Field(description="permutation axes, by NAME")
+    derive: dict[str, Derive] = Field({}, description="feature -> how facts set it")
+    normalize: tuple[NormalizeRule, ...] = Field((), description="ordered canonicalization rules")
+    passes: dict[str, Pass] = Field(min_length=1, description="pass name -> pass")
+    render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
+    defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
+    path: str = Field("", description="where the rule set was loaded from (set by the loader)")
+    _compiled: Compiled = PrivateAttr()
+
+    @property
+    def compiled(self) -> "Compiled":
+        return self.__pydantic_private__["_compiled"]  # direct: this is on the evaluation hot path
+
+    def domain(self, name: str) -> Domain:
+        return self.compiled.domains[name]
+
+
+# ---------------------------------------------------------------- loading
+def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None) -> list[RuleSet]:
+    """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once."""
+    rules_dir = Path(rules_dir)
+    if not rules_dir.is_dir():
+        raise RuleError.at(display_path(rules_dir), "rules folder not found")
+    rulesets, diagnostics = [], []
+    for file in sorted(rules_dir.glob("*.yaml")):
+        try:
+            rulesets.append(load_ruleset_text(file.read_text(encoding="utf-8"), display_path(file),
+                                              materials_dir=materials_dir))
+        except RuleError as exc:
+            diagnostics.extend(exc.diagnostics)
+        except (OSError, UnicodeDecodeError) as exc:
+            diagnostics.append(Diagnostic(Location(display_path(file)), f"cannot read rule set: {exc}"))
+    diagnostics.extend(_duplicate_shaders(rulesets))
+    if diagnostics:
+        raise RuleError(diagnostics)
+    return sorted(rulesets, key=lambda r: r.shader)
+
+
+def display_path(path: Path) -> str:
+    """A relative path as given; an absolute one relative to the working folder when inside it."""
+    if path.is_absolute():
+        try:
+            return path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return path.as_posix()
+    return path.as_posix()
+
+
+def _duplicate_shaders(rulesets: list[RuleSet]) -> list[Diagnostic]:
+    seen: dict[str, RuleSet] = {}
+    out = []
+    for rs in rulesets:
+        if rs.shader in seen:
+            out.append(Diagnostic(Location(rs.path, 1, 1),
+                                  f"shader '{rs.shader}' is already defined in {seen[rs.shader].path}"))
+        seen.setdefault(rs.shader, rs)
+    return out
+
+
+def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None) -> RuleSet:
+    """Parse, validate and compile one rule set from YAML text; ``path`` names it in messages."""
+    doc = YamlDocument.parse(text, path)
+    data = doc.data()
+    if not isinstance(data, dict):
+        raise RuleError(Diagnostic(doc.location(doc.root), "a rule set is a YAML mapping"))
+    data["path"] = path
+    try:
+        ruleset = RuleSet.model_validate(data)
+    except ValidationError as exc:
+        raise RuleError(doc.validation_diagnostics(exc)) from None
+    ruleset._compiled = compile_ruleset(ruleset, doc, materials_dir)
+    return ruleset

@@ -1,0 +1,295 @@
+"""A validated glTF document -> its draws, each with frozen :class:`DrawFacts`.
+
+A draw is one primitive of one mesh instance (a node with ``mesh`` reachable from
+a scene) with one material: the primitive's material (the glTF default material
+when it has none), plus one draw per variant of each KHR_materials_variants
+mapping.  A node reachable from several scenes is drawn once, in the first
+scene (by index) that reaches it; that scene's KHR_lights_punctual lights are
+the draw's ``scene.lights``.  Files without scenes have no draws.
+
+Facts are built once per mesh primitive, material, node and scene and shared
+between the draws that use them, so equal draws hold equal (often identical)
+fact objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pipeline.scan import facts as F
+from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
+from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.reader import Gltf
+from pipeline.scan.gltf.transforms import local_det_sign
+from pipeline.scan.gltf.trusted import canonical, construct
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A node reached from a scene: its scene and whether its world matrix mirrors."""
+
+    node: int
+    scene: int
+    mirrored: bool
+
+
+@dataclass(frozen=True)
+class FileDraw:
+    """One draw of a file: source indices plus facts (chunk facts already applied)."""
+
+    node: int
+    mesh: int
+    primitive: int
+    material: int | None
+    variant: str | None
+    facts: F.DrawFacts
+    signature: str | None = field(default=None, compare=False)  # facts.signature(), when known
+
+
+# (instance) -> (chunk name, level); grid levels map instances to cells
+ChunkOf = Callable[[Instance], tuple[str, str]]
+# (mesh index, primitive index) -> optional mesh fact values
+OptionalFacts = Callable[[int, int], dict]
+
+
+def instances(doc: Document) -> list[Instance]:
+    """Every node reachable from a scene, once, with its first scene and mirror state."""
+    seen: set[int] = set()
+    found = []
+    for s, scene in enumerate(doc.scenes):
+        stack = [(root, False) for root in reversed(scene.nodes)]
+        while stack:
+            n, parent_mirrored = stack.pop()
+            node = doc.nodes[n]
+            mirrored = parent_mirrored ^ (local_det_sign(node) < 0)
+            if n not in seen:
+                seen.add(n)
+                found.append(Instance(n, s, mirrored))
+            stack.extend((c, mirrored) for c in reversed(node.get("children", ())))
+    return found
+
+
+def scene_lights(doc: Document) -> list[F.SceneFacts]:
+    """KHR_lights_punctual counts by type among the nodes of each scene."""
+    ext = doc.extensions
+    lights = ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
+    out = []
+    for scene in doc.scenes:
+        counts = {"directional": 0, "point": 0, "spot": 0}
+        stack = list(scene.nodes)
+        while stack:
+            node = doc.nodes[stack.pop()]
+            ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
+            if ref is not None:
+                counts[lights[ref.light].type] += 1
+            stack.extend(node.get("children", ()))
+        out.append(construct(F.SceneFacts, {"lights": construct(F.Lights, counts)}) if any(counts.values())
+                   else construct(F.SceneFacts, {}))
+    return out
+
+
+class SharedFacts:
+    """Fact parts shared between the files of one scan (or one worker's chunk), each with its canonical bytes.
+
+    Equal parts become one object, so a draw's signature is assembled from the bytes of
+    its parts (the canonical form of ``{"chunk", "material", "mesh", "node", "scene"}``)
+    and hashed once per distinct combination instead of dumping the whole facts per draw.
+    Keys are exact (types and order included); the cache holds every object it keys by
+    ``id``, so ids stay unique while it lives.
+    """
+
+    def __init__(self) -> None:
+        self.materials = MaterialCache()
+        self.meshes: dict[tuple, tuple[F.MeshFacts, bytes]] = {}
+        self.nodes: dict[tuple, tuple[F.NodeFacts, bytes]] = {}
+        self.scenes: dict[tuple, tuple[F.SceneFacts, bytes]] = {}
+        self.chunks: dict[tuple[str, str], tuple[F.ChunkFacts, bytes]] = {}
+        self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
+        self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
+
+    def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
+        found = table.get(key)
+        if found is None:
+            made = build()
+            found = table[key] = (made, canonical(made))
+        return found
+
+    def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple) -> tuple[F.DrawFacts, str]:
+        key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]))
+        found = self.draws.get(key)
+        if found is None:
+            facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
+                                            "scene": scene[0], "chunk": chunk[0]})
+            text = b"".join((b'{"chunk":', chunk[1], b',"material":', material[1], b',"mesh":', mesh[1],
+                             b',"node":', node[1], b',"scene":', scene[1], b"}"))
+            found = self.draws[key] = (facts, hashlib.sha256(text).hexdigest())
+        return found
+
+
+class _Builder:
+    """Builds and shares facts for one document."""
+
+    def __init__(self, gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None, shared: SharedFacts):
+        self.doc, self.file, self.chunk_of, self.optional = gltf.doc, gltf.file, chunk_of, optional
+        self.shared = shared
+        self.scenes = [shared.part(shared.scenes, _scene_key(s), lambda s=s: s) for s in scene_lights(self.doc)]
+        self._mesh: dict[tuple[int, int], tuple] = {}
+        self._material: dict[int | None, tuple] = {None: shared.default_material}
+        self._chunk: dict[tuple[str, str], tuple] = {}
+        ext = self.doc.extensions
+        self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
+            if ext and ext.KHR_materials_variants else []
+
+    def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
+        key = (m, p)
+        found = self._mesh.get(key)
+        if found is None:
+            optional = self.optional(m, p) if self.optional else {}
+            found = self._mesh[key] = self.shared.part(
+                self.shared.meshes, _mesh_key(self.doc, self.doc.meshes[m]["primitives"][p], optional),
+                lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+        return found
+
+    def material(self, index: int | None) -> tuple[F.MaterialFacts, bytes]:
+        found = self._material.get(index)
+        if found is None:
+            found = self._material[index] = self.shared.materials.get(
+                self.doc.materials[index], index, len(self.doc.textures), self.file)
+        return found
+
+    def chunk(self, inst: Instance) -> tuple[F.ChunkFacts, bytes]:
+        key = self.chunk_of(inst)
+        found = self._chunk.get(key)
+        if found is None:
+            found = self._chunk[key] = self.shared.part(
+                self.shared.chunks, key, lambda: construct(F.ChunkFacts, {"name": key[0], "level": key[1]}))
+        return found
+
+    def draws(self, inst: Instance) -> list[FileDraw]:
+        node = self.doc.nodes[inst.node]
+        m = node["mesh"]
+        values = node_values(self.doc, node, inst.mirrored)
+        node_part = self.shared.part(self.shared.nodes, tuple(values.values()),
+                                     lambda: construct(F.NodeFacts, values))
+        scene, chunk = self.scenes[inst.scene], self.chunk(inst)
+        out = []
+        for p, prim in enumerate(self.doc.meshes[m]["primitives"]):
+            mesh = self.mesh(m, p)
+            for material, variant in self.materials_of(prim):
+                facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk)
+                out.append(FileDraw(inst.node, m, p, material, variant, facts, signature))
+        return out
+
+    def materials_of(self, prim: dict) -> list[tuple[int | None, str | None]]:
+        """(material, variant name) pairs: the base mapping first, then one per variant."""
+        pairs = [(prim.get("material"), None)]
+        ext = prim.get("extensions")
+        if ext is not None and ext.KHR_materials_variants is not None:
+            for mapping in ext.KHR_materials_variants.mappings:
+                pairs.extend((mapping.material, self.variant_names[v]) for v in mapping.variants)
+        return pairs
+
+
+def _scene_key(scene: F.SceneFacts) -> tuple:
+    lights = scene.lights
+    return (lights.directional, lights.point, lights.spot, tuple(scene.model_fields_set))
+
+
+def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
+    """Everything :func:`mesh_values` reads of a primitive, exactly (attribute order included)."""
+    accessors = doc.accessors
+    attributes = []
+    for name, i in prim["attributes"].items():
+        accessor = accessors[i]
+        attributes.append((name, accessor["type"], accessor["componentType"], accessor.get("normalized", False),
+                           accessor["count"] if name == "POSITION" else None))
+    targets = prim.get("targets", ())
+    return (tuple(attributes), prim.get("mode", 4), "indices" in prim, len(targets),
+            tuple(sorted({name for target in targets for name in target})), tuple(optional.items()))
+
+
+def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = None,
+             shared: SharedFacts | None = None) -> list[FileDraw]:
+    """All draws of a document, in (node, mesh, primitive, variant) order.
+
+    ``shared`` lets the files of one scan share equal fact objects (and their signatures).
+    """
+    builder = _Builder(gltf, chunk_of, optional, shared if shared is not None else SharedFacts())
+    out = []
+    for inst in instances(gltf.doc):
+        if "mesh" in gltf.doc.nodes[inst.node]:
+            out.extend(builder.draws(inst))
+    out.sort(key=lambda d: (d.node, d.mesh, d.primitive, d.variant is not None, d.variant or ""))
+    return out
+
+
+def mesh_facts(doc: Document, m: int, p: int, optional: dict) -> F.MeshFacts:
+    """Facts of one mesh primitive from its accessors."""
+    return construct(F.MeshFacts, mesh_values(doc, m, p, optional))
+
+
+def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
+    """The :class:`MeshFacts` field values of one mesh primitive (in field order)."""
+    mesh = doc.meshes[m]
+    prim = mesh["primitives"][p]
+    attributes = {name: _attribute(doc.accessors[i]) for name, i in prim["attributes"].items()}
+    targets = prim.get("targets", ())
+    moved = sorted({name for target in targets for name in target})
+    position = prim["attributes"].get("POSITION")
+    texcoords = joints = weights = 0
+    for name in attributes:
+        if name[-1:].isdigit():
+            if name.startswith("TEXCOORD_") and name[9:].isdigit():
+                texcoords += 1
+            elif name.startswith("JOINTS_") and name[7:].isdigit():
+                joints += 1
+            elif name.startswith("WEIGHTS_") and name[8:].isdigit():
+                weights += 1
+    return {
+        "attributes": attributes,
+        "mode": prim.get("mode", 4),
+        "indexed": "indices" in prim,
+        "vertexCount": doc.accessors[position]["count"] if position is not None else 0,
+        "texcoordSets": texcoords,
+        "colorType": attributes["COLOR_0"].type if "COLOR_0" in attributes else None,
+        "jointSets": joints,
+        "weightSets": weights,
+        "normals": "NORMAL" in attributes,
+        "tangents": "TANGENT" in attributes,
+        "morphTargets": len(targets),
+        "morphAttributes": tuple(moved),
+        "customAttributes": tuple(sorted(n for n in attributes if n.startswith("_"))),
+        **optional,
+    }
+
+
+_ATTRIBUTES: dict[tuple, F.Attribute] = {}
+
+
+def _attribute(accessor: dict) -> F.Attribute:
+    key = (accessor["type"], accessor["componentType"], accessor.get("normalized", False))
+    found = _ATTRIBUTES.get(key)
+    if found is None:
+        found = _ATTRIBUTES[key] = construct(F.Attribute, {"type": key[0], "componentType": key[1],
+                                                            "normalized": key[2]})
+    return found
+
+
+def node_facts_of(doc: Document, node: dict, mirrored: bool) -> F.NodeFacts:
+    return construct(F.NodeFacts, node_values(doc, node, mirrored))
+
+
+def node_values(doc: Document, node: dict, mirrored: bool) -> dict:
+    ext = node.get("extensions")
+    instancing = ext.EXT_mesh_gpu_instancing if ext is not None else None
+    skin = node.get("skin")
+    return {
+        "skin": skin is not None,
+        "skinJoints": len(doc.skins[skin].joints) if skin is not None else 0,
+        "instancing": instancing is not None,
+        "instancingAttributes": tuple(sorted(instancing.attributes)) if instancing else (),
+        "mirrored": mirrored,
+        "morphWeights": "weights" in node or "weights" in doc.meshes[node["mesh"]],
+    }
