@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
-from pipeline.config import WorldConfig, load_world_config
+from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
 from pipeline.cook import run as _cook
-from pipeline.errors import Diagnostic
+from pipeline.errors import ConfigError, Diagnostic
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
@@ -53,20 +53,27 @@ class World:
     def families(self) -> dict[str, RuleSet]:
         return {r.shader: r for r in self.rulesets}
 
+    @cached_property
+    def allowed_roots(self) -> tuple[Path, ...]:
+        """Folders outside the world, rules and materials roots that reads may lead to (pipeline.toml)."""
+        return tuple((self.root / p).resolve() for p in self.config.allowed_roots)
+
 
 def open_world(path: Path | str, *, rules: Path | str | None = None,
                materials: Path | str | None = None) -> World:
     """Resolve a world: pipeline.toml, then rules/materials (argument > config > built-in)."""
     root = Path(path)
     config = load_world_config(root) if root.is_dir() else WorldConfig()
-    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir()),
-                 _folder(materials, config.materials, root, builtin_materials_dir()))
+    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir(), "rules"),
+                 _folder(materials, config.materials, root, builtin_materials_dir(), "materials"))
 
 
-def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
+def _folder(explicit, configured, root: Path, builtin: Path, name: str) -> Path:
     if explicit is not None:
         return Path(explicit)
     if configured is not None:
+        if not (root / configured).is_dir():
+            raise ConfigError.at(CONFIG_NAME, f"{name}: {str(configured)[:200]!r} is not a folder")
         return root / configured
     return builtin
 
@@ -172,7 +179,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
-                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
+                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
+                                    allowed_roots=w.allowed_roots)
         return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
                                progress=progress, compiler=compiler)
 

@@ -38,6 +38,7 @@ class CookOptions:
     fail_fast: bool = False
     optimize: bool = False
     target: str = "vulkan1.2"
+    allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
 
 
 @dataclass
@@ -94,8 +95,8 @@ def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, op
     found = found if isinstance(found, CookInput) else from_keys(found)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    tree = SourceTree(materials_dir, prefix)
-    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix)
+    tree = SourceTree(materials_dir, prefix, options.allowed_roots)
+    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix, options.allowed_roots)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)

@@ -81,8 +81,9 @@ class Compiler:
     """The seam between the scheduler and a compiler: tests count what ran through it."""
 
     def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
-                 display_prefix: str = "materials/"):
+                 display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
         self.materials_dir = Path(materials_dir)
+        self.allowed = tuple(allowed)  # folders outside materials_dir that sources may lead to
         self.backend = backend
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.display_prefix = display_prefix
@@ -99,7 +100,8 @@ class Compiler:
         return self._run_pool(jobs, on_done, fail_fast)
 
     def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
-        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix)
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix,
+                                self.allowed)
         self.calls += len(outputs)
         return outputs
 
@@ -140,7 +142,7 @@ class Compiler:
         batch = next(batches, None)
         if batch is not None:
             in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
-                                  self.display_prefix)] = batch
+                                  self.display_prefix, self.allowed)] = batch
 
     def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
         """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
