@@ -56,7 +56,7 @@ class World:
     @cached_property
     def allowed_roots(self) -> tuple[Path, ...]:
         """Folders outside the world, rules and materials roots that reads may lead to (pipeline.toml)."""
-        return tuple((self.root / p).resolve() for p in self.config.allowed_roots)
+        return self.config.allowed_paths(self.root)[1:]
 
 
 def open_world(path: Path | str, *, rules: Path | str | None = None,
@@ -133,15 +133,17 @@ class KeysResult:
 
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
-         store: Store | None = None) -> KeysResult:
-    """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all."""
+         store: Store | None = None, verify: bool = False) -> KeysResult:
+    """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all.
+
+    ``verify`` re-reads every input instead of trusting recorded file stats."""
     w = _world(world)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
     store = store or open_store(cache)
     try:
         scanned = _scan(w.root, config=w.config, store=store, optional_facts=optional_facts(rulesets),
-                        level=level, chunk=chunk, progress=_scan_progress(progress))
+                        level=level, chunk=chunk, progress=_scan_progress(progress), verify=verify)
     finally:
         if own:
             store.close()
@@ -162,22 +164,24 @@ def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
 def cook(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, out: Path | str | None = None, jobs: int | None = None,
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
-         compiler=None, incremental: bool = True) -> CookResult:
+         compiler=None, incremental: bool = True, verify: bool = False) -> CookResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False``.
+    rules again; the result is the same as with ``incremental=False``.  ``verify``
+    trusts no recorded file stat: every input is read and hashed again (and the
+    records refreshed), and every output compared with what it should hold.
     """
     w = _world(world)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     with open_store(cache) as store:
         found = None
-        if incremental:
+        if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
-            found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
+            found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     allowed_roots=w.allowed_roots)

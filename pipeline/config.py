@@ -29,6 +29,7 @@ located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
@@ -84,6 +85,10 @@ class WorldConfig(_Config):
                                             "that symlinks and rule set sources may lead to (relative to the world root)")
     cook: CookConfig = Field(CookConfig(), description="cook options")
 
+    def allowed_paths(self, root: Path) -> tuple[Path, ...]:
+        """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""
+        return _allowed_paths(self.allowed_roots, str(Path(root)))
+
     def level(self, name: str) -> LevelConfig:
         """Settings of one level (defaults when the level is not configured)."""
         return self.levels.get(name) or LevelConfig()
@@ -92,6 +97,12 @@ class WorldConfig(_Config):
         """Grid cell size of a level, None when the level is chunked by folders."""
         chunking = self.level(level).chunking
         return chunking.grid if chunking else None
+
+
+@functools.lru_cache(maxsize=64)
+def _allowed_paths(allowed: tuple[Path, ...], root: str) -> tuple[Path, ...]:
+    base = Path(os.path.realpath(root))
+    return (base, *(Path(os.path.realpath(base / p)) for p in allowed))
 
 
 def load_world_config(root: Path) -> WorldConfig:

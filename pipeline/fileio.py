@@ -59,6 +59,19 @@ def read_regular(path: Path | str, display: str | None = None, *, limit: int = D
         os.close(fd)
 
 
+def open_regular(path: Path | str):
+    """``open(path, "rb")`` that raises OSError for anything but a regular file (never blocks)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(f"{path}: {file_kind(mode)}")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: Path | str, display: str | None = None, *, limit: int = DEFAULT_LIMIT,
               error: type[PipelineError] = FileReadError, what: str = "") -> str:
     """:func:`read_regular` decoded as UTF-8 (a decoding error is located too)."""

@@ -31,12 +31,14 @@ from pipeline.progress import for_stream
               help="capi: glslang in-process; cli: one glslangValidator per job.")
 @click.option("--explain", is_flag=True, help="Print why each compiled job ran.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
+@click.option("--verify", is_flag=True,
+              help="Trust no recorded file stat: read and hash every input again, compare every output.")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @guarded
-def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, rules, materials,
+def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, verify, rules, materials,
             as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
@@ -55,7 +57,7 @@ def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, 
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
-                      fail_fast=fail_fast, progress=progress)
+                      fail_fast=fail_fast, progress=progress, verify=verify)
     if as_json:
         echo_json(result.to_json())
     else:

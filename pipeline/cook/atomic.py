@@ -29,9 +29,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.fileio import FileReadError, read_regular
+
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
 DEFAULT_STALE_AGE = 3600.0
+MAX_COMPARED_BYTES = 1 << 32  # a file larger than any output is rewritten, not read
 
 # Seam for tests: the one call that publishes a finished temp file.
 _replace = os.replace
@@ -82,8 +85,8 @@ def write_if_changed(path: Path | str, data: bytes) -> bool:
 def read_if_exists(path: Path | str) -> bytes | None:
     """The bytes of ``path``, or None when it is missing or not a readable file."""
     try:
-        return Path(path).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return read_regular(path, limit=MAX_COMPARED_BYTES)
+    except FileReadError:
         return None
 
 

@@ -42,8 +42,10 @@ from pipeline.cook import atomic as atomic
 from pipeline.cook.pak import read_index, write_pak
 from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
+from pipeline.fileio import read_regular
 
 FORMAT_VERSION = 1
+MAX_MANIFEST_BYTES = 1 << 30
 LEVEL_SUFFIX = ".level"
 Scalar = bool | int | str
 
@@ -256,9 +258,8 @@ def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
 def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
     """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
     indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
-    try:
-        on_disk = chunk_manifest_path(out, manifest.chunk).read_bytes()
-    except OSError:
+    on_disk = atomic.read_if_exists(chunk_manifest_path(out, manifest.chunk))
+    if on_disk is None:
         return False
     if on_disk != dump_json(manifest.to_json()):
         return False
@@ -290,10 +291,9 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
 
 
 def _load(path: Path | str) -> dict:
+    data = read_regular(path, str(path), limit=MAX_MANIFEST_BYTES, error=ManifestError, what="manifest")
     try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise ManifestError.at(str(path), f"cannot read manifest: {exc.strerror or exc}") from exc
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ManifestError.at(str(path), f"manifest is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("format"), int):

@@ -175,7 +175,7 @@ def _fingerprint(base: bytes, root: Path, chunk) -> str | None:
             st = os.stat(os.path.join(root, file))
         except OSError:
             return None
-        stats.append((file, st.st_mtime_ns, st.st_size))
+        stats.append((file, *_scan.stamp(st)))
     return hashlib.sha256(base + orjson.dumps([chunk.name, chunk.level, stats])).hexdigest()
 
 

@@ -40,6 +40,7 @@ from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.run import display_prefix
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, PipelineError, RuleError
+from pipeline.fileio import read_regular
 from pipeline.keys.evaluate import (
     KeyInfo,
     PermutationKey,
@@ -628,10 +629,9 @@ def since_diff(old_path: Path, keys: list[KeyRow]) -> SinceDiff:
 
 def load_old_keys(path: Path) -> dict[str, list[str]]:
     """key text -> files, from a ``pipeline report --format json`` document."""
+    data = read_regular(path, str(path), error=ReportError, what="earlier report")
     try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise ReportError(Diagnostic(Location(str(path)), f"cannot read earlier report: {exc.strerror or exc}"))
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReportError(Diagnostic(Location(str(path)), f"not a JSON report: {exc}"))
     keys = doc.get("keys") if isinstance(doc, dict) else None

@@ -47,6 +47,7 @@ from pipeline.cache.store import Store
 from pipeline.config import WorldConfig, load_world_config
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import Diagnostic, GltfError, Location, PipelineError
+from pipeline.fileio import check_inside
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
@@ -155,6 +156,7 @@ def scan_file(path: Path, *, root: Path, chunk_name: str, level: str, config: Wo
     """Draws and diagnostics of one file, without any cache."""
     file = relative_name(Path(path), Path(root))
     try:
+        check_inside(path, config.allowed_paths(Path(root)), file, error=GltfError, what="glTF file")
         data = read_bytes(Path(path), file, config.limits)
     except GltfError as exc:
         return [], exc.diagnostics
@@ -225,6 +227,7 @@ class _ChunkScan:
     parsed: int = 0
     cached: int = 0
     shared: SharedFacts = field(default_factory=SharedFacts)
+    verify: bool = False  # re-read and re-parse every file, whatever its stat says
 
     def __post_init__(self) -> None:
         # Start from the old fact table so reused rows keep their indices; compacted on write.
@@ -245,21 +248,22 @@ class _ChunkScan:
         except OSError as exc:
             self.add_error(file, f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size) and deps_fresh(old[3]):
+        if old is not None and not self.verify and _same_stamp(old[0], stat) and deps_fresh(old[3]):
             self.cached += 1
             return self.keep(file, old)
         self.read_and_scan(file, path, stat, old)
 
     def read_and_scan(self, file: str, path: str, stat: os.stat_result, old) -> None:
         try:
+            check_inside(path, self.config.allowed_paths(self.root), file, error=GltfError, what="glTF file")
             data = read_bytes(path, file, self.config.limits)
         except GltfError as exc:
             self.diagnostics.extend(exc.diagnostics)
             return
         self.read += 1
         digest = bytes_hash(data)
-        entry = (stat.st_mtime_ns, stat.st_size, digest)
-        if old is not None and old[2] == digest and deps_fresh(old[3]):
+        entry = (stamp(stat), stat.st_size, digest)
+        if old is not None and old[2] == digest and not self.verify and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
@@ -335,19 +339,29 @@ _construct_source = partial(construct, DrawSource)
 _construct_draw = partial(construct, Draw)
 
 
-def _dep(path: Path) -> tuple[str, int, int]:
-    stat = os.stat(path)
-    return str(path), stat.st_mtime_ns, stat.st_size
+def stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is unchanged without reading it, as ninja and git judge it:
+    (mtime_ns, size, inode, ctime_ns).  An edit that keeps the size and puts the
+    mtime back still moves the ctime, which no user tool can set."""
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns
+
+
+def _same_stamp(recorded, stat: os.stat_result) -> bool:
+    return isinstance(recorded, (list, tuple)) and tuple(recorded) == stamp(stat)
+
+
+def _dep(path: Path) -> tuple:
+    return (str(path), *stamp(os.stat(path)))
 
 
 def deps_fresh(deps) -> bool:
-    """True when every (path, mtime_ns, size) still matches the file on disk."""
-    for path, mtime_ns, size in deps:
+    """True when every recorded (path, mtime_ns, size, inode, ctime_ns) still matches the file on disk."""
+    for path, *recorded in deps:
         try:
             stat = os.stat(path)
         except OSError:
             return False
-        if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+        if not _same_stamp(recorded, stat):
             return False
     return True
 
@@ -409,7 +423,7 @@ def resolve_target(path: Path, config: WorldConfig | None, level: str | None, ch
 def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None = None,
          optional_facts: frozenset[str] = frozenset(), level: str | None = None, chunk: str | None = None,
          progress: Progress | None = None, jobs: int | None = None,
-         chunks: Collection[str] | None = None) -> ScanResult:
+         chunks: Collection[str] | None = None, verify: bool = False) -> ScanResult:
     """Scan a world, a chunk folder or one file (through ``store`` when given).
 
     ``chunks`` restricts the scan to those chunk names (folder chunks, or grid cells:
@@ -417,6 +431,8 @@ def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None =
     not in the world are ignored.  Chunks without a usable cache entry are scanned on
     a pool of up to ``jobs`` processes (default: one per core) when they hold at least
     :data:`POOL_MIN_FILES` files; the result is the same whatever the number of workers.
+    ``verify`` re-reads every file (and what it references) instead of trusting the
+    recorded stats, and records what it finds.
     """
     target, config = resolve_target(path, config, level, chunk, chunks)
     optional = frozenset(optional_facts)
@@ -430,7 +446,7 @@ def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None =
                 progress(done[0], total)
 
     keys = [chunk_key(target.root, c, config, optional) for c in target.chunks]
-    entries = [_load_entry(store, key) for key in keys]
+    entries = [{} if verify else _load_entry(store, key) for key in keys]
     cold = [i for i, c in enumerate(target.chunks) if not entries[i] and not target.only_file]
     scans: list[_ChunkScan | None] = [None] * len(target.chunks)
 
