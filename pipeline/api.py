@@ -10,6 +10,7 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,7 +21,9 @@ from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
 from pipeline.cook import run as _cook
-from pipeline.errors import ConfigError, Diagnostic
+from pipeline.cook.atomic import cleanup_stale_temps
+from pipeline.cook.sweep import sweep_outputs
+from pipeline.errors import ConfigError, Diagnostic, PipelineError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
@@ -28,6 +31,7 @@ from pipeline.rules.models import RuleSet, load_rulesets
 from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
+from pipeline.world import find_world_root
 
 if TYPE_CHECKING:
     from pipeline.report.explain import Explanation
@@ -83,8 +87,28 @@ def _world(world: World | Path | str) -> World:
 
 
 def open_store(cache: Path | str | None = None) -> Store:
-    """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``."""
-    return Store(Path(cache) if cache is not None else default_cache_dir())
+    """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``.
+
+    A cache folder that cannot be created or opened (under a regular file, read-only,
+    a full disk) is a located :class:`~pipeline.errors.PipelineError`.
+    """
+    directory = Path(cache) if cache is not None else default_cache_dir()
+    _make_folder(directory, "cache folder")
+    try:
+        return Store(directory)
+    except (OSError, sqlite3.Error) as exc:
+        raise PipelineError.at(str(directory), f"cannot open the cache: {_reason(exc)}") from None
+
+
+def _make_folder(path: Path, what: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PipelineError.at(str(path), f"cannot create the {what}: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
 
 
 # ------------------------------------------------------------------ scan
@@ -176,6 +200,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     w = _world(world)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
+    _make_folder(out_dir, "output folder")
     with open_store(cache) as store:
         found = None
         if incremental and not verify:
@@ -184,9 +209,37 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
-                                    allowed_roots=w.allowed_roots)
+                                    allowed_roots=w.allowed_roots, sweep=_sweep_scope(w, level, chunk))
         return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
                                progress=progress, compiler=compiler)
+
+
+def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:
+    """What a cook covers whole, so outputs of chunks gone from it can be removed: the world
+    (""), one level, or nothing (one chunk, or a folder inside a world)."""
+    if chunk is not None or w.root.resolve() != find_world_root(w.root):
+        return None
+    return level or ""
+
+
+def clean(world: World | Path | str, *, out: Path | str | None = None,
+          cache: Path | str | None = None) -> CleanResult:
+    """Remove from ``out`` what no cook of ``world`` would write: outputs of chunks and levels that
+    no longer exist, paks no manifest names, temp files of killed writers."""
+    w = _world(world)
+    out_dir = Path(out) if out is not None else Path("build")
+    with open_store(cache) as store:
+        found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store))
+    removed = sweep_outputs(out_dir, found.chunk_levels) + cleanup_stale_temps(out_dir)
+    return CleanResult(sorted(str(p) for p in removed))
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    removed: list[str]
+
+    def to_json(self) -> dict:
+        return {"removed": self.removed}
 
 
 # ------------------------------------------------------------------ report / explain

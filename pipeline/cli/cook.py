@@ -14,7 +14,7 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
-from pipeline.errors import Location
+from pipeline.errors import MAX_NAME, Location, one_line
 from pipeline.progress import for_stream
 
 
@@ -80,6 +80,7 @@ def _render(result: api.CookResult, explain: bool) -> None:
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
+        + (f"; removed {len(doc['removed'])} outputs of chunks that no longer exist" if doc["removed"] else "")
     )
 
 
@@ -91,5 +92,5 @@ def _stages(stages: dict) -> str:
 def _located(e: dict) -> str:
     """One error document of the cook as ``path:line:col: error: message (key ...)``."""
     where = Location(e["file"] or "?", e.get("line"), e.get("col"), e.get("pointer"))
-    suffix = f" (key {e['key']})" if e.get("key") else ""
-    return f"{where}: error: {e['message']}{suffix}"
+    suffix = f" (key {one_line(e['key'], MAX_NAME)})" if e.get("key") else ""
+    return f"{where}: error: {one_line(e['message'])}{suffix}"

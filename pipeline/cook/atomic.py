@@ -34,6 +34,7 @@ from pipeline.fileio import FileReadError, read_regular
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
 DEFAULT_STALE_AGE = 3600.0
+_TEMP_NAME_BYTES = 200
 MAX_COMPARED_BYTES = 1 << 32  # a file larger than any output is rewritten, not read
 
 # Seam for tests: the one call that publishes a finished temp file.
@@ -47,7 +48,8 @@ class AtomicWriteError(OSError):
 def temp_path_for(path: Path | str) -> Path:
     """A fresh temp name next to ``path``: ``.<name>.tmp-<pid>-<random hex>``."""
     path = Path(path)
-    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    name = path.name.encode()[:_TEMP_NAME_BYTES].decode(errors="ignore")  # a name near NAME_MAX still fits
+    return path.with_name(f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
 
 
 def is_temp_name(name: str) -> bool:
@@ -66,7 +68,7 @@ def write_atomic(path: Path | str, data: bytes) -> None:
     except BaseException as exc:
         _unlink_quietly(temp)
         if isinstance(exc, OSError) and not isinstance(exc, AtomicWriteError):
-            raise AtomicWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
+            raise AtomicWriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
     _fsync_dir(path.parent)
 

@@ -8,6 +8,7 @@ keeps its level manifest whole.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import posixpath
@@ -23,8 +24,9 @@ from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.sweep import level_files, sweep_outputs
 from pipeline.digest import code_hash
-from pipeline.errors import Diagnostic
+from pipeline.errors import Diagnostic, PipelineError, one_line
 from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.progress import NullProgress, Progress
@@ -39,6 +41,7 @@ class CookOptions:
     optimize: bool = False
     target: str = "vulkan1.2"
     allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
+    sweep: str | None = None  # remove outputs of chunks that no longer exist: "" whole world, else a level
 
 
 @dataclass
@@ -54,6 +57,7 @@ class CookResult:
     errors: list[dict] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
+    removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
     display_prefix: str = "materials/"                   # how errors name the shader library
 
@@ -75,7 +79,8 @@ class CookResult:
             "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "errors": self.errors, "warnings": self.warnings,
-            "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
+            "outputs": self.outputs, "written": self.written, "removed": self.removed,
+            "explain": self.explain_lines(),
         }
 
 
@@ -104,6 +109,8 @@ def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, op
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
     _write_outputs(result, found, families, store, options.out, progress)
+    if options.sweep is not None:
+        result.removed = [str(p) for p in sweep_outputs(options.out, found.chunk_levels, options.sweep)]
     return result
 
 
@@ -164,41 +171,90 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
-        errors = file_errors.get(chunk, [])
-        paths = (mf.chunk_manifest_path(out, chunk), mf.chunk_pak_path(out, chunk))
-        result.outputs += [str(p) for p in paths]
-        fingerprint = found.fingerprints.get(chunk)
-        digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
-        record = store.get(OUTPUTS, str(paths[0].resolve()))
-        if digest is None or record != (digest, *map(_stat_of, paths)):
-            _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
-                         blobs, record)
-            new = (digest, *map(_stat_of, paths))
-            if new != record:
-                store.set(OUTPUTS, str(paths[0].resolve()), new)
-        levels[level].add(chunk)
+        try:
+            _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store, out, results,
+                           blobs)
+            levels[level].add(chunk)
+        except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
+            _stop_if_environment(exc, out)
+            result.errors.append(_output_error(chunk, exc))
         progress.advance()
     progress.finish()
     for level in sorted(levels):
-        path = mf.level_manifest_path(out, level)
-        result.outputs.append(str(path))
-        with locked(path.parent):  # another cook may be rebuilding this level manifest
-            chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-            if store.get(LEVELS, str(path.resolve())) == (chunks_state, _stat_of(path)):
-                continue
-            if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), levels[level])):
-                result.written.append(str(path))
-            store.set(LEVELS, str(path.resolve()), (chunks_state, _stat_of(path)))
+        try:
+            _level_outputs(result, level, levels[level], store, out)
+        except (mf.ManifestError, OSError) as exc:
+            _stop_if_environment(exc, out)
+            result.errors.append(_output_error(level, exc))
+
+
+def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
+                   store: Store, out: Path, results: bytes, blobs: dict) -> None:
+    """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are)."""
+    json_path = mf.chunk_manifest_path(out, chunk)
+    fingerprint = found.fingerprints.get(chunk)
+    digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
+    record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
+    pak_name = record[2] if _record_ok(record) else None
+    if digest is None or pak_name is None or record != (digest, _stat_of(json_path), pak_name,
+                                                          _stat_of(json_path.with_name(pak_name))):
+        manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
+                                blobs, record)
+        pak_name = manifest.pak
+        new = (digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name)))
+        if new != record:
+            store.set(OUTPUTS, str(json_path.resolve()), new)
+    result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
+
+
+def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path) -> None:
+    path = mf.level_manifest_path(out, level)
+    result.outputs.append(str(path))
+    with locked(path.parent):  # another cook may be rebuilding this level manifest
+        chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
+        if _as_tuple(store.get(LEVELS, str(path.resolve()))) == (chunks_state, _stat_of(path)):
+            return
+        if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
+            result.written.append(str(path))
+        store.set(LEVELS, str(path.resolve()), (chunks_state, _stat_of(path)))
+
+
+# Write errors that no other chunk would escape (a full or read-only disk, no permission): one line, stop.
+_ENVIRONMENT = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def _stop_if_environment(exc: Exception, out: Path) -> None:
+    if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT:
+        raise PipelineError.at(str(out), f"cannot write outputs: {exc.strerror or exc}") from None
+
+
+def _output_error(name: str, exc: Exception) -> dict:
+    """A chunk (or level) whose outputs cannot be written, as a located error document."""
+    if isinstance(exc, mf.ManifestError):
+        return _error_doc(None, exc.diagnostics[0])
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    file = getattr(exc, "filename", None) or name
+    return {"key": None, "file": str(file), "line": None, "col": None, "pointer": None,
+            "message": one_line(f"cannot write the outputs of {name!r}: {reason}")}
+
+
+def _as_tuple(value):
+    """A stored record with its lists as tuples (a cache may keep either)."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _record_ok(record) -> bool:
+    return isinstance(record, tuple) and len(record) == 4 and isinstance(record[2], str) and "/" not in record[2]
 
 
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
-                 store: Store, out: Path, blobs: dict, record) -> None:
+                 store: Store, out: Path, blobs: dict, record) -> mf.ChunkManifest:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True)
-    pak_stat = _stat_of(mf.chunk_pak_path(out, chunk))
-    if isinstance(record, tuple) and len(record) == 3 and record[2] == pak_stat is not None \
+    pak_stat = _stat_of(mf.chunk_pak_path(out, manifest))
+    if _record_ok(record) and record[2] == manifest.pak and record[3] == pak_stat is not None \
             and mf.chunk_outputs_current(out, manifest):
-        return  # the .pak is untouched since last written or compared, and indexes exactly these blobs
+        return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
@@ -206,13 +262,14 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
                                    lambda digest: blobs.get(digest) is not None)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
     result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
+    return manifest
 
 
 # Store namespaces remembering the outputs: absolute chunk manifest path -> (inputs digest,
 # manifest stat, .pak stat); absolute level manifest path -> the stats of its level's files.
 OUTPUTS = "outputs"
 LEVELS = "levels"
-OUTPUTS_FORMAT = 1
+OUTPUTS_FORMAT = 2
 
 
 def _results_digest(result: CookResult) -> bytes:
@@ -236,9 +293,7 @@ def _code_hash() -> str:
 
 def _level_state(out: Path, level: str) -> str:
     """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
-    folder = out / level
-    own = mf.level_manifest_path(out, level)
-    files = sorted(p for p in folder.rglob("*.json") if p != own) if folder.is_dir() else []
+    files = level_files(out, level)
     return hashlib.sha256(orjson.dumps([(str(p), _stat_of(p)) for p in files])).hexdigest()
 
 
@@ -302,9 +357,8 @@ def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) 
 
 def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
     """Every chunk manifest of ``level`` on disk (this cook's and earlier ones)."""
-    folder = out / level
     manifests = []
-    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+    for path in level_files(out, level):
         try:
             manifest = mf.load_chunk_manifest(path)
         except mf.ManifestError:

@@ -31,6 +31,7 @@ from pipeline.cook.compile import CompileOutput, compile_batch
 from pipeline.cook.jobs import JobPlan, StageJob
 from pipeline.errors import Diagnostic, Location
 from pipeline.progress import NullProgress, Progress
+from pipeline.workers import process_pool
 
 MAX_BATCH = 32
 # Misses per worker up to which compiling in this process beats starting a pool: a
@@ -124,7 +125,7 @@ class Compiler:
         size = max(1, min(MAX_BATCH, math.ceil(len(jobs) / (self.jobs * 4))))
         batches = iter([jobs[i:i + size] for i in range(0, len(jobs), size)])
         pending_keys = {j.key for j in jobs}
-        with cf.ProcessPoolExecutor(max_workers=min(self.jobs, math.ceil(len(jobs) / size))) as pool:
+        with process_pool(min(self.jobs, math.ceil(len(jobs) / size))) as pool:
             in_flight: dict[cf.Future, list[StageJob]] = {}
             stop = False
             for _ in range(self.jobs + 1):

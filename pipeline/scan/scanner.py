@@ -54,6 +54,7 @@ from pipeline.scan.gltf import parse_gltf, read_bytes
 from pipeline.scan.gltf.draws import FileDraw, SharedFacts, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of
 from pipeline.scan.gltf.trusted import construct
+from pipeline.workers import process_pool
 from pipeline.world import ChunkInfo, discover, find_world_root
 
 SCAN_FORMAT = 1
@@ -525,8 +526,7 @@ def _scan_on_pool(target: Target, config: WorldConfig, optional: frozenset[str],
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
     try:
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
-                                    initializer=_reset_worker) as pool:
+        with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
                        for batch in _batches(target.chunks, cold, workers)}
             for future in cf.as_completed(futures):
