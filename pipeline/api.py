@@ -107,6 +107,15 @@ def _make_folder(path: Path, what: str) -> None:
         raise PipelineError.at(str(path), f"cannot create the {what}: {_reason(exc)}") from None
 
 
+def _check_folder(path: Path, what: str) -> None:
+    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if os.path.lexists(probe) and not probe.is_dir():
+        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
+
+
 def _reason(exc: Exception) -> str:
     return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
 
@@ -200,7 +209,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     w = _world(world)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
-    _make_folder(out_dir, "output folder")
+    _check_folder(out_dir, "output folder")
     with open_store(cache) as store:
         found = None
         if incremental and not verify:

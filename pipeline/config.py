@@ -18,7 +18,7 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     max_elements = 1000000       # most entries in one top-level array or extras container
     max_data_uri_bytes = 67108864  # longest buffer data: URI: 64 MiB
     max_string_length = 65536    # longest other string kept (names, URIs, extras)
-    max_count_cells = 16777216   # largest table counting a family's valid keys builds
+    max_count_cells = 1048576    # largest table counting a family's valid keys builds (time and memory)
 
     [cook]
     spirv_opt = false
@@ -67,7 +67,7 @@ class Limits(_Config):
     max_elements: int = Field(1_000_000, gt=0, le=_HUGE, description="most entries in one top-level glTF array")
     max_data_uri_bytes: int = Field(64 * 2**20, gt=0, le=_HUGE, description="longest data: URI of a buffer")
     max_string_length: int = Field(64 * 2**10, gt=0, le=_HUGE, description="longest other string kept (names, URIs, extras)")
-    max_count_cells: int = Field(2**24, gt=0, le=_HUGE,
+    max_count_cells: int = Field(2**20, gt=0, le=_HUGE,
                                  description="largest table (cells) counting a family's valid keys may build")
 
 

@@ -9,9 +9,9 @@ import sys
 import traceback
 
 import click
-import orjson
 
 from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line
+from pipeline.report.render import render_json
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 EXIT_INTERRUPTED = 130    # 128 + SIGINT
@@ -28,7 +28,7 @@ cache_option = click.option("--cache", type=click.Path(file_okay=False), envvar=
 
 def echo_json(document: object) -> None:
     """Print one JSON document on stdout (sorted keys, indented, UTF-8)."""
-    sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+    sys.stdout.write(render_json(document))
 
 
 def echo_diagnostics(diagnostics: list[Diagnostic]) -> None:

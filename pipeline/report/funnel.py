@@ -48,7 +48,7 @@ from pipeline.keys.evaluate import (
     derive_features,
 )
 from pipeline.rules.compiled import CompiledRule, default_value
-from pipeline.rules.counts import Override, count_space
+from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
 from pipeline.rules.expr import EvalError
 from pipeline.rules.models import RuleSet, run_normalize
 from pipeline.scan.facts import DrawSource
@@ -285,13 +285,14 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
     levels, chunks = area_rows(found, world)
     report = Report(
         world=str(world.root), scope=scope or {"level": None, "chunk": None}, compiler=compiler,
-        families=funnel_rows(families, required, jobs, states), totals=[], levels=levels, chunks=chunks,
+        families=funnel_rows(families, required, jobs, states, world.config.limits.max_count_cells), totals=[], levels=levels, chunks=chunks,
         features=feature_rows(families, required), files=contributor_rows(required, by_material=False),
         materials=contributor_rows(required, by_material=True), keys=key_rows(required),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
     if options.what_if:
-        report.what_if = what_if(families, found.scan, options.what_if, report.families)
+        report.what_if = what_if(families, found.scan, options.what_if, report.families,
+                                 world.config.limits.max_count_cells)
     report.budgets = budget_checks(world, report, found, options.budget)
     if options.since is not None:
         report.since = since_diff(options.since, report.keys)
@@ -338,12 +339,13 @@ def job_states(store: Store, plan: JobPlan) -> dict[str, JobState]:
 
 
 # ------------------------------------------------------------------ the funnel
-def funnel_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str, JobState]) -> list[FunnelRow]:
+def funnel_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str, JobState],
+                max_cells: int = DEFAULT_MAX_CELLS) -> list[FunnelRow]:
     rows = []
     for shader, rs in sorted(families.items()):
         for pass_name in rs.compiled.passes:
             keys = {k: i for k, i in required.keys.items() if k.shader == shader and k.pass_name == pass_name}
-            space = count_space(rs, pass_name)
+            space = count_space(rs, pass_name, max_cells=max_cells)
             rows.append(_funnel(shader, pass_name, len(rs.sources), space.possible, space.valid, keys, plan, states))
     return rows
 
@@ -503,7 +505,8 @@ class WhatIf:
         return {"overrides": dict(sorted(self.overrides.items())), "families": [r.to_json() for r in self.rows]}
 
 
-def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: list[FunnelRow]) -> WhatIf:
+def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: list[FunnelRow],
+            max_cells: int = DEFAULT_MAX_CELLS) -> WhatIf:
     """possible, valid and required of every family and pass under ``overrides``."""
     _check_what_if(families, overrides)
     facts = list({scan.signature(d): d.facts for d in scan.draws}.values())
@@ -512,7 +515,7 @@ def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: l
         mine = {f: how for f, how in overrides.items() if f in rs.compiled.domains}
         keys = what_if_keys(rs, facts, mine)
         for row in (r for r in today if r.shader == shader):
-            space = count_space(rs, row.pass_name, overrides=mine)
+            space = count_space(rs, row.pass_name, overrides=mine, max_cells=max_cells)
             rows.append(WhatIfRow(shader, row.pass_name, (row.possible, row.valid, row.required),
                                   (space.possible, space.valid, len(keys[row.pass_name]))))
     return WhatIf(dict(overrides), tuple(rows))
