@@ -402,7 +402,10 @@ def check_readable(out: Path) -> None:
         if path.name.startswith("."):
             assert TEMP_NAME.match(path.name), f"unexpected hidden file {path}"
         elif path.suffix == ".json":
-            json.loads(path.read_bytes())
+            doc = json.loads(path.read_bytes())
+            if "chunk" in doc:  # a chunk manifest names a pak that exists and holds all its blobs
+                stages = {h for k in doc["keys"].values() for h in k["stages"].values()}
+                assert stages <= set(PakReader(path.with_name(doc["pak"])).hashes()), f"{path}: pak lacks blobs"
         elif path.suffix == ".pak":
             PakReader(path).verify()
         else:
