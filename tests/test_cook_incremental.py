@@ -67,9 +67,14 @@ def files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+def pak_name(manifest: Path) -> str:
+    """The file name of the pak a chunk manifest names."""
+    return json.loads(manifest.read_bytes())["pak"]
+
+
 def comparable(doc: dict, out: Path) -> dict:
     doc = dict(doc)
-    for name in ("outputs", "written"):
+    for name in ("outputs", "written", "removed"):
         doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
     return doc
 
@@ -121,9 +126,12 @@ def test_delete_file(site, missed):
 
 
 def test_delete_chunk_folder(site, missed):
+    pak = "forest/" + pak_name(site / "out" / "forest" / "c01.json")
     shutil.rmtree(site / "world" / "forest" / "c01")
     doc, _ = both(site)
     assert missed == [] and doc["chunks"] == len(CHUNKS) - 1
+    assert sorted(doc["removed"]) == sorted(["forest/c01.json", pak])  # outputs of a chunk that is gone
+    assert not (site / "out" / "forest" / "c01.json").exists()
 
 
 def test_touch_file(site, missed):
@@ -176,9 +184,10 @@ def test_broken_file_keeps_its_diagnostics(site, missed):
 # ------------------------------------------------------------------ outputs repaired without a blob read
 def test_deleted_pak_is_restored(site):
     before = files(site / "out")
-    (site / "out" / "forest" / "c00.pak").unlink()
+    pak = site / "out" / "forest" / pak_name(site / "out" / "forest" / "c00.json")
+    pak.unlink()
     result, _ = run_cook(site, site / "cache", site / "out")
-    assert result.to_json()["written"] == [str(site / "out" / "forest" / "c00.pak")]
+    assert result.to_json()["written"] == [str(pak)]
     assert files(site / "out") == before
 
 
@@ -194,7 +203,7 @@ def test_truncated_manifest_is_restored(site):
 @pytest.mark.parametrize("where", ["blob", "truncate"])
 def test_corrupt_pak_is_restored(site, where):
     before = files(site / "out")
-    path = site / "out" / "forest" / "c01.pak"
+    path = site / "out" / "forest" / pak_name(site / "out" / "forest" / "c01.json")
     data = bytearray(path.read_bytes())
     if where == "blob":
         data[-9] ^= 0xFF  # a blob byte: the index still reads fine
