@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.config import WorldConfig
-from pipeline.world import discover
+from pipeline.scan.chunks import discover
 
 
 def test_chunks_levels_and_files(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pipeline.errors import Diagnostic
 from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.progress import NullProgress, Progress
+from pipeline.world import World
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,12 @@ def display_prefix(materials_dir: Path) -> str:
         return str(path) + "/"
 
 
-def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, options: CookOptions,
+def cook_keys(world: World, found, store: Store, options: CookOptions,
               progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`)."""
-    found = found if isinstance(found, CookInput) else from_keys(found)
+    families, materials_dir = world.families, world.materials_dir
+    found = found if isinstance(found, CookInput) else from_keys(found, world)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
