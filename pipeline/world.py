@@ -152,7 +152,7 @@ def _clean_name(name: str) -> str:
 def _unknown(kind: str, name: str, known: list[str]) -> PipelineError:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return PipelineError.at(name, f"no {kind} {name!r} in the world{hint}")
+    return PipelineError.at(f"--{kind}", f"no {kind} {name!r} in the world{hint}")
 
 
 def find_world_root(path: Path) -> Path:
