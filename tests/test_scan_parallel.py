@@ -13,7 +13,7 @@ from pipeline.digest import canonical_bytes
 from pipeline.scan import scanner
 from pipeline.scan import scanner as scan_module
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
-from pipeline.scan.gltf.trusted import canonical
+from pipeline.scan.gltf.construct import canonical
 from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult
 from pipeline.world import open_world
 

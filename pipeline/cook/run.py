@@ -22,7 +22,7 @@ from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.digest import code_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.evaluate import PermutationKey
@@ -89,7 +89,7 @@ def display_prefix(materials_dir: Path) -> str:
 
 
 def cook_keys(world: World, found, store: Store, options: CookOptions,
-              progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
+              progress: Progress | None = None, compiler: JobRunner | None = None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`)."""
     families, materials_dir = world.families, world.materials_dir
@@ -97,7 +97,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
-    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix)
+    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
@@ -213,12 +213,12 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
 # manifest stat, .pak stat); absolute level manifest path -> the stats of its level's files.
 OUTPUTS = "outputs"
 LEVELS = "levels"
-OUTPUTS_FORMAT = 1
+OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
 def _results_digest(result: CookResult) -> bytes:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_FORMAT, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]

@@ -5,7 +5,7 @@ draw counts, render states and specialization values, plus its diagnostics and
 draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
 store's ``"chunkkeys"`` namespace under a *fingerprint*: the hash of
 
-- :data:`FORMAT`, the source of the modules that turn files into keys (scanner,
+- :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
   folder) and the optional facts they read;
@@ -44,7 +44,7 @@ from pipeline.keys.evaluate import (
 from pipeline.scan import scanner as _scan
 from pipeline.world import World
 
-FORMAT = 1
+FORMAT_VERSION = 1
 NAMESPACE = "chunkkeys"
 EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
 _KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "world.py", "config.py", "digest.py", "errors.py")
@@ -76,14 +76,14 @@ class ChunkKeys:
         """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
         keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization)
                 for k, u in self.keys.items()]
-        return (FORMAT, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
+        return (FORMAT_VERSION, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
                 self.deps)
 
     @classmethod
     def from_record(cls, record, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
         version, name, level, draws, keys, scan_diags, rule_diags, deps = record
-        if version != FORMAT:
+        if version != FORMAT_VERSION:
             raise ValueError("another record format")
         uses = {}
         for shader, pass_name, features, text, digest, count, states, spec in keys:
@@ -158,7 +158,7 @@ def _folder_hash(folder: Path) -> str:
 
 def _base(world, root: Path, optional: frozenset[str]) -> bytes:
     return stable_hash({
-        "format": FORMAT, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
+        "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
         "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
     }).encode()

@@ -51,14 +51,14 @@ from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
+from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.draws import FileDraw, SharedFacts, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of
-from pipeline.scan.gltf.trusted import construct
 
 if typing.TYPE_CHECKING:
     from pipeline.world import Selection, World
 
-SCAN_FORMAT = 1
+FORMAT_VERSION = 1
 NAMESPACE = "scan"
 
 Progress = Callable[[int, int], None]
@@ -203,7 +203,7 @@ def _field_tree(model) -> dict:
 
 def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts: frozenset[str]) -> str:
     return stable_hash({
-        "format": SCAN_FORMAT, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
+        "format": FORMAT_VERSION, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
         "level": chunk.level, "grid": config.grid(chunk.level), "limits": config.limits.model_dump(),
         "optional": sorted(optional_facts & OPTIONAL_FACTS),
     })
