@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.config import CONFIG_NAME
 from pipeline.cook.compile import BackendError, SourceTree, ToolchainError, get_backend
@@ -322,7 +323,7 @@ class JobState:
 
 
 def job_state(store: Store, job_key: str) -> JobState:
-    record = store.get("job", job_key)
+    record = store.get(JOB, job_key)
     if not isinstance(record, dict):
         return JobState("missing")
     blob = record.get("blob")
