@@ -10,28 +10,24 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
-from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
 from pipeline.cook import run as _cook
 from pipeline.cook.atomic import cleanup_stale_temps
 from pipeline.cook.sweep import sweep_outputs
-from pipeline.errors import ConfigError, Diagnostic, PipelineError
+from pipeline.errors import Diagnostic, PipelineError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.models import RuleSet, load_rulesets
+from pipeline.rules.models import RuleSet
 from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
-from pipeline.world import find_world_root
+from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
     from pipeline.report.explain import Explanation
@@ -40,95 +36,33 @@ if TYPE_CHECKING:
 CookResult = _cook.CookResult
 
 
-@dataclass
-class World:
-    """A world folder with its configuration, rule sets and shader library resolved."""
-
-    root: Path
-    config: WorldConfig
-    rules_dir: Path
-    materials_dir: Path
-
-    @cached_property
-    def rulesets(self) -> list[RuleSet]:
-        return load_rulesets(self.rules_dir)
-
-    @cached_property
-    def families(self) -> dict[str, RuleSet]:
-        return {r.shader: r for r in self.rulesets}
-
-    @cached_property
-    def allowed_roots(self) -> tuple[Path, ...]:
-        """Folders outside the world, rules and materials roots that reads may lead to (pipeline.toml)."""
-        return self.config.allowed_paths(self.root)[1:]
-
-
-def open_world(path: Path | str, *, rules: Path | str | None = None,
-               materials: Path | str | None = None) -> World:
-    """Resolve a world: pipeline.toml, then rules/materials (argument > config > built-in)."""
-    root = Path(path)
-    config = load_world_config(root) if root.is_dir() else WorldConfig()
-    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir(), "rules"),
-                 _folder(materials, config.materials, root, builtin_materials_dir(), "materials"))
-
-
-def _folder(explicit, configured, root: Path, builtin: Path, name: str) -> Path:
-    if explicit is not None:
-        return Path(explicit)
-    if configured is not None:
-        if not (root / configured).is_dir():
-            raise ConfigError.at(CONFIG_NAME, f"{name}: {str(configured)[:200]!r} is not a folder")
-        return root / configured
-    return builtin
-
-
-def _world(world: World | Path | str) -> World:
-    return world if isinstance(world, World) else open_world(world)
+def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
+    """An opened world; ``cache`` (when given) overrides its cache folder."""
+    w = world if isinstance(world, World) else open_world(world)
+    if cache is not None and Path(cache) != w.cache_dir:
+        w = replace(w, cache_dir=Path(cache))
+    return w
 
 
 def open_store(cache: Path | str | None = None) -> Store:
-    """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``.
-
-    A cache folder that cannot be created or opened (under a regular file, read-only,
-    a full disk) is a located :class:`~pipeline.errors.PipelineError`.
-    """
-    directory = Path(cache) if cache is not None else default_cache_dir()
-    _make_folder(directory, "cache folder")
-    try:
-        return Store(directory)
-    except (OSError, sqlite3.Error) as exc:
-        raise PipelineError.at(str(directory), f"cannot open the cache: {_reason(exc)}") from None
-
-
-def _make_folder(path: Path, what: str) -> None:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise PipelineError.at(str(path), f"cannot create the {what}: {_reason(exc)}") from None
-
-
-def _check_folder(path: Path, what: str) -> None:
-    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
-    probe = path
-    while not os.path.lexists(probe) and probe != probe.parent:
-        probe = probe.parent
-    if os.path.lexists(probe) and not probe.is_dir():
-        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
-
-
-def _reason(exc: Exception) -> str:
-    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+    """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``."""
+    return Store(Path(cache) if cache is not None else default_cache_dir())
 
 
 # ------------------------------------------------------------------ scan
 def scan(path: Path | str, *, cache: Path | str | None = None, level: str | None = None,
          chunk: str | None = None, optional: frozenset[str] = frozenset(),
-         progress: Progress | None = None) -> ScanResult:
-    """Draws and facts of a world, a chunk folder or a single glTF file."""
-    world = open_world(path)
-    with open_store(cache) as store:
-        return _scan(world.root, config=world.config, store=store, optional_facts=optional,
-                     level=level, chunk=chunk, progress=_scan_progress(progress))
+         progress: Progress | None = None, use_cache: bool = True) -> ScanResult:
+    """Draws and facts of a world, a chunk folder or a single glTF file.
+
+    ``use_cache=False`` reads every file and neither reads nor writes the scan cache.
+    """
+    w = _world(path, cache)
+    options = dict(optional_facts=frozenset(optional), level=level, chunk=chunk, progress=_scan_progress(progress))
+    if not use_cache:
+        return _scan(w, **options)
+    with w.open_store() as store:
+        return _scan(w, store=store, **options)
 
 
 def _scan_progress(progress: Progress | None):
@@ -170,12 +104,12 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
     """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all.
 
     ``verify`` re-reads every input instead of trusting recorded file stats."""
-    w = _world(world)
+    w = _world(world, cache)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
-    store = store or open_store(cache)
+    store = store or w.open_store()
     try:
-        scanned = _scan(w.root, config=w.config, store=store, optional_facts=optional_facts(rulesets),
+        scanned = _scan(w, store=store, optional_facts=optional_facts(rulesets),
                         level=level, chunk=chunk, progress=_scan_progress(progress), verify=verify)
     finally:
         if own:
@@ -206,11 +140,11 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     trusts no recorded file stat: every input is read and hashed again (and the
     records refreshed), and every output compared with what it should hold.
     """
-    w = _world(world)
+    w = _world(world, cache)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = None
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
@@ -219,14 +153,23 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     allowed_roots=w.allowed_roots, sweep=_sweep_scope(w, level, chunk))
-        return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
+        return _cook.cook_keys(w, found, store, options,
                                progress=progress, compiler=compiler)
+
+
+def _check_folder(path: Path, what: str) -> None:
+    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if os.path.lexists(probe) and not probe.is_dir():
+        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
 
 
 def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:
     """What a cook covers whole, so outputs of chunks gone from it can be removed: the world
-    (""), one level, or nothing (one chunk, or a folder inside a world)."""
-    if chunk is not None or w.root.resolve() != find_world_root(w.root):
+    (""), one level, or nothing (one chunk, or a scope inside the world)."""
+    if chunk is not None or w.scope:
         return None
     return level or ""
 
@@ -235,10 +178,12 @@ def clean(world: World | Path | str, *, out: Path | str | None = None,
           cache: Path | str | None = None) -> CleanResult:
     """Remove from ``out`` what no cook of ``world`` would write: outputs of chunks and levels that
     no longer exist, paks no manifest names, temp files of killed writers."""
-    w = _world(world)
+    w = _world(world, cache)
     out_dir = Path(out) if out is not None else Path("build")
-    with open_store(cache) as store:
-        found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store))
+    if w.scope:
+        raise PipelineError.at(str(world), "clean takes a whole world (its root folder), not a part of one")
+    with w.open_store() as store:
+        found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store), w)
     removed = sweep_outputs(out_dir, found.chunk_levels) + cleanup_stale_temps(out_dir)
     return CleanResult(sorted(str(p) for p in removed))
 
@@ -271,10 +216,10 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
         funnel as _report,  # imported here: it pulls in numpy, which cook does not need
     )
 
-    w = _world(world)
+    w = _world(world, cache)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend)
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
 
@@ -285,7 +230,7 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
     from pipeline.report import explain as _explain  # see report()
     from pipeline.report import funnel as _report
 
-    w = _world(world)
-    with open_store(cache) as store:
+    w = _world(world, cache)
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _explain.explain_key(w, found, key, store, _report.ReportOptions(backend=backend))

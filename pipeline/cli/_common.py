@@ -10,7 +10,7 @@ import traceback
 
 import click
 
-from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line
+from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line  # noqa: F401  (one_line re-exported)
 from pipeline.report.render import render_json
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2

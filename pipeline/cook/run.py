@@ -18,18 +18,20 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import level_files, sweep_outputs
 from pipeline.digest import code_hash
 from pipeline.errors import Diagnostic, PipelineError, one_line
 from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.progress import NullProgress, Progress
+from pipeline.world import World
 
 
 @dataclass(frozen=True)
@@ -93,15 +95,17 @@ def display_prefix(materials_dir: Path) -> str:
         return str(path) + "/"
 
 
-def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, options: CookOptions,
-              progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
+def cook_keys(world: World, found, store: Store, options: CookOptions,
+              progress: Progress | None = None, compiler: JobRunner | None = None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`)."""
-    found = found if isinstance(found, CookInput) else from_keys(found)
+    families, materials_dir = world.families, world.materials_dir
+    found = found if isinstance(found, CookInput) else from_keys(found, world)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix, options.allowed_roots)
-    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix, options.allowed_roots)
+    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix,
+                                    options.allowed_roots)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
@@ -196,13 +200,13 @@ def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str,
     digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
     record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
     pak_name = record[2] if _record_ok(record) else None
-    if digest is None or pak_name is None or record != (digest, _stat_of(json_path), pak_name,
-                                                          _stat_of(json_path.with_name(pak_name))):
+    if digest is None or pak_name is None or record != _as_tuple(
+            [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]):
         manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
                                 blobs, record)
         pak_name = manifest.pak
-        new = (digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name)))
-        if new != record:
+        new = [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]
+        if _as_tuple(new) != record:
             store.set(OUTPUTS, str(json_path.resolve()), new)
     result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
 
@@ -212,11 +216,11 @@ def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store
     result.outputs.append(str(path))
     with locked(path.parent):  # another cook may be rebuilding this level manifest
         chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-        if _as_tuple(store.get(LEVELS, str(path.resolve()))) == (chunks_state, _stat_of(path)):
+        if _as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))) == _as_tuple([chunks_state, _stat_of(path)]):
             return
         if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
             result.written.append(str(path))
-        store.set(LEVELS, str(path.resolve()), (chunks_state, _stat_of(path)))
+        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, _stat_of(path)])
 
 
 # Write errors that no other chunk would escape (a full or read-only disk, no permission): one line, stop.
@@ -252,7 +256,7 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True)
     pak_stat = _stat_of(mf.chunk_pak_path(out, manifest))
-    if _record_ok(record) and record[2] == manifest.pak and record[3] == pak_stat is not None \
+    if _record_ok(record) and record[2] == manifest.pak and record[3] == _as_tuple(pak_stat) is not None \
             and mf.chunk_outputs_current(out, manifest):
         return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
@@ -265,16 +269,12 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
     return manifest
 
 
-# Store namespaces remembering the outputs: absolute chunk manifest path -> (inputs digest,
-# manifest stat, .pak stat); absolute level manifest path -> the stats of its level's files.
-OUTPUTS = "outputs"
-LEVELS = "levels"
-OUTPUTS_FORMAT = 2
+OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
 def _results_digest(result: CookResult) -> bytes:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_FORMAT, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
@@ -297,12 +297,12 @@ def _level_state(out: Path, level: str) -> str:
     return hashlib.sha256(orjson.dumps([(str(p), _stat_of(p)) for p in files])).hexdigest()
 
 
-def _stat_of(path: Path) -> tuple[int, int, int] | None:
+def _stat_of(path: Path) -> list[int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
 def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict]]:

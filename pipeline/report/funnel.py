@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.config import CONFIG_NAME
 from pipeline.cook.compile import BackendError, SourceTree, ToolchainError, get_backend
@@ -53,7 +54,6 @@ from pipeline.rules.expr import EvalError
 from pipeline.rules.models import RuleSet, run_normalize
 from pipeline.scan.facts import DrawSource
 from pipeline.scan.scanner import ScanResult
-from pipeline.world import level_of
 
 if TYPE_CHECKING:
     from pipeline.api import KeysResult, World
@@ -325,7 +325,7 @@ class JobState:
 
 
 def job_state(store: Store, job_key: str) -> JobState:
-    record = store.get("job", job_key)
+    record = store.get(JOB, job_key)
     if not isinstance(record, dict):
         return JobState("missing")
     blob = record.get("blob")
@@ -408,10 +408,7 @@ def area_rows(found: "KeysResult", world: "World") -> tuple[list[AreaRow], list[
 
 
 def _chunk_levels(found: "KeysResult", world: "World") -> dict[str, str]:
-    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
-    for name in found.scan.chunks:
-        levels.setdefault(name, level_of(name, world.config))
-    return levels
+    return {name: world.level_of(name) for name in found.scan.chunks}
 
 
 def _files_per(found: "KeysResult", area) -> dict[str, set[str]]:
