@@ -399,7 +399,7 @@ def check_readable(out: Path) -> None:
     for path in out.rglob("*") if out.is_dir() else []:
         if path.is_dir():
             continue
-        if path.name.startswith("."):
+        if path.name.startswith(".") and not path.name.startswith(".root."):  # .root.*: the root chunk's outputs
             assert TEMP_NAME.match(path.name), f"unexpected hidden file {path}"
         elif path.suffix == ".json":
             doc = json.loads(path.read_bytes())

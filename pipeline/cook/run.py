@@ -112,9 +112,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
-    _write_outputs(result, found, families, store, options.out, progress)
-    if options.sweep is not None:
-        result.removed = [str(p) for p in sweep_outputs(options.out, found.chunk_levels, options.sweep)]
+    _write_outputs(result, found, families, store, options, progress)
     return result
 
 
@@ -154,7 +152,8 @@ def _compact(doc: dict) -> dict:
 
 
 # ------------------------------------------------------------------ outputs
-def _write_outputs(result: CookResult, found: CookInput, families, store: Store, out: Path, progress: Progress) -> None:
+def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
+                   progress: Progress) -> None:
     """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
 
     Nothing is rebuilt for a chunk whose inputs (its chunk record, the job results,
@@ -167,6 +166,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     changed on disk.  Temp files left by a killed earlier cook are removed first
     (only those whose writing process is gone, so a concurrent cook's temps survive).
     """
+    out = options.out
     cleanup_stale_temps(out)
     levels: dict[str, set[str]] = defaultdict(set)
     chunk_levels = found.chunk_levels
@@ -184,6 +184,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             result.errors.append(_output_error(chunk, exc))
         progress.advance()
     progress.finish()
+    if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
+        result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep)]
     for level in sorted(levels):
         try:
             _level_outputs(result, level, levels[level], store, out)
