@@ -7,6 +7,7 @@ import os
 import sqlite3
 import sys
 import traceback
+import warnings
 
 import click
 
@@ -63,11 +64,17 @@ def _interrupted() -> None:
     sys.exit(EXIT_INTERRUPTED)
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings (a cache entry set aside ...) as one ``warning:`` line, not a source excerpt."""
+    click.echo(f"warning: {one_line(str(message))}", err=True)
+
+
 def guarded(fn):
     """Run a command body: PipelineError -> located lines + exit 1; anything else -> bug, exit 2."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        warnings.showwarning = _warning_line
         try:
             code = fn(*args, **kwargs)
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

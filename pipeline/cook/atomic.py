@@ -21,6 +21,7 @@ mtime stays put and downstream tools see nothing to do.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -60,7 +61,10 @@ def is_temp_name(name: str) -> bool:
 def write_atomic(path: Path | str, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically; creates parent folders."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a regular file where a folder of the path should be
+        raise AtomicWriteError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
     temp = temp_path_for(path)
     try:
         _write_synced(temp, data)
