@@ -132,7 +132,7 @@ def _rule_factors(when: Located, targets: dict[str, Any], domains: dict[str, tup
                   max_cells: int) -> list[Factor]:
     """``not when or F == v`` for each target F: v, each over reads(when) + F."""
     reads = tuple(sorted(when.expr.features))
-    fires = truth_table(when, reads, domains, max_cells * 2)
+    fires = truth_table(when, reads, domains, max_cells)
     out = []
     for name, value in targets.items():
         names = reads if name in reads else reads + (name,)
