@@ -24,7 +24,7 @@ from pipeline.progress import for_stream
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
-              help="Output folder for <chunk>.json, <chunk>.pak and <level>.level.json.")
+              help="Output folder for <chunk>.json, its <name>.<hex>.pak and <level>.level.json.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Compile workers [default: all cores].")
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
@@ -48,11 +48,13 @@ def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, 
 
     \b
       <chunk>.json        keys -> features, render states, stage blob hashes
-      <chunk>.pak         the chunk's SPIR-V blobs (see docs/formats.md)
+      <name>.<hex>.pak    the chunk's SPIR-V blobs, named by content (docs/formats.md)
       <level>.level.json  the union of the level's chunk manifests
 
     A bad file or a shader that fails to compile is reported with its location;
-    every other chunk and job still cooks, and the exit code is 1.
+    every other chunk and job still cooks, and the exit code is 1.  Cooking a whole
+    world (or a --level) also removes the outputs of chunks that no longer exist.
+    Ctrl-C stops with exit code 130; what was written is complete.
     """
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
