@@ -29,13 +29,14 @@ TIMEOUT = 120
 def tmpfs(path: Path, options: str):
     """A real tmpfs mounted at ``path`` (root only); skips the test when it cannot be mounted."""
     path.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True,
+                          check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip() or 'not root'})")
     try:
         yield path
     finally:
-        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
 
 
 def one_error_line(proc, where: str, message: str) -> None:
@@ -110,7 +111,7 @@ def test_report_output_into_an_unwritable_place_is_one_located_line(tmp_path):
 def test_keys_into_a_closed_pipe_exits_quietly(tmp_path):
     command = " ".join(f"'{a}'" for a in cli("keys", SAMPLE, "--cache", tmp_path / "cache"))
     proc = subprocess.run(["bash", "-c", f"set -o pipefail; {command} | head -n 1"], capture_output=True, text=True,
-                          timeout=TIMEOUT)
+                          timeout=TIMEOUT, check=False)
     assert len(proc.stdout.splitlines()) == 1
     assert proc.stderr == "", proc.stderr  # no traceback, no "Exception ignored"
     assert proc.returncode in (0, 141)

@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 from robust_helpers import SAMPLE, check_readable, cook, copy_world, outputs, run_cli
 
-from pipeline import api
-
 TIMEOUT = 120
 
 
