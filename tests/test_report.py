@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
-from pipeline.keys.evaluate import required_keys
+from pipeline.keys.required import required_keys
 from pipeline.report.funnel import ReportOptions, build_report, what_if, what_if_keys
 from pipeline.rules.counts import count_space
 from pipeline.rules.models import load_rulesets

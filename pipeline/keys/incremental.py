@@ -42,12 +42,8 @@ from pipeline.cache.chunk_records import (
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.evaluate import (
-    PermutationKey,
-    RequiredKeys,
-    optional_facts,
-    required_keys,
-)
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
 from pipeline.scan import scanner as _scan
 from pipeline.world import World
 

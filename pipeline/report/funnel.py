@@ -41,12 +41,9 @@ from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.run import display_prefix
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, PipelineError, RuleError
-from pipeline.keys.evaluate import (
-    KeyInfo,
-    PermutationKey,
-    RequiredKeys,
-    derive_features,
-)
+from pipeline.keys.evaluate import derive_features
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import KeyInfo, RequiredKeys
 from pipeline.rules.compiled import CompiledRule, default_value
 from pipeline.rules.counts import Override, count_space
 from pipeline.rules.expr import EvalError
@@ -55,7 +52,8 @@ from pipeline.scan.facts import DrawSource
 from pipeline.scan.scanner import ScanResult
 
 if TYPE_CHECKING:
-    from pipeline.api import KeysResult, World
+    from pipeline.keys.required import KeysResult
+    from pipeline.world import World
 
 TOP_CULPRITS = 5
 
