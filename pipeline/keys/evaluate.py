@@ -13,13 +13,14 @@ paths) that set it and the normalize rules that changed it.  Over many draws, se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping
 
 from pipeline.errors import Diagnostic, RuleError
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.compiled import (
     RENDER_STATE,
+    CompiledRule,
     FeatureValue,
     default_value,
     format_value,
@@ -28,6 +29,8 @@ from pipeline.rules.compiled import (
 from pipeline.rules.expr import EvalError
 from pipeline.rules.models import CompiledPass, Located, RuleSet, run_normalize
 from pipeline.scan.facts import DrawFacts
+
+Overrides = Mapping[str, str]  # feature -> "dynamic" | "removed" (what-if)
 
 
 # ---------------------------------------------------------------- traces
@@ -134,26 +137,36 @@ def _coerce(rs: RuleSet, name: str, value: Any, located: Located) -> FeatureValu
                                                  f"({shown})"))
 
 
-def evaluate(rulesets: Iterable[RuleSet], facts: DrawFacts) -> list[KeyUse]:
-    """The keys one draw needs: every family whose select holds, every pass not skipped."""
+def evaluate(rulesets: Iterable[RuleSet], facts: DrawFacts, overrides: Overrides | None = None) -> list[KeyUse]:
+    """The keys one draw needs: every family whose select holds, every pass not skipped.
+
+    ``overrides`` evaluates the rule sets as if some features were changed (the
+    report's what-if): ``dynamic`` leaves the feature out of the key after
+    normalize; ``removed`` fixes it at its default and no rule sets it any more.
+    """
     uses = []
     for rs in rulesets:
         if not run_expression(rs.compiled.select, facts):
             continue
         values, traces = derive_features(rs, facts)
+        mine = {f: how for f, how in (overrides or {}).items() if f in rs.compiled.domains}
+        removed = {f for f, how in mine.items() if how == "removed"}
+        values.update({f: default_value(rs.domain(f)) for f in removed})
         for pass_ in rs.compiled.passes.values():
-            use = _pass_use(rs, pass_, facts, values, traces)
+            use = _pass_use(rs, pass_, facts, values, traces, mine, removed)
             if use is not None:
                 uses.append(use)
     return uses
 
 
-def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, traces: dict) -> KeyUse | None:
-    normalized, fired = run_normalize(pass_.rules, values)
+def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, traces: dict,
+              overrides: Overrides, removed: set[str]) -> KeyUse | None:
+    rules = _without(pass_.rules, removed) if removed else pass_.rules
+    normalized, fired = run_normalize(rules, values)
     if pass_.skip is not None and run_expression(pass_.skip, None, normalized):
         return None
     modes, ids = rs.compiled.modes, rs.compiled.constant_ids
-    key = PermutationKey(rs.shader, pass_.name, tuple((f, normalized[f]) for f in pass_.static))
+    key = PermutationKey(rs.shader, pass_.name, tuple((f, normalized[f]) for f in pass_.static if f not in overrides))
     trace = Trace(
         {f: traces[f] for f in pass_.features},
         tuple(NormalizeTrace(str(r.location), r.pass_name, r.when.expr.text, tuple(sorted(r.set.items())))
@@ -166,6 +179,16 @@ def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, 
         dynamic={f: normalized[f] for f in pass_.features if modes[f] == "dynamic"},
         trace=trace,
     )
+
+
+def _without(rules: tuple[CompiledRule, ...], removed: set[str]) -> tuple[CompiledRule, ...]:
+    """Normalize rules with the removed features taken out of what they set."""
+    kept = []
+    for rule in rules:
+        targets = {f: v for f, v in rule.set.items() if f not in removed}
+        if targets:
+            kept.append(replace(rule, set=targets) if len(targets) < len(rule.set) else rule)
+    return tuple(kept)
 
 
 def _render_state(pass_: CompiledPass, facts: DrawFacts, values: dict) -> dict[str, str | bool]:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.keys.evaluate import KeyUse, Trace, evaluate
+from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts, get_attr, get_item
 from pipeline.rules.models import RuleSet
@@ -88,13 +88,15 @@ class RequiredKeys:
 Memo = dict  # projected facts -> list[KeyUse] | RuleError, shared across calls
 
 
-def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo | None = None) -> RequiredKeys:
+def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo | None = None,
+                  overrides: Overrides | None = None) -> RequiredKeys:
     """Every key the draws need; rules run once per distinct *projected* fact signature.
 
     Draws are grouped by the values of the fact paths the rule sets read (see
     :class:`FactProjection`), so draws that differ only in facts no rule reads (a
     colour factor, the chunk name) share one evaluation.  Pass the same ``memo`` to
-    several calls (one per chunk, say) to share evaluations between them.
+    several calls (one per chunk, say) to share evaluations between them (never
+    across different ``overrides``, see :func:`pipeline.keys.evaluate.evaluate`).
     """
     rulesets = list(rulesets)
     memo = {} if memo is None else memo
@@ -105,7 +107,7 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
         if uses is None:
             result.signatures_evaluated += 1
             try:
-                uses = evaluate(rulesets, group[0].facts)
+                uses = evaluate(rulesets, group[0].facts, overrides)
             except RuleError as exc:
                 uses = exc
             memo[projected] = uses
