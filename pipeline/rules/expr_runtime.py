@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from typing import Any, Callable
 
 from pydantic import BaseModel
@@ -27,6 +28,33 @@ def get_attr(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
     return None
+
+
+FACT_PATH_STEP = re.compile(r"\.?([A-Za-z_]\w*)|\[(?:'([^']*)'|\"([^\"]*)\"|(-?\d+))\]")
+
+
+def parse_fact_path(path: str) -> tuple[tuple[bool, Any], ...]:
+    """The steps of a fact path as rule sets print them (``material.extras['shader']``,
+    ``mesh.attributes.TEXCOORD_1``, ``mesh.targets[0]``): ``(is_item, name or index)`` each.
+
+    The one parser of fact paths: expressions report the paths they read in this form
+    (:meth:`pipeline.rules.compiled.Compiled.fact_paths`), and keys and explain read them back.
+    """
+    steps = []
+    for name, single, double, index in FACT_PATH_STEP.findall(path):
+        if name:
+            steps.append((False, name))
+        else:
+            steps.append((True, int(index) if index else single if single else double))
+    return tuple(steps)
+
+
+def resolve_fact_path(facts: Any, steps: tuple[tuple[bool, Any], ...]) -> Any:
+    """The value at a parsed fact path, with the expression language's semantics (absent -> None)."""
+    value = facts
+    for is_item, name in steps:
+        value = get_item(value, name) if is_item else get_attr(value, name)
+    return value
 
 
 def get_item(obj: Any, key: Any) -> Any:
