@@ -10,8 +10,7 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,12 +18,10 @@ from pipeline.cache.store import Store, default_cache_dir
 from pipeline.cook import run as _cook
 from pipeline.cook.atomic import cleanup_stale_temps
 from pipeline.cook.sweep import sweep_outputs
-from pipeline.errors import Diagnostic, PipelineError
+from pipeline.errors import PipelineError
 from pipeline.keys import incremental as _chunkcache
-from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
+from pipeline.keys.required import KeysResult, keys_of, optional_facts
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.models import RuleSet
-from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
@@ -82,22 +79,6 @@ def _scan_progress(progress: Progress | None):
 
 
 # ------------------------------------------------------------------ keys
-@dataclass
-class KeysResult:
-    """The permutation keys a world (or level, or chunk) requires."""
-
-    scan: ScanResult
-    required: RequiredKeys
-    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return list(self.scan.diagnostics) + list(self.required.diagnostics)
-
-    def to_json(self) -> dict:
-        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
-
-
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
          store: Store | None = None, verify: bool = False) -> KeysResult:
@@ -115,16 +96,6 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if own:
             store.close()
     return keys_of(scanned, rulesets)
-
-
-def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
-    """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
-    chunks: dict[str, list[Draw]] = defaultdict(list)
-    for draw in scanned.draws:
-        chunks[draw.source.chunk].append(draw)
-    memo: dict = {}
-    by_chunk = {name: required_keys(rulesets, chunks[name], memo) for name in sorted(chunks)}
-    return KeysResult(scanned, RequiredKeys.union(by_chunk[name] for name in sorted(by_chunk)), by_chunk)
 
 
 # ------------------------------------------------------------------ cook

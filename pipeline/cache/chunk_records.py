@@ -24,13 +24,8 @@ decode is a miss.
 from __future__ import annotations
 
 from pipeline.cache.store import RecordKind
-from pipeline.keys.evaluate import (
-    FeatureTrace,
-    KeyUse,
-    NormalizeTrace,
-    PermutationKey,
-    Trace,
-)
+from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
+from pipeline.keys.key import PermutationKey
 
 CHUNK_KEYS = RecordKind("chunk-keys", 2)
 EVALUATIONS = RecordKind("evaluations", 1)

@@ -9,14 +9,11 @@ keeps its level manifest whole.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import orjson
 
 from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
@@ -26,10 +23,10 @@ from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import level_files, sweep_outputs
-from pipeline.digest import code_hash
+from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import Diagnostic, PipelineError, one_line
-from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
+from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.world import World
 
@@ -274,18 +271,17 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
 OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
-def _results_digest(result: CookResult) -> bytes:
+def _results_digest(result: CookResult) -> str:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
     doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
-    return hashlib.sha256(orjson.dumps(doc)).digest()
+    return stable_hash(doc)
 
 
-def _chunk_digest(results: bytes, fingerprint: str, chunk: str, level: str, errors: list[dict]) -> str:
-    return hashlib.sha256(results + orjson.dumps([fingerprint, chunk, level, errors],
-                                                 option=orjson.OPT_SORT_KEYS)).hexdigest()
+def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors: list[dict]) -> str:
+    return stable_hash([results, fingerprint, chunk, level, errors])
 
 
 def _code_hash() -> str:
@@ -296,7 +292,7 @@ def _code_hash() -> str:
 def _level_state(out: Path, level: str) -> str:
     """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
     files = level_files(out, level)
-    return hashlib.sha256(orjson.dumps([(str(p), _stat_of(p)) for p in files])).hexdigest()
+    return stable_hash([(str(p), _stat_of(p)) for p in files])
 
 
 def _stat_of(path: Path) -> list[int] | None:
