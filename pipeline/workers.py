@@ -36,7 +36,7 @@ def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | N
                  initargs: tuple = ()) -> Iterator[cf.ProcessPoolExecutor]:
     """A ``ProcessPoolExecutor`` whose workers die with this process and that an exception never hangs."""
     pool = cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
-                                  initargs=(os.getpid(), initializer, initargs))
+                                  initargs=(initializer, initargs))
     try:
         yield pool
     except BaseException:
@@ -56,8 +56,9 @@ def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
             process.join(timeout=5)
 
 
-def _init_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+def _init_worker(initializer: Callable | None, initargs: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()  # the cook, or the fork server that started this worker (it ends with the cook)
     if not _parent_death_signal():
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
     if os.getppid() != parent:  # the parent died before the signal was armed
