@@ -33,11 +33,10 @@ def test_pools_work_under_every_start_method_and_workers_ignore_sigint(method):
 
 def test_an_exception_in_the_parent_kills_the_workers_instead_of_waiting(tmp_path):
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        with process_pool(2) as pool:
-            pids = {pool.submit(worker_pid, 0.0).result()}
-            pool.submit(worker_pid, 60.0)  # still running when the interrupt comes
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), process_pool(2) as pool:
+        pids = {pool.submit(worker_pid, 0.0).result()}
+        pool.submit(worker_pid, 60.0)  # still running when the interrupt comes
+        raise KeyboardInterrupt
     assert time.monotonic() - started < 30  # did not wait for the 60 s task
     for pid in pids:
         with pytest.raises(ProcessLookupError):
