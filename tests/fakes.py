@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pipeline.cook.compile import CompileOutput
 from pipeline.cook.jobs import StageJob
