@@ -19,12 +19,12 @@ from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
-from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.compile import SourceTree
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import level_files, sweep_outputs
 from pipeline.digest import code_hash, stable_hash
-from pipeline.errors import Diagnostic, PipelineError, one_line
+from pipeline.errors import Diagnostic, Location, PipelineError, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -103,7 +103,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     tree = SourceTree(materials_dir, prefix, options.allowed_roots)
     compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix,
                                     options.allowed_roots)
-    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    job_options = JobOptions(options.target, options.optimize, compiler.identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
@@ -119,9 +119,8 @@ def _scan_errors(found: CookInput) -> list[dict]:
 
 
 def _error_doc(key: str | None, d: Diagnostic) -> dict:
-    loc = d.location
-    return {"key": key, "file": loc.file, "line": loc.line, "col": loc.col, "pointer": loc.pointer,
-            "message": d.message}
+    """A diagnostic's one JSON shape, plus the key whose job reported it (None for scan and rule errors)."""
+    return d.to_json() | {"key": key}
 
 
 def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[dict]:
@@ -139,13 +138,12 @@ def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[di
 
 
 def _cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return {"key": key, "file": prefix + job.request.source, "line": None, "col": None, "pointer": None,
-            "message": "not compiled: stopped by --fail-fast"}
+    return _error_doc(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
 
 
 def _compact(doc: dict) -> dict:
-    """An error as a manifest stores it: without the empty fields."""
-    return {k: v for k, v in doc.items() if v is not None}
+    """An error as a manifest stores it: without the empty fields (every manifest error is an error)."""
+    return {k: v for k, v in doc.items() if v is not None and k != "severity"}
 
 
 # ------------------------------------------------------------------ outputs
