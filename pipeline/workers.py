@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -35,8 +36,10 @@ WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-d
 def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | None = None,
                  initargs: tuple = ()) -> Iterator[cf.ProcessPoolExecutor]:
     """A ``ProcessPoolExecutor`` whose workers die with this process and that an exception never hangs."""
+    method = (mp_context or multiprocessing.get_context()).get_start_method()
+    parent = os.getpid() if method in ("fork", "spawn") else None  # forkserver: the server is the parent
     pool = cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
-                                  initargs=(initializer, initargs))
+                                  initargs=(parent, initializer, initargs))
     try:
         yield pool
     except BaseException:
@@ -56,13 +59,16 @@ def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
             process.join(timeout=5)
 
 
-def _init_worker(initializer: Callable | None, initargs: tuple) -> None:
+def _init_worker(expected: int | None, initializer: Callable | None, initargs: tuple) -> None:
+    """``expected``: the pid of the process that made the pool when it forks or spawns its workers
+    itself (a fork server, which ends with that process, is the parent otherwise)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()  # the cook, or the fork server that started this worker (it ends with the cook)
+    parent = os.getppid()
     if not _parent_death_signal():
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
+    orphan = parent != expected if expected is not None else parent == 1
+    if orphan or os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was armed (this worker was handed to a reaper)
     if initializer is not None:
         initializer(*initargs)
 

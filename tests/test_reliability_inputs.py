@@ -71,6 +71,8 @@ def test_a_gltf_name_that_is_a_device_or_fifo_is_a_located_error_and_the_rest_co
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
 def test_rule_set_pipeline_toml_and_since_that_are_not_regular_files(tmp_path, target):
     def place(path: Path) -> None:
+        if path.exists():
+            path.unlink()
         os.mkfifo(path) if target == "fifo" else path.symlink_to(target)
 
     kind = "a FIFO" if target == "fifo" else "a device"
