@@ -20,7 +20,8 @@ from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.config import WorldConfig, load_world_config
 from pipeline.cook import run as _cook
-from pipeline.errors import Diagnostic
+from pipeline.cook.shared import SharedTier
+from pipeline.errors import ConfigError, Diagnostic
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
@@ -155,12 +156,21 @@ def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
 def cook(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, out: Path | str | None = None, jobs: int | None = None,
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
-         compiler=None, incremental: bool = True) -> CookResult:
+         compiler=None, incremental: bool = True, scheduler: str | None = None,
+         remote_cache: str | None = None, remote_cache_mode: str | None = None,
+         remote_options: dict | None = None) -> CookResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
     rules again; the result is the same as with ``incremental=False``.
+
+    ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
+    a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
+    else pipeline.toml's ``[farm] scheduler``.  ``remote_cache`` (a folder or fsspec
+    URL; else pipeline.toml's ``[cache] remote``) is a shared tier behind the local
+    cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
+    go to fsspec (credentials, ``endpoint_url``...).
     """
     w = _world(world)
     progress = progress or NullProgress()
@@ -172,9 +182,37 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
-                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
+                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
+                                    scheduler=_scheduler(w, scheduler))
+        remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
-                               progress=progress, compiler=compiler)
+                               progress=progress, compiler=compiler, remote=remote)
+
+
+def _scheduler(w: World, explicit: str | None) -> str | None:
+    """Argument > $PIPELINE_SCHEDULER > pipeline.toml; ``none`` (or nothing): this machine."""
+    chosen = explicit or os.environ.get("PIPELINE_SCHEDULER") or w.config.farm.scheduler
+    return None if not chosen or chosen == "none" else chosen
+
+
+def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | None, compiler):
+    """The shared cache tier of a cook, or None; a folder named in pipeline.toml is relative to the world."""
+    if url is None and w.config.cache.remote is not None:
+        url = w.config.cache.remote
+        if "://" not in url and not Path(url).is_absolute():
+            url = str(w.root / url)
+    if not url:
+        return None
+    try:
+        from pipeline.cache.remote import RemoteCache, RemoteCacheError  # fsspec: the [remote] extra
+    except ImportError as exc:
+        raise ConfigError.at(url, f"a shared cache needs fsspec: pip install 'permutation-pipeline[remote]' ({exc})")
+    try:
+        remote = RemoteCache(url, mode=mode or w.config.cache.remote_mode, storage_options=options)
+    except RemoteCacheError as exc:
+        raise ConfigError.at(url, str(exc)) from None
+    prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+    return SharedTier(remote, prefix)
 
 
 # ------------------------------------------------------------------ report / explain

@@ -119,6 +119,14 @@ class Store:
     def delete(self, namespace: str, key: str) -> None:
         self._cache.delete((namespace, key))
 
+    def keys(self, namespace: str) -> list[str]:
+        """Every key of one namespace (blobs: ``"blob"``), in no particular order."""
+        return [k[1] for k in self._cache.iterkeys() if isinstance(k, tuple) and len(k) == 2 and k[0] == namespace]
+
+    def volume(self) -> int:
+        """Bytes the cache folder holds on disk (database and value files)."""
+        return self._cache.volume()
+
     # ------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` by content; returns its SHA-256 hex digest."""
