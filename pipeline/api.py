@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
+from pipeline.cache import uses as _uses
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.config import WorldConfig, load_world_config
 from pipeline.cook import run as _cook
@@ -213,6 +214,44 @@ def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | No
         raise ConfigError.at(url, str(exc)) from None
     prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
     return SharedTier(remote, prefix)
+
+
+# ------------------------------------------------------------------ cache
+@dataclass
+class CacheReport:
+    """``pipeline cache stats`` / ``gc``: one entry per tier (``remote`` None without a shared cache)."""
+
+    local: object
+    remote: object | None = None
+    keep_days: float | None = None
+
+    def to_json(self) -> dict:
+        doc = {"local": self.local.to_json(), "remote": self.remote.to_json() if self.remote is not None else None}
+        return doc if self.keep_days is None else {"keep_days": self.keep_days, **doc}
+
+
+def _open_remote(world: World | Path | str | None, url: str | None, mode: str | None, options: dict | None):
+    """The shared tier named by ``url``, else by the world's (default: this folder's) pipeline.toml."""
+    tier = _shared_tier(_world(world if world is not None else Path.cwd()), url, mode, options, None)
+    return tier.cache if tier is not None else None
+
+
+def cache_stats(*, cache: Path | str | None = None, world: World | Path | str | None = None,
+                remote_cache: str | None = None, remote_options: dict | None = None) -> CacheReport:
+    """What the local cache and the shared tier (argument, else the world's pipeline.toml) hold."""
+    remote = _open_remote(world, remote_cache, "read", remote_options)
+    with open_store(cache) as store:
+        return CacheReport(_uses.stats(store), remote.stats() if remote is not None else None)
+
+
+def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: World | Path | str | None = None,
+             remote_cache: str | None = None, remote_cache_mode: str | None = None,
+             remote_options: dict | None = None) -> CacheReport:
+    """Remove what no cook of the last ``keep_days`` used, locally and (mode readwrite) in the shared tier."""
+    remote = _open_remote(world, remote_cache, remote_cache_mode, remote_options)
+    with open_store(cache) as store:
+        local = _uses.gc(store, keep_days)
+    return CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
 
 
 # ------------------------------------------------------------------ report / explain

@@ -184,7 +184,7 @@ class RemoteCache:
 
     def stats(self) -> TierStats:
         blobs, jobs, uses = self._listing("blobs"), self._listing("jobs"), self._uses()
-        return TierStats(self.url, jobs=len(jobs), blobs=len(blobs), blob_bytes=sum(i["size"] for i in blobs.values()),
+        return TierStats(self.url, jobs=len(jobs), blobs=len(blobs), bytes=sum(i["size"] for i in blobs.values()),
                          uses=len(uses), last_use=max((u["time"] for u in uses.values()), default=None),
                          extra={"mode": self.mode, "layout": LAYOUT_VERSION})
 
@@ -196,7 +196,7 @@ class RemoteCache:
         """
         now = time.time() if now is None else now
         cutoff = now - keep_days * 86400
-        result = GcResult(self.url)
+        result = GcResult(self.url, dry_run=not self.writable)
         uses = self._uses()
         keep = {k for u in uses.values() if u["time"] >= cutoff for k in u.get("jobs", ())}
         jobs = self._listing("jobs")

@@ -35,13 +35,13 @@ class TierStats:
     location: str
     jobs: int = 0
     blobs: int = 0
-    blob_bytes: int = 0
+    bytes: int = 0
     uses: int = 0
     last_use: float | None = None
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"location": self.location, "jobs": self.jobs, "blobs": self.blobs, "blob_bytes": self.blob_bytes,
+        return {"location": self.location, "jobs": self.jobs, "blobs": self.blobs, "bytes": self.bytes,
                 "uses": self.uses, "last_use": self.last_use, **self.extra}
 
 
@@ -56,6 +56,7 @@ class GcResult:
     uses_removed: int = 0
     jobs_kept: int = 0
     blobs_kept: int = 0
+    dry_run: bool = False  # a read-only tier: what would be removed
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -93,7 +94,7 @@ def stats(store: Store) -> TierStats:
     """What the local store holds: job records, blobs, bytes on disk, use sets."""
     times = _use_times(store)
     return TierStats(str(store.directory), jobs=len(store.keys("job")), blobs=len(store.keys("blob")),
-                     blob_bytes=store.volume(), uses=len(times), last_use=max(times.values(), default=None))
+                     bytes=store.volume(), uses=len(times), last_use=max(times.values(), default=None))
 
 
 def gc(store: Store, keep_days: float, now: float | None = None) -> GcResult:
