@@ -18,8 +18,9 @@ progress and storing are the same for a local and a farm cook.  What differs:
   and the batch goes elsewhere.  No worker with the right compiler: a
   :class:`FarmError` naming both identities.
 - Verification: the client checks every blob against the digest the worker sent
-  and validates it with spirv-val again, as a local compile does; the cache and
-  outputs are written here only, so outputs are byte-identical to a local cook's.
+  and validates it with spirv-val again, as a local compile does (on a thread per
+  core: SPIRV-Tools runs outside the GIL); the cache and outputs are written here
+  only, so outputs are byte-identical to a local cook's.
 - Lost workers: Dask reschedules the tasks of a worker that dies on another
   worker (after ``distributed.scheduler.allowed-failures`` deaths of the same task
   it gives up: a :class:`FarmError`).
@@ -32,8 +33,10 @@ progress and storing are the same for a local and a farm cook.  What differs:
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import logging
 import math
+import os
 import statistics
 import time
 from collections import deque
@@ -220,17 +223,18 @@ class _Run:
         pending = {j.key for j in jobs}
         started = time.perf_counter()
         completed = as_completed()
-        for _ in self.good[:len(self.queue)]:  # first round: one job per worker measures the per-job cost
-            self._send(completed, 1)
-        stop = False
-        for future in completed:
-            batch, refusals = self.in_flight.pop(future)
-            result = self._result(future, batch, refusals, completed)
-            if result is not None:
-                failed = self._deliver(batch, result, on_done, pending)
-                stop = stop or (fail_fast and failed)
-            while not stop and self.queue and len(self.in_flight) < len(self.good) * IN_FLIGHT_PER_WORKER:
-                self._send(completed, batch_size(self.overhead, self.per_job, len(self.queue), len(self.good)))
+        with cf.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as self.checker:  # spirv-val frees the GIL
+            for _ in self.good[:len(self.queue)]:  # first round: one job per worker measures the per-job cost
+                self._send(completed, 1)
+            stop = False
+            for future in completed:
+                batch, refusals = self.in_flight.pop(future)
+                result = self._result(future, batch, refusals, completed)
+                if result is not None:
+                    failed = self._deliver(batch, result, on_done, pending)
+                    stop = stop or (fail_fast and failed)
+                while not stop and self.queue and len(self.in_flight) < len(self.good) * IN_FLIGHT_PER_WORKER:
+                    self._send(completed, batch_size(self.overhead, self.per_job, len(self.queue), len(self.good)))
         self.stats.wall_s = time.perf_counter() - started
         return sorted(pending)
 
@@ -264,9 +268,9 @@ class _Run:
         self.per_job = self.stats.compile_s / self.done_jobs
         self.stats.per_job_ms = self.per_job * 1000
         by_key = {r.key: r for r in result.results}
+        outputs = self.checker.map(lambda job: self._verified(job, by_key[job.key], result.worker), batch)
         failed = False
-        for job in batch:
-            output = self._verified(job, by_key[job.key], result.worker)
+        for job, output in zip(batch, outputs):
             self.farm.calls += 1
             on_done(job, output, where=result.worker)
             pending.discard(job.key)
