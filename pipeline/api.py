@@ -11,25 +11,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache import uses as _uses
 from pipeline.cache.store import Store, default_cache_dir
-from pipeline.config import WorldConfig, load_world_config
 from pipeline.cook import run as _cook
 from pipeline.cook.shared import SharedTier
 from pipeline.errors import ConfigError, Diagnostic
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.models import RuleSet, load_rulesets
+from pipeline.rules.models import RuleSet
 from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
+from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
     from pipeline.report.explain import Explanation
@@ -38,43 +36,12 @@ if TYPE_CHECKING:
 CookResult = _cook.CookResult
 
 
-@dataclass
-class World:
-    """A world folder with its configuration, rule sets and shader library resolved."""
-
-    root: Path
-    config: WorldConfig
-    rules_dir: Path
-    materials_dir: Path
-
-    @cached_property
-    def rulesets(self) -> list[RuleSet]:
-        return load_rulesets(self.rules_dir)
-
-    @cached_property
-    def families(self) -> dict[str, RuleSet]:
-        return {r.shader: r for r in self.rulesets}
-
-
-def open_world(path: Path | str, *, rules: Path | str | None = None,
-               materials: Path | str | None = None) -> World:
-    """Resolve a world: pipeline.toml, then rules/materials (argument > config > built-in)."""
-    root = Path(path)
-    config = load_world_config(root) if root.is_dir() else WorldConfig()
-    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir()),
-                 _folder(materials, config.materials, root, builtin_materials_dir()))
-
-
-def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
-    if explicit is not None:
-        return Path(explicit)
-    if configured is not None:
-        return root / configured
-    return builtin
-
-
-def _world(world: World | Path | str) -> World:
-    return world if isinstance(world, World) else open_world(world)
+def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
+    """An opened world; ``cache`` (when given) overrides its cache folder."""
+    w = world if isinstance(world, World) else open_world(world)
+    if cache is not None and Path(cache) != w.cache_dir:
+        w = replace(w, cache_dir=Path(cache))
+    return w
 
 
 def open_store(cache: Path | str | None = None) -> Store:
@@ -85,12 +52,17 @@ def open_store(cache: Path | str | None = None) -> Store:
 # ------------------------------------------------------------------ scan
 def scan(path: Path | str, *, cache: Path | str | None = None, level: str | None = None,
          chunk: str | None = None, optional: frozenset[str] = frozenset(),
-         progress: Progress | None = None) -> ScanResult:
-    """Draws and facts of a world, a chunk folder or a single glTF file."""
-    world = open_world(path)
-    with open_store(cache) as store:
-        return _scan(world.root, config=world.config, store=store, optional_facts=optional,
-                     level=level, chunk=chunk, progress=_scan_progress(progress))
+         progress: Progress | None = None, use_cache: bool = True) -> ScanResult:
+    """Draws and facts of a world, a chunk folder or a single glTF file.
+
+    ``use_cache=False`` reads every file and neither reads nor writes the scan cache.
+    """
+    w = _world(path, cache)
+    options = dict(optional_facts=frozenset(optional), level=level, chunk=chunk, progress=_scan_progress(progress))
+    if not use_cache:
+        return _scan(w, **options)
+    with w.open_store() as store:
+        return _scan(w, store=store, **options)
 
 
 def _scan_progress(progress: Progress | None):
@@ -130,12 +102,12 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
          cache: Path | str | None = None, progress: Progress | None = None,
          store: Store | None = None) -> KeysResult:
     """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all."""
-    w = _world(world)
+    w = _world(world, cache)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
-    store = store or open_store(cache)
+    store = store or w.open_store()
     try:
-        scanned = _scan(w.root, config=w.config, store=store, optional_facts=optional_facts(rulesets),
+        scanned = _scan(w, store=store, optional_facts=optional_facts(rulesets),
                         level=level, chunk=chunk, progress=_scan_progress(progress))
     finally:
         if own:
@@ -173,10 +145,10 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
     go to fsspec (credentials, ``endpoint_url``...).
     """
-    w = _world(world)
+    w = _world(world, cache)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = None
         if incremental:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
@@ -186,7 +158,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler))
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
-        return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
+        return _cook.cook_keys(w, found, store, options,
                                progress=progress, compiler=compiler, remote=remote)
 
 
@@ -274,10 +246,10 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
         funnel as _report,  # imported here: it pulls in numpy, which cook does not need
     )
 
-    w = _world(world)
+    w = _world(world, cache)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend)
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
 
@@ -288,7 +260,7 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
     from pipeline.report import explain as _explain  # see report()
     from pipeline.report import funnel as _report
 
-    w = _world(world)
-    with open_store(cache) as store:
+    w = _world(world, cache)
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _explain.explain_key(w, found, key, store, _report.ReportOptions(backend=backend))

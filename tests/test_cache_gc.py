@@ -13,7 +13,7 @@ from pipeline import api
 from pipeline.cache import uses
 from pipeline.cache.store import Store
 from pipeline.cli.cache import command as cache_command
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -28,8 +28,8 @@ def make_site(tmp_path: Path) -> tuple[Path, Path]:
     return world, lib
 
 
-def cook(world: Path, tmp_path: Path) -> tuple[api.CookResult, Compiler]:
-    compiler = Compiler(api.open_world(world).materials_dir, "capi", 2)
+def cook(world: Path, tmp_path: Path) -> tuple[api.CookResult, JobRunner]:
+    compiler = JobRunner(api.open_world(world).materials_dir, "capi", 2)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2, compiler=compiler,
                       scheduler="none")
     return result, compiler

@@ -1,6 +1,6 @@
 """End-to-end cooks of the sample world with the real compiler (glslang in-process).
 
-Every cook counts its compiles through the ``scheduler.Compiler`` seam, so
+Every cook counts its compiles through the ``scheduler.JobRunner`` seam, so
 "nothing left to compile" is an assertion.  One cold cook runs per module; the
 other tests start from copies of its world, shader library, cache and outputs.
 """
@@ -22,7 +22,7 @@ from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import SourceTree, validate
 from pipeline.cook.manifest import load_chunk_manifest, load_level_manifest
 from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -60,7 +60,7 @@ def fresh_site(folder: Path) -> Site:
 
 def cook(site: Site, jobs: int = 1, **options):
     """Cook ``site`` through a counting compiler: (result, compiler)."""
-    compiler = Compiler(site.materials, "capi", jobs)
+    compiler = JobRunner(site.materials, "capi", jobs)
     world = api.open_world(site.world, materials=site.materials)
     result = api.cook(world, cache=site.cache, out=site.out, jobs=jobs, compiler=compiler, **options)
     return result, compiler

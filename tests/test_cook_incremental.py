@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 from pipeline.keys import incremental as chunkcache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def site(cold, tmp_path):
 
 
 def run_cook(base: Path, cache: Path, out: Path, jobs: int = 1, **options):
-    compiler = Compiler(MATERIALS, "capi", jobs)
+    compiler = JobRunner(MATERIALS, "capi", jobs)
     world = api.open_world(base / "world", rules=base / "rules", materials=MATERIALS)
     return api.cook(world, cache=cache, out=out, jobs=jobs, compiler=compiler, **options), compiler
 

@@ -20,7 +20,7 @@ from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import CompileRequest, SourceTree, compile_batch, get_backend
 from pipeline.cook.farm import FarmCompiler, FarmError, batch_size, parse_scheduler
 from pipeline.cook.farm_worker import CompilerMismatch, FarmBatch, FarmJob, MemoryTree, compile_farm_batch
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -41,7 +41,7 @@ def assert_same_outputs(a: Path, b: Path) -> None:
 def reference(tmp_path_factory) -> tuple[Path, api.CookResult]:
     """The sample world cooked on the local process pool."""
     folder = tmp_path_factory.mktemp("pool")
-    compiler = Compiler(MATERIALS, "capi", 2)
+    compiler = JobRunner(MATERIALS, "capi", 2)
     result = api.cook(SAMPLE, cache=folder / "cache", out=folder / "out", jobs=2, compiler=compiler,
                       scheduler="none")
     assert compiler.calls == len(result.plan.jobs) > 20

@@ -19,7 +19,7 @@ import pytest
 
 from pipeline import api
 from pipeline.cache.remote import RemoteCache
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -63,7 +63,7 @@ def remote(request, tmp_path: Path) -> Remote:
 
 
 def cook(tmp_path: Path, machine: str, remote: Remote, mode: str = "readwrite", world: Path = SAMPLE):
-    compiler = Compiler(MATERIALS, "capi", 2)
+    compiler = JobRunner(MATERIALS, "capi", 2)
     result = api.cook(world, cache=tmp_path / machine / "cache", out=tmp_path / machine / "out", jobs=2,
                       compiler=compiler, remote_cache=remote.url, remote_cache_mode=mode,
                       remote_options=remote.options, scheduler="none")

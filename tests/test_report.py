@@ -202,7 +202,7 @@ def test_what_if_cli_shows_today_and_what_if_side_by_side(corpus_run):
     table = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAP=dynamic").stdout
     assert "What if NORMAL_MAP=dynamic" in table
     bad = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAP=maybe")
-    assert bad.exit_code == 2 and "FEATURE=dynamic or FEATURE=removed" in bad.output
+    assert bad.exit_code == 1 and "FEATURE=dynamic or FEATURE=removed" in bad.output
     unknown = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAPS=dynamic")
     assert unknown.exit_code == 1 and "no rule set has a feature NORMAL_MAPS" in unknown.stderr
 

@@ -5,7 +5,7 @@ need this package and the same compiler wheels installed); ``--scheduler local:N
 starts a Dask ``LocalCluster`` of N worker processes for this cook only (started
 when the first job needs it, so a cook with nothing to compile starts nothing).
 
-:class:`FarmCompiler` has the interface of :class:`~pipeline.cook.scheduler.Compiler`
+:class:`FarmCompiler` has the interface of :class:`~pipeline.cook.scheduler.JobRunner`
 (``run(jobs, on_done, fail_fast)``), so the scheduler's cache lookup, reasons,
 progress and storing are the same for a local and a farm cook.  What differs:
 
@@ -123,7 +123,7 @@ def batch_size(overhead_s: float, per_job_s: float | None, remaining: int, worke
 
 
 class FarmCompiler:
-    """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``Compiler``."""
+    """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``."""
 
     def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str):
         self.kind, self.address = parse_scheduler(scheduler)

@@ -23,12 +23,13 @@ from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.digest import code_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.progress import NullProgress, Progress
+from pipeline.world import World
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,13 @@ def display_prefix(materials_dir: Path) -> str:
         return str(path) + "/"
 
 
-def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, options: CookOptions,
-              progress: Progress | None = None, compiler: Compiler | None = None, remote=None) -> CookResult:
+def cook_keys(world: World, found, store: Store, options: CookOptions,
+              progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`); ``remote``: a shared cache tier
     (:class:`~pipeline.cook.shared.SharedTier`) behind ``store``."""
-    found = found if isinstance(found, CookInput) else from_keys(found)
+    families, materials_dir = world.families, world.materials_dir
+    found = found if isinstance(found, CookInput) else from_keys(found, world)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
@@ -126,7 +128,7 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     if options.scheduler:
         from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, get_backend(options.backend).identity)
-    return Compiler(materials_dir, options.backend, options.jobs, tree.display_prefix)
+    return JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix)
 
 
 # ------------------------------------------------------------------ errors
@@ -234,12 +236,12 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
 # manifest stat, .pak stat); absolute level manifest path -> the stats of its level's files.
 OUTPUTS = "outputs"
 LEVELS = "levels"
-OUTPUTS_FORMAT = 1
+OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
 def _results_digest(result: CookResult) -> bytes:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_FORMAT, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]

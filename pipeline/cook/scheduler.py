@@ -79,7 +79,7 @@ class RunResult:
         return sum(1 for r in self.results.values() if r.cached)
 
 
-class Compiler:
+class JobRunner:
     """The seam between the scheduler and a compiler: tests count what ran through it."""
 
     def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
@@ -153,7 +153,7 @@ class Compiler:
         return any(o.spirv is None for o in outputs)
 
 
-def run_plan(plan: JobPlan, store: Store, compiler: Compiler, *, fail_fast: bool = False,
+def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
              explain: bool = False, progress: Progress | None = None, remote=None) -> RunResult:
     """Look every job up in the store, compile the misses, store what they produce.
 

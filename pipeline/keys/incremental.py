@@ -5,7 +5,7 @@ draw counts, render states and specialization values, plus its diagnostics and
 draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
 store's ``"chunkkeys"`` namespace under a *fingerprint*: the hash of
 
-- :data:`FORMAT`, the source of the modules that turn files into keys (scanner,
+- :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
   folder) and the optional facts they read;
@@ -25,7 +25,6 @@ Worlds with grid-chunked levels or a single-file target take the full path
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +42,11 @@ from pipeline.keys.evaluate import (
     required_keys,
 )
 from pipeline.scan import scanner as _scan
+from pipeline.world import World
 
-FORMAT = 1
+FORMAT_VERSION = 1
 NAMESPACE = "chunkkeys"
 EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
-PER_CHUNK_SCANS = 4  # more missing chunks than this: one scan of the whole target instead of one per chunk
 _KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
@@ -77,14 +76,14 @@ class ChunkKeys:
         """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
         keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization)
                 for k, u in self.keys.items()]
-        return (FORMAT, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
+        return (FORMAT_VERSION, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
                 self.deps)
 
     @classmethod
     def from_record(cls, record, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
         version, name, level, draws, keys, scan_diags, rule_diags, deps = record
-        if version != FORMAT:
+        if version != FORMAT_VERSION:
             raise ValueError("another record format")
         uses = {}
         for shader, pass_name, features, text, digest, count, states, spec in keys:
@@ -115,24 +114,22 @@ def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
             for key, info in required.keys.items()}
 
 
-def from_keys(found) -> CookInput:
+def from_keys(found, world: World) -> CookInput:
     """The cook input of a full :class:`pipeline.api.KeysResult`."""
-    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
-    for name in found.scan.chunks:
-        levels.setdefault(name, name.split("/")[0])
+    levels = {name: world.level_of(name) for name in found.scan.chunks}
     return CookInput(list(found.scan.chunks), len(found.scan.draws), found.required.keys,
                      {name: uses_of(required) for name, required in found.by_chunk.items()},
                      levels, found.diagnostics)
 
 
-def _assemble(chunks: list[ChunkKeys]) -> CookInput:
+def _assemble(chunks: list[ChunkKeys], world: World) -> CookInput:
     """The chunks' records together, as the full path would have found them."""
     keys: dict[PermutationKey, object] = {}
     by_chunk, levels, scan_diags = {}, {}, []
     rule_parts = []
     for c in chunks:
         scan_diags += c.scan_diagnostics
-        levels[c.name] = c.level if c.level is not None else c.name.split("/")[0]
+        levels[c.name] = world.level_of(c.name)
         if c.draws:
             by_chunk[c.name] = c.keys
             rule_parts.append(RequiredKeys({}, list(c.rule_diagnostics), 0))
@@ -161,7 +158,7 @@ def _folder_hash(folder: Path) -> str:
 
 def _base(world, root: Path, optional: frozenset[str]) -> bytes:
     return stable_hash({
-        "format": FORMAT, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
+        "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
         "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
     }).encode()
@@ -200,7 +197,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     """
     rulesets = world.rulesets  # a broken rule set stops here, before any scanning
     optional = optional_facts(rulesets)
-    target, config = _scan.resolve_target(world.root, world.config, level, chunk)
+    target, config = world.select(level=level, chunk=chunk), world.config
     if target.only_file is not None or any(config.grid(c.level) for c in target.chunks):
         return None
     root = target.root
@@ -226,7 +223,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             found[record.name] = record
             if prints[record.name] is not None and record.deps is not None:
                 store.set(NAMESPACE, prints[record.name], record.to_record())
-    result = _assemble([found[c.name] for c in target.chunks])
+    result = _assemble([found[c.name] for c in target.chunks], world)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}
@@ -237,16 +234,8 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
              memo: dict) -> list[ChunkKeys]:
     """Scan and evaluate the chunks whose records missed."""
     names = [c.name for c in missing]
-    params = inspect.signature(_scan.scan).parameters
-    if "chunks" in params:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
-                              chunk=chunk, chunks=names, progress=progress)]
-    elif len(missing) > PER_CHUNK_SCANS:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
-                              chunk=chunk, progress=progress)]
-    else:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, chunk=name)
-                   for name in names]
+    results = [_scan.scan(world, store=store, optional_facts=optional, level=level,
+                          chunk=chunk, chunks=names, progress=progress)]
     files_of = {f: c.name for c in missing for f in c.files}
     draws: dict[str, list] = {name: [] for name in names}
     diags: dict[str, list[Diagnostic]] = {name: [] for name in names}

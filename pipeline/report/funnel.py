@@ -52,7 +52,6 @@ from pipeline.rules.expr import EvalError
 from pipeline.rules.models import RuleSet, run_normalize
 from pipeline.scan.facts import DrawSource
 from pipeline.scan.scanner import ScanResult
-from pipeline.world import level_of
 
 if TYPE_CHECKING:
     from pipeline.api import KeysResult, World
@@ -405,10 +404,7 @@ def area_rows(found: "KeysResult", world: "World") -> tuple[list[AreaRow], list[
 
 
 def _chunk_levels(found: "KeysResult", world: "World") -> dict[str, str]:
-    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
-    for name in found.scan.chunks:
-        levels.setdefault(name, level_of(name, world.config))
-    return levels
+    return {name: world.level_of(name) for name in found.scan.chunks}
 
 
 def _files_per(found: "KeysResult", area) -> dict[str, set[str]]:
