@@ -8,14 +8,18 @@ identity the workers do not have is refused.
 from __future__ import annotations
 
 import os
-import signal
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from distributed import LocalCluster
 
 from pipeline import api
+from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import CompileRequest, SourceTree, compile_batch, get_backend
 from pipeline.cook.farm import FarmCompiler, FarmError, batch_size, parse_scheduler
@@ -182,3 +186,40 @@ def test_scheduler_from_environment_and_config(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv("PIPELINE_SCHEDULER", "local:x")
     with pytest.raises(FarmError, match="local:x"):
         api.cook(world, cache=tmp_path / "c", out=tmp_path / "o")
+
+
+@pytest.mark.slow
+def test_corpus_on_local_cluster_matches_the_pool(corpus: Path, tmp_path: Path) -> None:
+    """The whole corpus: pool cook, then the same cache without compile results cooked on the farm."""
+    pool = api.cook(corpus, cache=tmp_path / "a", out=tmp_path / "pool", jobs=2, scheduler="none")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    with Store(tmp_path / "b") as store:  # keep scan and key records: the farm cook only compiles
+        for namespace in ("job", "blob"):
+            for key in store.keys(namespace):
+                store.delete(namespace, key)
+    farm = api.cook(corpus, cache=tmp_path / "b", out=tmp_path / "farm", scheduler="local:2")
+    assert sorted(farm.run.compiled) == sorted(pool.run.compiled) and len(farm.run.compiled) > 100
+    assert farm.errors == pool.errors and farm.farm["workers"] == 2
+    assert_same_outputs(tmp_path / "pool", tmp_path / "farm")
+
+
+def test_cli_cooks_on_a_running_scheduler(reference, tmp_path: Path) -> None:
+    """``pipeline cook --scheduler tcp://...`` against a scheduler this test runs; --explain names the worker."""
+    ref_out, _ = reference
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        worker = next(iter(cluster.scheduler_info["workers"]))
+        run = subprocess.run([sys.executable, "-m", "pipeline", "cook", str(SAMPLE), "--cache",
+                              str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--scheduler",
+                              cluster.scheduler_address, "--explain"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    ran = [line for line in run.stdout.splitlines() if line.startswith("ran ")]
+    assert ran and all(f" on {worker}: new: " in line for line in ran)
+    assert f"farm {cluster.scheduler_address}: 1 workers" in run.stdout
+    assert_same_outputs(ref_out, tmp_path / "out")
+
+
+def test_unreachable_scheduler_is_a_located_error(tmp_path: Path) -> None:
+    farm = FarmCompiler("tcp://127.0.0.1:9", SourceTree(MATERIALS), "capi", get_backend("capi").identity,
+                        connect_timeout=1)
+    with pytest.raises(FarmError, match="^tcp://127.0.0.1:9: error: cannot use the Dask scheduler"):
+        api.cook(SAMPLE, cache=tmp_path / "c", out=tmp_path / "o", compiler=farm)

@@ -125,8 +125,10 @@ def batch_size(overhead_s: float, per_job_s: float | None, remaining: int, worke
 class FarmCompiler:
     """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``."""
 
-    def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str):
+    def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str, *,
+                 connect_timeout: float = CONNECT_TIMEOUT):
         self.kind, self.address = parse_scheduler(scheduler)
+        self.connect_timeout = connect_timeout
         self.scheduler = scheduler
         self.tree = tree
         self.display_prefix = tree.display_prefix
@@ -143,10 +145,10 @@ class FarmCompiler:
             if self.kind == "local":
                 cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=logging.ERROR)
-                client = Client(cluster, timeout=CONNECT_TIMEOUT)
+                client = Client(cluster, timeout=self.connect_timeout)
             else:
-                client = Client(self.address, timeout=CONNECT_TIMEOUT)
-            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+                client = Client(self.address, timeout=self.connect_timeout)
+            client.wait_for_workers(1, timeout=self.connect_timeout)
         except (OSError, TimeoutError) as exc:
             if cluster is not None:
                 cluster.close()
