@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pytest
 
 from pipeline import api
 from pipeline.cache.remote import RemoteCache
+from pipeline.errors import ConfigError
 from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,3 +201,18 @@ def test_cli_cooks_against_s3_from_the_environment(tmp_path: Path, s3_server) ->
     assert stats.returncode == 0, stats.stderr
     doc = orjson.loads(stats.stdout)
     assert doc["remote"]["jobs"] == doc["local"]["jobs"] > 0
+
+
+def test_world_config_names_the_shared_cache(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    (world / "pipeline.toml").write_text('[cache]\nremote = "../share"\nremote_mode = "readwrite"\n')
+    first = api.cook(world, cache=tmp_path / "a", out=tmp_path / "ao", scheduler="none")
+    assert first.remote["url"] == str(world / "../share") and first.remote["written_back"] == len(first.plan.jobs)
+    assert (tmp_path / "share" / "v1" / "jobs").is_dir()
+    second = api.cook(world, cache=tmp_path / "b", out=tmp_path / "bo", scheduler="none")
+    assert second.run.compiled == [] and len(second.run.fetched) == len(second.plan.jobs)
+    (world / "pipeline.toml").write_text('[cache]\nremote = "../share"\nremote_mode = "write"\n')
+    with pytest.raises(ConfigError) as caught:
+        api.cook(world, cache=tmp_path / "c", out=tmp_path / "co", scheduler="none")
+    assert str(caught.value).startswith("pipeline.toml:3:")
