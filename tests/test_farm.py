@@ -22,7 +22,7 @@ from pipeline import api
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import CompileRequest, SourceTree, compile_batch, get_backend
-from pipeline.cook.farm import FarmCompiler, FarmError, batch_size, parse_scheduler
+from pipeline.cook.farm import LOCAL_HTTP, FarmCompiler, FarmError, batch_size, parse_scheduler
 from pipeline.cook.farm_worker import CompilerMismatch, FarmBatch, FarmJob, MemoryTree, compile_farm_batch
 from pipeline.cook.scheduler import JobRunner
 
@@ -206,7 +206,7 @@ def test_corpus_on_local_cluster_matches_the_pool(corpus: Path, tmp_path: Path) 
 def test_cli_cooks_on_a_running_scheduler(reference, tmp_path: Path) -> None:
     """``pipeline cook --scheduler tcp://...`` against a scheduler this test runs; --explain names the worker."""
     ref_out, _ = reference
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, **LOCAL_HTTP) as cluster:
         worker = next(iter(cluster.scheduler_info["workers"]))
         run = subprocess.run([sys.executable, "-m", "pipeline", "cook", str(SAMPLE), "--cache",
                               str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--scheduler",

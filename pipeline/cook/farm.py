@@ -60,6 +60,8 @@ IN_FLIGHT_PER_WORKER = 2   # batches queued per worker: one running, one arrivin
 OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
 CONNECT_TIMEOUT = 30.0     # seconds to reach a scheduler and see a worker
 MAX_REFUSALS = 8           # refused sends of one batch before the cook gives up
+# No dashboard; the scheduler's health endpoint on a free loopback port (its default, 8787, may be taken).
+LOCAL_HTTP = {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False}}
 
 
 class FarmError(PipelineError):
@@ -144,7 +146,7 @@ class FarmCompiler:
         try:
             if self.kind == "local":
                 cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+                                       silence_logs=logging.ERROR, **LOCAL_HTTP)
                 client = Client(cluster, timeout=self.connect_timeout)
             else:
                 client = Client(self.address, timeout=self.connect_timeout)
