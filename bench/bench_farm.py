@@ -37,6 +37,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH.parent), str(BENCH)]
 
 from pipeline import api  # noqa: E402
+from pipeline.cache.job_records import JOB  # noqa: E402
 from pipeline.cache.store import Store  # noqa: E402
 from pipeline.cook.compile import validate  # noqa: E402
 from pipeline.cook.farm import batch_size  # noqa: E402
@@ -84,7 +85,7 @@ def client_cost(cache: Path, result: api.CookResult, scratch: Path, sample: int 
         began = time.perf_counter()
         for key, blob, target_env in blobs:
             validate(blob, target_env)
-            target.set("job", key, {"blob": target.put_blob(blob), "diagnostics": []})
+            target.set(JOB, key, {"blob": target.put_blob(blob), "diagnostics": []})
         return (time.perf_counter() - began) / max(1, len(blobs))
 
 

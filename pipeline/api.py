@@ -10,21 +10,18 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.cache import uses as _uses
+from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.cook import run as _cook
 from pipeline.cook.shared import SharedTier
-from pipeline.errors import ConfigError, Diagnostic
+from pipeline.errors import ConfigError
 from pipeline.keys import incremental as _chunkcache
-from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
+from pipeline.keys.required import KeysResult, keys_of, optional_facts
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.models import RuleSet
-from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
@@ -82,22 +79,6 @@ def _scan_progress(progress: Progress | None):
 
 
 # ------------------------------------------------------------------ keys
-@dataclass
-class KeysResult:
-    """The permutation keys a world (or level, or chunk) requires."""
-
-    scan: ScanResult
-    required: RequiredKeys
-    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return list(self.scan.diagnostics) + list(self.required.diagnostics)
-
-    def to_json(self) -> dict:
-        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
-
-
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
          store: Store | None = None) -> KeysResult:
@@ -113,16 +94,6 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if own:
             store.close()
     return keys_of(scanned, rulesets)
-
-
-def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
-    """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
-    chunks: dict[str, list[Draw]] = defaultdict(list)
-    for draw in scanned.draws:
-        chunks[draw.source.chunk].append(draw)
-    memo: dict = {}
-    by_chunk = {name: required_keys(rulesets, chunks[name], memo) for name in sorted(chunks)}
-    return KeysResult(scanned, RequiredKeys.union(by_chunk[name] for name in sorted(by_chunk)), by_chunk)
 
 
 # ------------------------------------------------------------------ cook
@@ -189,19 +160,6 @@ def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | No
 
 
 # ------------------------------------------------------------------ cache
-@dataclass
-class CacheReport:
-    """``pipeline cache stats`` / ``gc``: one entry per tier (``remote`` None without a shared cache)."""
-
-    local: object
-    remote: object | None = None
-    keep_days: float | None = None
-
-    def to_json(self) -> dict:
-        doc = {"local": self.local.to_json(), "remote": self.remote.to_json() if self.remote is not None else None}
-        return doc if self.keep_days is None else {"keep_days": self.keep_days, **doc}
-
-
 def _open_remote(world: World | Path | str | None, url: str | None, mode: str | None, options: dict | None):
     """The shared tier named by ``url``, else by the world's (default: this folder's) pipeline.toml."""
     tier = _shared_tier(_world(world if world is not None else Path.cwd()), url, mode, options, None)
@@ -209,21 +167,21 @@ def _open_remote(world: World | Path | str | None, url: str | None, mode: str | 
 
 
 def cache_stats(*, cache: Path | str | None = None, world: World | Path | str | None = None,
-                remote_cache: str | None = None, remote_options: dict | None = None) -> CacheReport:
+                remote_cache: str | None = None, remote_options: dict | None = None) -> _gc.CacheReport:
     """What the local cache and the shared tier (argument, else the world's pipeline.toml) hold."""
     remote = _open_remote(world, remote_cache, "read", remote_options)
     with open_store(cache) as store:
-        return CacheReport(_uses.stats(store), remote.stats() if remote is not None else None)
+        return _gc.CacheReport(_gc.stats(store), remote.stats() if remote is not None else None)
 
 
 def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: World | Path | str | None = None,
              remote_cache: str | None = None, remote_cache_mode: str | None = None,
-             remote_options: dict | None = None) -> CacheReport:
+             remote_options: dict | None = None) -> _gc.CacheReport:
     """Remove what no cook of the last ``keep_days`` used, locally and (mode readwrite) in the shared tier."""
     remote = _open_remote(world, remote_cache, remote_cache_mode, remote_options)
     with open_store(cache) as store:
-        local = _uses.gc(store, keep_days)
-    return CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
+        local = _gc.gc(store, keep_days)
+    return _gc.CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
 
 
 # ------------------------------------------------------------------ report / explain

@@ -10,7 +10,7 @@ import orjson
 from click.testing import CliRunner
 
 from pipeline import api
-from pipeline.cache import uses
+from pipeline.cache import gc, use_records
 from pipeline.cache.store import Store
 from pipeline.cli.cache import command as cache_command
 from pipeline.cook.scheduler import JobRunner
@@ -44,10 +44,10 @@ def test_gc_removes_only_what_no_recent_cook_used(tmp_path: Path) -> None:
     only_old = set(old.plan.jobs) - set(new.plan.jobs)
     assert only_old and set(new.run.compiled) == set(new.plan.jobs) - set(old.plan.jobs)
     with Store(tmp_path / "cache") as store:
-        before = uses.stats(store)
+        before = gc.stats(store)
         assert (before.jobs, before.uses) == (len(set(old.plan.jobs) | set(new.plan.jobs)), 2)
-        old_set = uses.use_set_id(old.plan.jobs)
-        store.set(uses.USETIME, old_set, {"version": 1, "time": time.time() - 40 * 86400})  # used 40 days ago
+        old_set = use_records.use_set_id(old.plan.jobs)
+        store.set(use_records.USE_TIME, old_set, {"time": time.time() - 40 * 86400})  # used 40 days ago
     report = api.cache_gc(keep_days=30, cache=tmp_path / "cache", world=world)
     assert report.local.jobs_removed == len(only_old) and report.local.uses_removed == 1
     assert report.local.jobs_kept == len(new.plan.jobs) and report.remote is None

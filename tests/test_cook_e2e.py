@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import api
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import SourceTree, validate
@@ -219,7 +220,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
                                  for e in result.errors)
     assert all(e["key"].startswith("pbr/forward{") for e in result.errors)
     with Store(site.cache) as store:                         # nothing cached as a success
-        assert all(store.get("job", k)["blob"] is None for k in failed)
+        assert all(store.get(JOB, k)["blob"] is None for k in failed)
     c00 = load_chunk_manifest(site.out / "forest" / "c00.json")
     assert any(set(e.stages) == {"vertex", "fragment"} for e in c00.keys.values())
     broken = {text for text, e in c00.keys.items() if set(e.stages) == {"vertex"}}

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from distributed import LocalCluster
 
 from pipeline import api
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import CompileRequest, SourceTree, compile_batch, get_backend
@@ -194,9 +195,10 @@ def test_corpus_on_local_cluster_matches_the_pool(corpus: Path, tmp_path: Path) 
     pool = api.cook(corpus, cache=tmp_path / "a", out=tmp_path / "pool", jobs=2, scheduler="none")
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     with Store(tmp_path / "b") as store:  # keep scan and key records: the farm cook only compiles
-        for namespace in ("job", "blob"):
-            for key in store.keys(namespace):
-                store.delete(namespace, key)
+        for key in store.keys(JOB):
+            store.delete(JOB, key)
+        for digest in store.keys("blob"):
+            store.delete_blob(digest)
     farm = api.cook(corpus, cache=tmp_path / "b", out=tmp_path / "farm", scheduler="local:2")
     assert sorted(farm.run.compiled) == sorted(pool.run.compiled) and len(farm.run.compiled) > 100
     assert farm.errors == pool.errors and farm.farm["workers"] == 2

@@ -45,7 +45,8 @@ from datetime import datetime
 import fsspec
 import orjson
 
-from pipeline.cache.uses import GcResult, TierStats, use_set_id
+from pipeline.cache.gc import GcResult, TierStats
+from pipeline.cache.use_records import use_set_id
 from pipeline.digest import bytes_hash
 
 LAYOUT_VERSION = 1

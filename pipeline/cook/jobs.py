@@ -18,9 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.cache.store import FORMAT_VERSION
-from pipeline.cook.compile import CompileRequest, SourceTree, project_defines
+from pipeline.cook.compile import CompileRequest, SourceTree
 from pipeline.digest import stable_hash
-from pipeline.keys.evaluate import PermutationKey, stage_defines
+from pipeline.keys.defines import project_defines, stage_defines
+from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import RuleSet
 
 

@@ -29,7 +29,8 @@ from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, make_job
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
-from pipeline.keys.evaluate import PermutationKey, stage_defines
+from pipeline.keys.defines import stage_defines
+from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
 from pipeline.rules.counts import count_space, enumerate_valid
@@ -109,12 +110,12 @@ def find_family(rulesets: Iterable[RuleSet], name: str) -> RuleSet:
 def family_keys(ruleset: RuleSet, pass_name: str, sample: int | None, seed: int) -> Iterator[PermutationKey]:
     """The keys of one pass to check: all valid ones, or a seeded sample of ``sample``."""
     if sample is None:
-        yield from enumerate_valid(ruleset, pass_name)
+        yield from (PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name))
         return
     rng = random.Random(f"{seed}:{ruleset.shader}/{pass_name}")
     valid = count_space(ruleset, pass_name).valid
     if valid <= ENUMERATE_LIMIT:
-        keys = list(enumerate_valid(ruleset, pass_name))
+        keys = [PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name)]
         yield from sorted(rng.sample(keys, min(sample, len(keys))))
     else:
         yield from sorted(_normalized_sample(ruleset, pass_name, sample, rng))

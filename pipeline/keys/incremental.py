@@ -3,7 +3,7 @@
 A cook needs of each chunk only what its outputs hold: the keys it uses with their
 draw counts, render states and specialization values, plus its diagnostics and
 draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
-store's ``"chunkkeys"`` namespace under a *fingerprint*: the hash of
+store as a ``chunk-keys`` record (:mod:`pipeline.cache.chunk_records`) under a *fingerprint*: the hash of
 
 - :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
@@ -32,21 +32,22 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel
 
+from pipeline.cache.chunk_records import (
+    CHUNK_KEYS,
+    EVALUATIONS,
+    decode_uses,
+    encode_uses,
+    features_of,
+)
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.evaluate import (
-    PermutationKey,
-    RequiredKeys,
-    optional_facts,
-    required_keys,
-)
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
 from pipeline.scan import scanner as _scan
 from pipeline.world import World
 
 FORMAT_VERSION = 1
-NAMESPACE = "chunkkeys"
-EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
 _KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
@@ -72,28 +73,30 @@ class ChunkKeys:
     rule_diagnostics: list[Diagnostic]
     deps: tuple | None = ()                # (path, mtime_ns, size) of external buffers read; None: unknown
 
-    def to_record(self) -> tuple:
-        """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
-        keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization)
+    def to_record(self) -> dict:
+        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.cache.chunk_records`)."""
+        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization]
                 for k, u in self.keys.items()]
-        return (FORMAT_VERSION, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
-                self.deps)
+        return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
+                "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
+                "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
 
     @classmethod
-    def from_record(cls, record, interned: dict) -> "ChunkKeys":
+    def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
-        version, name, level, draws, keys, scan_diags, rule_diags, deps = record
-        if version != FORMAT_VERSION:
-            raise ValueError("another record format")
         uses = {}
-        for shader, pass_name, features, text, digest, count, states, spec in keys:
-            ident = (shader, pass_name, features)
+        for shader, pass_name, features, text, digest, count, states, spec in record["keys"]:
+            ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
-                key = interned[ident] = PermutationKey(shader, pass_name, features)
+                key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            uses[key] = KeyUses(count, states, spec)
-        return cls(name, level, draws, uses, list(scan_diags), list(rule_diags), deps)
+            uses[key] = KeyUses(int(count), list(states), {n: list(v) for n, v in spec.items()})
+        deps = record["deps"]
+        return cls(str(record["name"]), record["level"], int(record["draws"]), uses,
+                   [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
+                   [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
+                   None if deps is None else tuple((str(p), int(m), int(s)) for p, m, s in deps))
 
 
 @dataclass
@@ -180,8 +183,8 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
     if fingerprint is None:
         return None
     try:
-        record = ChunkKeys.from_record(store.get(NAMESPACE, fingerprint), interned)
-    except (TypeError, ValueError, AttributeError):  # absent or not a record of this format: a miss
+        record = ChunkKeys.from_record(store.get(CHUNK_KEYS, fingerprint), interned)
+    except (KeyError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
         return None
     if record.name != name or not _scan.deps_fresh(record.deps):
         return None
@@ -222,7 +225,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
         for record in records:
             found[record.name] = record
             if prints[record.name] is not None and record.deps is not None:
-                store.set(NAMESPACE, prints[record.name], record.to_record())
+                store.set(CHUNK_KEYS, prints[record.name], record.to_record())
     result = _assemble([found[c.name] for c in target.chunks], world)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
@@ -286,15 +289,19 @@ class _StoredEvaluations(dict):
         if projected in self:
             return self[projected]
         found = self.store.get(EVALUATIONS, self._key(projected))
-        if isinstance(found, list):
-            super().__setitem__(projected, found)
-            return found
-        return default
+        if found is None:
+            return default
+        try:
+            uses = decode_uses(found)
+        except (KeyError, TypeError, ValueError):
+            return default
+        super().__setitem__(projected, uses)
+        return uses
 
     def __setitem__(self, projected, uses) -> None:
         super().__setitem__(projected, uses)
         if isinstance(uses, list):
-            self.store.set(EVALUATIONS, self._key(projected), uses)
+            self.store.set(EVALUATIONS, self._key(projected), encode_uses(uses))
 
 
 class _Unattributed(Exception):
@@ -302,17 +309,10 @@ class _Unattributed(Exception):
 
 
 def _deps(store: Store, root: Path, info, config, optional: frozenset[str]) -> tuple | None:
-    """External buffers the chunk's files read (from its scan cache entry); () without optional facts.
+    """External buffers the chunk's files read (from its scan record); () without optional facts.
 
-    None when the scan cache entry cannot tell (then the chunk is not recorded).
+    None when the scan record cannot tell (then the chunk is not recorded).
     """
     if not optional:
         return ()
-    entry = store.get(_scan.NAMESPACE, _scan.chunk_key(root, info, config, optional))
-    try:
-        files = entry["files"]
-        if set(files) != set(info.files):
-            return None
-        return tuple((str(p), int(m), int(s)) for e in files.values() for p, m, s in e[3])
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return None
+    return _scan.recorded_deps(store, root, info, config, optional)

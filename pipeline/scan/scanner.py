@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from pipeline.cache import scan_records
 from pipeline.cache.store import Store
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash, stable_hash
@@ -59,8 +60,6 @@ if typing.TYPE_CHECKING:
     from pipeline.world import Selection, World
 
 FORMAT_VERSION = 1
-NAMESPACE = "scan"
-
 Progress = Callable[[int, int], None]
 
 
@@ -359,10 +358,26 @@ def _load_entry(store: Store | None, key: str) -> dict:
     """The cached entry, or {} when absent or not of the expected shape."""
     if store is None:
         return {}
-    entry = store.get(NAMESPACE, key)
-    if not isinstance(entry, dict) or not {"files", "facts", "signatures"} <= set(entry):
+    data = store.get(scan_records.SCAN, key)
+    if data is None:
         return {}
-    return entry
+    try:
+        return scan_records.decode(data)
+    except (KeyError, TypeError, ValueError, AttributeError, ValidationError):
+        store.warn(f"{store.directory}: unreadable scan record {key[:16]}; scanning again")
+        return {}
+
+
+def recorded_deps(store: Store, root: Path, info: ChunkInfo, config: WorldConfig,
+                  optional: frozenset[str]) -> tuple | None:
+    """External buffers a chunk's files read, ``(path, mtime_ns, size)``, from its scan record.
+
+    None when there is no usable record for exactly these files.
+    """
+    entry = _load_entry(store, chunk_key(root, info, config, optional))
+    if set(entry.get("files", ())) != set(info.files):
+        return None
+    return tuple(dep for e in entry["files"].values() for dep in e[3])
 
 
 # ---------------------------------------------------------------- whole scans
@@ -395,7 +410,7 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
 
     def finish(i: int) -> None:
         if store is not None and not target.only_file and scans[i].changed():
-            store.set(NAMESPACE, keys[i], scans[i].entry())
+            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
 
     workers = _workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
