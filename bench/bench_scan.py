@@ -35,7 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.cache.store import Store  # noqa: E402
-from pipeline.scan.scanner import scan  # noqa: E402
+from pipeline.scan.scanner import scan as scan_world  # noqa: E402
+from pipeline.world import open_world  # noqa: E402
+
+
+def scan(root: Path, **options):
+    """Scan the world at ``root`` (the scanner takes an opened World)."""
+    return scan_world(open_world(root), **options)
 
 SEEDS = ("BoxVertexColors/glTF-Binary", "RiggedSimple/glTF", "MultiUVTest/glTF", "SimpleInstancing/glTF",
          "TextureTransformTest/glTF", "AnimatedMorphCube/glTF")
