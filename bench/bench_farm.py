@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -42,8 +43,10 @@ from pipeline.cache.store import Store  # noqa: E402
 from pipeline.cook.compile import validate  # noqa: E402
 from pipeline.cook.farm import batch_size  # noqa: E402
 from pipeline.cook.farm_worker import noop  # noqa: E402
+from pipeline.digest import bytes_hash  # noqa: E402
 
 CHANGED = "pbr/common.glsl"
+CLIENT_CORES = os.cpu_count() or 1  # the client checks results on a thread per core
 CONFIGS = (("pool", "none"), ("dask 1 worker", "local:1"), ("dask 2 workers", "local:2"))
 PROJECTED_WORKERS = (1, 2, 8, 32, 128)
 PROJECTED_JOBS = 10_000
@@ -51,12 +54,14 @@ ASSUMPTIONS = (
     "Expected cook time T(W) = F + S + max(N x c / W + ceil(N / (b x W)) x o, N x d): F the cook's work "
     "besides compiling (scan, plan, outputs; measured: the 2-worker cook minus its farm phase), S the farm's "
     "start (measured for local:2: cluster start, compiler identity check, overhead probes; a standing farm "
-    "only connects), c the mean compile time of one job on one worker, o the scheduling round trip per batch, "
-    "b the batch size the farm picks for W workers (overhead <= 5% of a batch's compile time, at most "
-    "N / 2W), d the client's serial cost per result (digest, spirv-val, store write). Assumed: workers as "
-    "fast as this machine's cores, one worker process per core, a network like loopback (o as measured), "
-    "compile cost uniform over jobs, no overlap of scheduling and compiling (pessimistic), and the client "
-    "verifying and storing results one at a time (the bound at high W)."
+    "only connects), c the mean compile time of one job on a worker (measured with 1 worker, which has a "
+    "core to itself), o the scheduling round trip per batch (measured with 2 workers), b the batch size the "
+    "farm picks for W workers (overhead <= 5% of a batch's compile time, at most N / 2W), d the client's cost "
+    "per result: digest check and spirv-val spread over the client's cores, plus the store write (serial). "
+    "Assumed: workers as fast as this machine's cores, one worker process per core, a network like loopback "
+    "(o as measured), compile cost uniform over jobs, no overlap of scheduling and compiling (pessimistic), "
+    "and a client as fast as this machine; the N x d term is the client-side bound that flattens the curve "
+    "at high W."
 )
 
 
@@ -77,21 +82,26 @@ def pool_round_trip(samples: int = 40) -> float:
     return statistics.median(times)
 
 
-def client_cost(cache: Path, result: api.CookResult, scratch: Path, sample: int = 40) -> float:
-    """Mean client-side cost per result: check the digest, validate, write blob and record."""
+def client_cost(cache: Path, result: api.CookResult, scratch: Path, sample: int = 40) -> tuple[float, float]:
+    """Mean client-side seconds per result: (digest check + spirv-val, store write of blob and record)."""
     with Store(cache) as source, Store(scratch) as target:
         jobs = sorted(result.run.results.items())[:sample]
         blobs = [(key, source.get_blob(r.blob), result.plan.jobs[key].request.target) for key, r in jobs if r.blob]
         began = time.perf_counter()
-        for key, blob, target_env in blobs:
+        for _, blob, target_env in blobs:
+            bytes_hash(blob)
             validate(blob, target_env)
+        checked = time.perf_counter()
+        for key, blob, _ in blobs:
             target.set(JOB, key, {"blob": target.put_blob(blob), "diagnostics": []})
-        return (time.perf_counter() - began) / max(1, len(blobs))
+        stored = time.perf_counter()
+        count = max(1, len(blobs))
+        return (checked - began) / count, (stored - checked) / count
 
 
 def projection(fixed: float, startup: float, per_job: float, overhead: float, client: float,
                jobs: int, workers: int) -> float:
-    """Expected cook time on ``workers`` workers (see :data:`ASSUMPTIONS`)."""
+    """Expected cook time on ``workers`` workers (see :data:`ASSUMPTIONS`); ``client``: seconds per result."""
     size = batch_size(overhead, per_job, jobs, workers)
     farm = jobs * per_job / workers + math.ceil(jobs / (size * workers)) * overhead
     return fixed + startup + max(farm, jobs * client)
@@ -115,23 +125,25 @@ def measure(root: Path, rules: Path, materials: Path, workdir: Path, log=print) 
             rows[name] = {"wall": wall, "jobs": len(result.plan.jobs), "farm": result.farm}
             log(f"figure 9: {name}: {wall:.2f} s for {len(result.plan.jobs)} jobs"
                 + (f", farm {result.farm}" if result.farm else ""))
-        client = client_cost(cache, result, workdir / "scratch-cache")
+        check, store = client_cost(cache, result, workdir / "scratch-cache")
     finally:
         (materials / CHANGED).write_text(original)
-    return summarise(rows, pool_round_trip(), client)
+    return summarise(rows, pool_round_trip(), check, store)
 
 
-def summarise(rows: dict, pool_trip: float, client: float) -> dict:
-    two = rows["dask 2 workers"]
+def summarise(rows: dict, pool_trip: float, check: float, store: float) -> dict:
+    one, two = rows["dask 1 worker"]["farm"], rows["dask 2 workers"]
     farm = two["farm"]
-    per_job, overhead = farm["per_job_ms"] / 1000, farm["overhead_ms"] / 1000
+    per_job, overhead = one["per_job_ms"] / 1000, farm["overhead_ms"] / 1000  # c: one worker, no contention
+    client = check / CLIENT_CORES + store
     fixed = two["wall"] - farm["wall_s"] - farm["startup_s"]
     jobs = two["jobs"]
     table = [{"workers": w, "jobs": n, "seconds": projection(fixed, farm["startup_s"], per_job, overhead, client, n, w)}
              for n in (jobs, PROJECTED_JOBS) for w in PROJECTED_WORKERS]
-    return {"rows": rows, "pool_trip_ms": pool_trip * 1000, "client_ms": client * 1000, "fixed_s": fixed,
-            "dask_trip_ms": farm["overhead_ms"], "dask_per_job_ms": farm["overhead_ms"] / max(farm["mean_batch"], 1),
-            "per_job_ms": farm["per_job_ms"], "overhead_share": farm["overhead_share"], "projection": table}
+    return {"rows": rows, "pool_trip_ms": pool_trip * 1000, "check_ms": check * 1000, "store_ms": store * 1000,
+            "client_ms": client * 1000, "fixed_s": fixed, "dask_trip_ms": farm["overhead_ms"],
+            "dask_per_job_ms": farm["overhead_ms"] / max(farm["mean_batch"], 1), "per_job_ms": per_job * 1000,
+            "overhead_share": farm["overhead_share"], "projection": table}
 
 
 def figures(found: dict, figure_cls) -> list:
@@ -163,8 +175,10 @@ def render(found: dict) -> list[str]:
                      f"{farm.get('mean_batch', '-')} | {farm.get('per_job_ms', '-')} | {farm.get('startup_s', '-')} |")
     lines += ["", f"Overheads: Dask round trip {found['dask_trip_ms']:.2f} ms per batch "
                   f"({found['dask_per_job_ms']:.2f} ms per job after batching); local pool round trip "
-                  f"{found['pool_trip_ms']:.2f} ms per task; client verify+store {found['client_ms']:.2f} ms per "
-                  f"result; cook work besides compiling {found['fixed_s']:.2f} s.", "",
+                  f"{found['pool_trip_ms']:.2f} ms per task; client per result: digest + spirv-val "
+                  f"{found['check_ms']:.2f} ms (on {CLIENT_CORES} threads), store write {found['store_ms']:.2f} ms; "
+                  f"cook work besides compiling {found['fixed_s']:.2f} s; compile {found['per_job_ms']:.1f} ms per job "
+                  "on one worker.", "",
               "| workers | expected cook (s), " + f"{found['projection'][0]['jobs']} jobs | "
               + f"expected cook (s), {PROJECTED_JOBS:,} jobs |", "|---:|---:|---:|"]
     by = {(p["workers"], p["jobs"]): p["seconds"] for p in found["projection"]}
