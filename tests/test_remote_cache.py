@@ -216,3 +216,14 @@ def test_world_config_names_the_shared_cache(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         api.cook(world, cache=tmp_path / "c", out=tmp_path / "co", scheduler="none")
     assert str(caught.value).startswith("pipeline.toml:3:")
+
+
+def test_unwritable_shared_cache_is_a_warning(tmp_path: Path) -> None:
+    """A shared folder that cannot be written: the cook succeeds, its results stay local, a warning says so."""
+    share = tmp_path / "share"
+    share.write_text("a file where the shared folder should be")
+    result = api.cook(SAMPLE, cache=tmp_path / "a", out=tmp_path / "ao", remote_cache=str(share),
+                      scheduler="none")
+    assert result.errors == [] and len(result.run.compiled) == len(result.plan.jobs)
+    assert any("cannot write back" in w for w in result.warnings)
+    assert any("cannot record this cook's use" in w for w in result.warnings)

@@ -155,18 +155,24 @@ class RemoteCache:
         """Write blobs, then the job records naming them (read mode: nothing)."""
         if not self.writable:
             return
-        for digest, data in sorted(blobs.items()):
-            self._write(self.blob_path(digest), data)
-        for key, record in sorted(records.items()):
-            self._write(self.job_path(key), orjson.dumps({"version": RECORD_VERSION, "key": key, **record},
-                                                          option=orjson.OPT_SORT_KEYS))
+        try:
+            for digest, data in sorted(blobs.items()):
+                self._write(self.blob_path(digest), data)
+            for key, record in sorted(records.items()):
+                self._write(self.job_path(key), orjson.dumps({"version": RECORD_VERSION, "key": key, **record},
+                                                              option=orjson.OPT_SORT_KEYS))
+        except OSError as exc:  # the shared tier is a convenience: the cook's own results are stored locally
+            self.warn(f"cannot write back ({type(exc).__name__}: {exc}); results stay local")
 
     def record_use(self, job_keys, now: float | None = None) -> None:
         """Say that a cook used these jobs now (read mode: nothing)."""
         if not self.writable or not job_keys:
             return
         doc = {"version": RECORD_VERSION, "time": now if now is not None else time.time(), "jobs": sorted(job_keys)}
-        self._write(self._path("uses", use_set_id(job_keys), ".json"), orjson.dumps(doc))
+        try:
+            self._write(self._path("uses", use_set_id(job_keys), ".json"), orjson.dumps(doc))
+        except OSError as exc:
+            self.warn(f"cannot record this cook's use ({type(exc).__name__}: {exc})")
 
     # ------------------------------------------------------------ stats and gc
     def _listing(self, kind: str) -> dict[str, dict]:
