@@ -12,6 +12,8 @@ Figures (issue 6):
 6. exact valid count of a 40-feature rule set (bench_validcount.py).
 7. peak memory of the largest world's cold cook (RSS of the cook's process tree, polled from /proc).
 8. scaling at 1k, 3k and 10k files: cold cook, no-op and one-chunk edit against world size.
+9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
+   overhead per job against the local pool's, a projection to 8/32/128 workers (bench_farm.py).
 
 Cold cooks run in a child process (``--child``) on an empty cache, timed inside the
 child around ``api.cook`` (interpreter start-up and imports excluded, reported
@@ -44,6 +46,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
+import bench_farm  # noqa: E402
 import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
@@ -369,6 +372,14 @@ def figure_validcount(cfg: Config, results: Results, log) -> None:
                                   f"{count.valid:.3e} valid"))
 
 
+def figure_farm(run: "WorldRun", workdir: Path, results: Results, log) -> None:
+    """Figure 9: the smallest world after a shader change, on the pool and on Dask (bench_farm.py)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    found = bench_farm.measure(run.root, LIBRARY["rules"], LIBRARY["materials"], workdir, log)
+    results.figures += bench_farm.figures(found, Figure)
+    results.extra["farm"] = found
+
+
 def cli_overhead(world: "WorldRun", cfg: Config) -> dict:
     """Wall time of ``pipeline --version`` and of a no-op ``pipeline cook`` (full process)."""
     exe = shutil.which("pipeline") or "pipeline"
@@ -473,6 +484,8 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
     if scan:
         lines += ["", "## Scan throughput on the corpus (figure 5)", "", "| method | MB/s of glTF JSON |", "|---|---:|"]
         lines += [f"| {name} | {rate:.2f} |" for name, rate in scan.items()]
+    if results.extra.get("farm"):
+        lines += bench_farm.render(results.extra["farm"])
     lines += ["", "Reproduce: `bench/run` (full, about 5 minutes) or `bench/run --quick` (CI size). Worlds come from "
               "`bench/worldgen.py` with the feature frequencies of `bench/corpus_frequencies.json` "
               "(`bench/corpus_stats.py`).", ""]
@@ -504,7 +517,7 @@ def plot(results: Results, path: Path) -> None:
 
 # ---------------------------------------------------------------- main
 def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick: bool, log=print,
-            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli")) -> Results:
+            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli", "farm")) -> Results:
     snapshot_library(workdir)
     results = Results(machine())
     clock = CompileClock(LIBRARY["materials"])
@@ -521,6 +534,8 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
             cold_runs = 1 if i == len(cfg.sizes) - 1 else cfg.cold_runs
             runs.append(run_world(spec, workdir / f"w{i}", clock, cfg, cold_runs, log))
         world_figures(cfg, results, runs, log)
+        if "farm" in figures:
+            figure_farm(runs[0], workdir / "farm", results, log)
         if "cli" in figures:
             try:
                 results.extra["cli"] = {**cli_overhead(runs[0], cfg), "files": runs[0].files,

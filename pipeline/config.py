@@ -23,6 +23,13 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     [cook]
     spirv_opt = false
 
+    [farm]
+    scheduler = "tcp://farm:8786"  # compile on this Dask scheduler (or "local:4"); $PIPELINE_SCHEDULER wins
+
+    [cache]
+    remote = "s3://team-cache/shaders"  # shared cache tier behind the local one (any fsspec URL)
+    remote_mode = "readwrite"           # or "read": fetch, never write back
+
 A missing file means the defaults.  Errors are :class:`~pipeline.errors.ConfigError`
 located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key).
 """
@@ -34,6 +41,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -75,6 +83,15 @@ class CookConfig(_Config):
     spirv_opt: bool = Field(False, description="run spirv-opt on compiled binaries")
 
 
+class FarmConfig(_Config):
+    scheduler: str | None = Field(None, description="Dask scheduler address (tcp://HOST:8786) or local:N")
+
+
+class CacheConfig(_Config):
+    remote: str | None = Field(None, description="shared cache tier: a folder or any fsspec URL (s3://...)")
+    remote_mode: Literal["read", "readwrite"] = Field("readwrite", description="read: never write back")
+
+
 class WorldConfig(_Config):
     level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
     rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
@@ -84,6 +101,8 @@ class WorldConfig(_Config):
     allowed_roots: tuple[Path, ...] = Field((), description="folders outside the world, rules and materials roots "
                                             "that symlinks and rule set sources may lead to (relative to the world root)")
     cook: CookConfig = Field(CookConfig(), description="cook options")
+    farm: FarmConfig = Field(FarmConfig(), description="build farm")
+    cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
 
     def allowed_paths(self, root: Path) -> tuple[Path, ...]:
         """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""
