@@ -43,7 +43,7 @@ from pipeline.cook.pak import read_index, write_pak
 from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 LEVEL_SUFFIX = ".level"
 Scalar = bool | int | str
 
@@ -101,6 +101,11 @@ class ChunkManifest:
     level: str
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
+    # the runtime contract (pipeline.cook.contract): draws, pipeline states, blob reflection, fallback keys
+    draws: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    fallbacks: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def pak(self) -> str:
@@ -110,7 +115,9 @@ class ChunkManifest:
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
                 "keys": {k: e.to_json() for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors)}
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "draws": list(self.draws), "pipelines": dict(self.pipelines), "reflection": dict(self.reflection),
+                "fallbacks": dict(self.fallbacks)}
 
 
 @dataclass(frozen=True)
@@ -119,12 +126,14 @@ class LevelManifest:
     chunks: tuple[str, ...]
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
 
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "level": self.level,
                 "chunks": {c: self._chunk_files(c) for c in sorted(set(self.chunks))},
                 "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors)}
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "pipelines": dict(self.pipelines)}
 
     def _chunk_files(self, chunk: str) -> dict:
         start = posixpath.dirname(self.level) or "."
@@ -134,11 +143,12 @@ class LevelManifest:
 
 # ------------------------------------------------------------------ building
 def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
-                   errors: Iterable[Mapping[str, Any]] = ()) -> ChunkManifest:
-    """A chunk manifest from entries; entries with the same key text are merged."""
+                   errors: Iterable[Mapping[str, Any]] = (), **contract: Any) -> ChunkManifest:
+    """A chunk manifest from entries; entries with the same key text are merged.  ``contract``:
+    the runtime contract fields (draws, pipelines, reflection, fallbacks)."""
     check_name(chunk, "chunk")
     check_name(level, "level")
-    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors))
+    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors), **contract)
 
 
 STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
@@ -167,7 +177,9 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
             merged[entry.key] = merge_entries(old, entry) if old is not None else entry
     errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
     errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
-    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors))
+    pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
+                         dict(sorted(pipelines.items())))
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -277,7 +289,9 @@ def load_chunk_manifest(path: Path | str) -> ChunkManifest:
     where = _Where(str(path))
     keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
     return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
-                         tuple(where.get(doc, "errors", list)))
+                         tuple(where.get(doc, "errors", list)), tuple(where.get(doc, "draws", list)),
+                         where.get(doc, "pipelines", dict), where.get(doc, "reflection", dict),
+                         where.get(doc, "fallbacks", dict))
 
 
 def load_level_manifest(path: Path | str) -> LevelManifest:
@@ -286,7 +300,7 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     where = _Where(str(path))
     keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
     return LevelManifest(where.get(doc, "level", str), tuple(where.get(doc, "chunks", dict)), keys,
-                         tuple(where.get(doc, "errors", list)))
+                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict))
 
 
 def _load(path: Path | str) -> dict:

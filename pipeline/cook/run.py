@@ -21,6 +21,8 @@ from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
+from pipeline.cook.reflection import ReflectionError, reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import Compiler, RunResult, run_plan
 from pipeline.digest import code_hash
@@ -54,6 +56,7 @@ class CookResult:
     outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
     warnings: list[str] = field(default_factory=list)
+    fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     display_prefix: str = "materials/"                   # how errors name the shader library
 
     @property
@@ -92,6 +95,7 @@ def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, op
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`)."""
     found = found if isinstance(found, CookInput) else from_keys(found)
+    fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
@@ -102,6 +106,7 @@ def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, op
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
+    result.fallbacks = fallbacks
     _write_outputs(result, found, families, store, options.out, progress)
     return result
 
@@ -193,7 +198,10 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
                  store: Store, out: Path, blobs: dict, record) -> None:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
-    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True)
+    def reflection(digest: str) -> dict:
+        return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
+
+    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
     pak_stat = _stat_of(mf.chunk_pak_path(out, chunk))
     if isinstance(record, tuple) and len(record) == 3 and record[2] == pak_stat is not None \
             and mf.chunk_outputs_current(out, manifest):
@@ -202,7 +210,7 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
         manifest = _chunk_manifest(chunk, level, required, result, families, errors,
-                                   lambda digest: blobs.get(digest) is not None)
+                                   lambda digest: blobs.get(digest) is not None, reflection)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
     result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
 
@@ -230,7 +238,7 @@ def _chunk_digest(results: bytes, fingerprint: str, chunk: str, level: str, erro
 
 def _code_hash() -> str:
     """The source of the modules that write outputs: a change there rebuilds every output once."""
-    return code_hash("cook/run.py", "cook/manifest.py", "cook/pak.py")
+    return code_hash("cook/run.py", "cook/manifest.py", "cook/pak.py", "cook/contract.py", "cook/reflection.py")
 
 
 def _level_state(out: Path, level: str) -> str:
@@ -274,9 +282,13 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
 
 
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,
-                    file_errors: list[dict], has_blob) -> mf.ChunkManifest:
-    """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error)."""
+                    file_errors: list[dict], has_blob, reflection) -> mf.ChunkManifest:
+    """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error).
+    ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.cook.contract`)."""
     entries, errors = [], list(file_errors)
+    contract = ContractBuilder(reflection, families)
+    fallbacks = result.fallbacks.get(chunk, {})
+    fallback_stages = {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
         stages = {}
         jobs = result.plan.jobs_for(key)
@@ -285,10 +297,20 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
             if job is not None and job.blob and has_blob(job.blob):
                 stages[stage] = job.blob
         entries.append(_entry(key, info, stages, families[key.shader]))
+        try:
+            contract.add_key(key, stages, info.bindings)
+        except ReflectionError as exc:
+            errors += [{"key": key.text, "message": d.message} for d in exc.diagnostics]
+        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
+            fallback_stages[key] = stages
         if len(stages) < len(jobs):
             missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
             errors += _key_errors(key, result) or [missing]
-    return mf.chunk_manifest(chunk, level, entries, errors)
+    by_pass = bindings_by_pass(required)
+    for key, stages in fallback_stages.items():
+        contract.add_fallback(key, stages, by_pass)
+    return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
+                             reflection=contract.blobs, fallbacks=fallbacks)
 
 
 def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) -> mf.ManifestEntry:

@@ -44,7 +44,7 @@ from pipeline.keys.evaluate import (
 )
 from pipeline.scan import scanner as _scan
 
-FORMAT = 1
+FORMAT = 2
 NAMESPACE = "chunkkeys"
 EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
 PER_CHUNK_SCANS = 4  # more missing chunks than this: one scan of the whole target instead of one per chunk
@@ -59,6 +59,8 @@ class KeyUses:
     draws: int
     render_states: list[dict]
     specialization: dict[str, list]
+    # per draw: ((file, node, mesh, primitive, material, variant), render state, specialization values)
+    bindings: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -75,8 +77,8 @@ class ChunkKeys:
 
     def to_record(self) -> tuple:
         """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
-        keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization)
-                for k, u in self.keys.items()]
+        keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
+                 u.bindings) for k, u in self.keys.items()]
         return (FORMAT, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
                 self.deps)
 
@@ -87,13 +89,13 @@ class ChunkKeys:
         if version != FORMAT:
             raise ValueError("another record format")
         uses = {}
-        for shader, pass_name, features, text, digest, count, states, spec in keys:
+        for shader, pass_name, features, text, digest, count, states, spec, bindings in keys:
             ident = (shader, pass_name, features)
             key = interned.get(ident)
             if key is None:
                 key = interned[ident] = PermutationKey(shader, pass_name, features)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            uses[key] = KeyUses(count, states, spec)
+            uses[key] = KeyUses(count, states, spec, bindings)
         return cls(name, level, draws, uses, list(scan_diags), list(rule_diags), deps)
 
 
@@ -111,8 +113,13 @@ class CookInput:
 
 
 def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
-    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()})
+    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()},
+                         [(_draw_id(src), state, spec) for src, state, spec in info.bindings])
             for key, info in required.keys.items()}
+
+
+def _draw_id(src) -> tuple:
+    return (src.file, src.node, src.mesh, src.primitive, src.material, src.variant)
 
 
 def from_keys(found) -> CookInput:
