@@ -88,11 +88,11 @@ def load_scene(root: Path, file: str, limits: Limits | None = None) -> Scene:
     worlds = world_matrices(doc)
     primitives, skipped = [], []
     for n, model in sorted(worlds.items()):
-        node = doc.nodes[n]
+        node = raw["nodes"][n]
         if node.get("mesh") is None:
             continue
         m = node["mesh"]
-        mesh = doc.meshes[m]
+        mesh = raw["meshes"][m]
         for p, prim in enumerate(mesh["primitives"]):
             draw = (file, n, m, p, prim.get("material"), None)
             got = _primitive(data, doc, raw, worlds, node, mesh, prim, draw, model)

@@ -35,7 +35,7 @@ def frame_block(view: np.ndarray, projection: np.ndarray, eye: np.ndarray, size:
     return data + bytes(FRAME_SIZE - len(data))
 
 
-def light_block(direction: np.ndarray, intensity: float = 3.0, ambient: float = 0.25) -> bytes:
+def light_block(direction: np.ndarray, intensity: float = 3.0, ambient: float = 0.6) -> bytes:
     sh = struct.pack("<4f", ambient, ambient, ambient, 0.0) + bytes(16 * 8)
     data = sh + struct.pack("<i", 1) + bytes(12)
     light = struct.pack("<3ff", 0.0, 0.0, 0.0, 0.0) + struct.pack("<3ff", *direction, intensity)
