@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from pipeline.cook.reflection import vertex_layout
+from pipeline.cook.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
 
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")
@@ -36,6 +36,7 @@ class ContractBuilder:
     def __init__(self, reflection: Callable[[str], dict], families: Mapping):
         self.reflection = reflection
         self.families = families
+        self.warnings: list[str] = []  # reflection unavailable: draws keep their keys, without pipeline states
         self.pipelines: dict[str, dict] = {}
         self.blobs: dict[str, dict] = {}
         self.draws: dict[tuple, dict] = {}
@@ -54,20 +55,29 @@ class ContractBuilder:
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
         """Every draw of ``key`` (``bindings``: (draw id, render state, specialization values))."""
-        if len(stages) < 2:
-            return  # a stage failed to compile: the key has no pipeline (the manifest lists the error)
-        layout = self._layout(key.shader, stages)
+        layout = None
+        if len(stages) >= 2:  # else a stage failed to compile: no pipeline (the manifest lists the error)
+            try:
+                layout = self._layout(key.shader, stages)
+            except ReflectionError as exc:
+                self.warnings += [d.message for d in exc.diagnostics]
         for draw_id, state, spec in bindings:
-            pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
-            self.pipelines[pid] = doc
             record = self.draws.setdefault(tuple(draw_id), dict(zip(DRAW_FIELDS, draw_id)) | {"passes": {}})
-            record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text, "pipeline": pid}
+            use = record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text}
+            if layout is not None:
+                pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+                self.pipelines[pid] = doc
+                use["pipeline"] = pid
 
     def add_fallback(self, key, stages: Mapping[str, str], by_pass: Mapping[str, list]) -> None:
         """The fallback pipeline state of every draw of the fallback key's family and pass."""
         if len(stages) < 2:
             return
-        layout = self._layout(key.shader, stages)
+        try:
+            layout = self._layout(key.shader, stages)
+        except ReflectionError as exc:
+            self.warnings += [d.message for d in exc.diagnostics]
+            return
         label = f"{key.shader}/{key.pass_name}"
         for draw_id, state, spec in by_pass.get(label, ()):
             pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))

@@ -22,7 +22,7 @@ from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
-from pipeline.cook.reflection import ReflectionError, reflect_cached
+from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import Compiler, RunResult, run_plan
 from pipeline.digest import code_hash
@@ -297,10 +297,7 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
             if job is not None and job.blob and has_blob(job.blob):
                 stages[stage] = job.blob
         entries.append(_entry(key, info, stages, families[key.shader]))
-        try:
-            contract.add_key(key, stages, info.bindings)
-        except ReflectionError as exc:
-            errors += [{"key": key.text, "message": d.message} for d in exc.diagnostics]
+        contract.add_key(key, stages, info.bindings)
         if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
             fallback_stages[key] = stages
         if len(stages) < len(jobs):
@@ -309,6 +306,7 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     by_pass = bindings_by_pass(required)
     for key, stages in fallback_stages.items():
         contract.add_fallback(key, stages, by_pass)
+    result.warnings += [w for w in dict.fromkeys(contract.warnings) if w not in result.warnings]
     return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
                              reflection=contract.blobs, fallbacks=fallbacks)
 

@@ -104,7 +104,7 @@ class Loader:
         loaded = self.load(chunk)
         record = loaded.draw(draw_id)
         use = (record or {}).get("passes", {}).get(label)
-        if use is not None and use["pipeline"] in loaded.pipelines:
+        if use is not None and use.get("pipeline") in loaded.pipelines:
             return loaded.pipelines[use["pipeline"]], loaded.manifest.pipelines[use["pipeline"]], False
         key = use["key"] if use else None
         if self.misses is not None:
