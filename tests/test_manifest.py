@@ -48,8 +48,9 @@ def forest_c00():
 
 def test_chunk_manifest_shape():
     doc = json.loads(dump_json(forest_c00().to_json()))
-    assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors"}
-    assert (doc["format"], doc["chunk"], doc["level"], doc["pak"]) == (1, "forest/c00", "forest", "c00.pak")
+    assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors", "draws", "pipelines", "reflection",
+                        "fallbacks"}
+    assert (doc["format"], doc["chunk"], doc["level"], doc["pak"]) == (2, "forest/c00", "forest", "c00.pak")
     opaque = doc["keys"][entry().key]
     assert set(opaque) == {"hash", "shader", "pass", "features", "render_states", "specialization", "stages", "draws"}
     assert opaque["specialization"] == {"DOUBLE_SIDED": {"constant_id": 0, "values": [False]}}
@@ -149,7 +150,7 @@ def _write(tmp_path, doc) -> str:
 def test_newer_format_refused(tmp_path):
     doc = forest_c00().to_json()
     doc["format"] = FORMAT_VERSION + 1
-    with pytest.raises(ManifestVersionError, match="format 2 is not supported"):
+    with pytest.raises(ManifestVersionError, match="format 3 is not supported"):
         load_chunk_manifest(_write(tmp_path, doc))
 
 

@@ -103,8 +103,14 @@ def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
         uses = found.by_chunk[chunk] = dict(uses)
         for shader in sorted({key.shader for key in uses}):
             for pass_name, key in sorted(per_family.get(shader, {}).items()):
-                if key not in uses:
-                    uses[key] = KeyUses(0, [], {}, [])
+                if key not in uses:  # its states: those of the draws it may stand in for
+                    same = [u for k, u in uses.items() if (k.shader, k.pass_name) == (shader, pass_name)]
+                    states = list({canonical_bytes(s): s for u in same for s in u.render_states}.values())
+                    spec: dict[str, list] = {}
+                    for u in same:
+                        for name, values in u.specialization.items():
+                            spec.setdefault(name, []).extend(v for v in values if v not in spec.get(name, []))
+                    uses[key] = KeyUses(0, states, spec, [])
                 found.keys.setdefault(key, None)
                 chosen.setdefault(chunk, {})[f"{shader}/{pass_name}"] = key.text
     return chosen
