@@ -4,18 +4,23 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 
 - ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
 
-    {"format": 1, "chunk": "forest/c00", "level": "forest", "pak": "c00.pak",
+    {"format": 2, "chunk": "forest/c00", "level": "forest", "pak": "c00.pak",
      "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
               "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
               "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
-     "errors": [{...}]}
+     "errors": [{...}],
+     "draws": [{file, node, mesh, primitive, material, variant, "passes": {"shader/pass": {key, pipeline, fallback}}}],
+     "pipelines": {id: {key, vertex_layout, render_state, specialization}},
+     "reflection": {sha256: {...}}, "fallbacks": {"shader/pass": key text}}
+
+  The last four are the runtime contract (pipeline.cook.contract, docs/formats.md).
 
 - ``<out>/<level>.level.json``: the level's union manifest::
 
-    {"format": 1, "level": "forest",
+    {"format": 2, "level": "forest",
      "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.pak"}},
      "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
-     "errors": [{..., "chunk": name}]}
+     "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
 
   The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
   whose last path component ends in ``.level`` is refused (:func:`check_name`).
