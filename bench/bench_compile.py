@@ -26,14 +26,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.cook.compile import (  # noqa: E402
+from pipeline.cook.compile import (
     CompileRequest,
     SourceTree,
     get_backend,
     optimize,
-    project_defines,
     validate,
 )
+from pipeline.keys.defines import project_defines
 
 VARIED = ("ALPHA_MODE", "NORMAL_MAP", "BASE_COLOR_MAP", "EMISSIVE_MAP", "CLEARCOAT", "OCCLUSION_MAP")
 

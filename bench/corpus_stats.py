@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.keys.evaluate import optional_facts  # noqa: E402
+from pipeline.keys.required import optional_facts
 from pipeline.rules.models import load_rulesets  # noqa: E402
 from pipeline.scan.scanner import scan  # noqa: E402
 

@@ -51,6 +51,7 @@ import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
 from pipeline.builtin import builtin_materials_dir  # noqa: E402
+from pipeline.cache.job_records import JOB
 from pipeline.cook.compile import compile_batch, get_backend  # noqa: E402
 from pipeline.cook.run import display_prefix  # noqa: E402
 
@@ -307,7 +308,7 @@ def measure_edit(run: WorldRun, clock: CompileClock, cfg: Config) -> None:
             run.edit_keys = sum(1 for k in result.plan.stages if any(
                 j in result.run.compiled for j in result.plan.stages[k].values()))
             for key in result.run.compiled:  # undo: forget the new jobs, restore the file and its scan entry
-                store.delete("job", key)
+                store.delete(JOB, key)
             path.write_bytes(original)
             api.cook(world(run.root), chunk=chunk, cache=run.cache, out=run.out, jobs=WORKERS)
     run.edit = statistics.median(samples)

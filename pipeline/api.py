@@ -10,24 +10,18 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
-from pipeline.config import WorldConfig, load_world_config
 from pipeline.cook import run as _cook
-from pipeline.errors import Diagnostic
 from pipeline.keys import incremental as _chunkcache
-from pipeline.keys.evaluate import RequiredKeys, optional_facts, required_keys
+from pipeline.keys.required import KeysResult, keys_of, optional_facts
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.models import RuleSet, load_rulesets
-from pipeline.scan.facts import Draw
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
+from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
     from pipeline.report.explain import Explanation
@@ -36,43 +30,12 @@ if TYPE_CHECKING:
 CookResult = _cook.CookResult
 
 
-@dataclass
-class World:
-    """A world folder with its configuration, rule sets and shader library resolved."""
-
-    root: Path
-    config: WorldConfig
-    rules_dir: Path
-    materials_dir: Path
-
-    @cached_property
-    def rulesets(self) -> list[RuleSet]:
-        return load_rulesets(self.rules_dir)
-
-    @cached_property
-    def families(self) -> dict[str, RuleSet]:
-        return {r.shader: r for r in self.rulesets}
-
-
-def open_world(path: Path | str, *, rules: Path | str | None = None,
-               materials: Path | str | None = None) -> World:
-    """Resolve a world: pipeline.toml, then rules/materials (argument > config > built-in)."""
-    root = Path(path)
-    config = load_world_config(root) if root.is_dir() else WorldConfig()
-    return World(root, config, _folder(rules, config.rules, root, builtin_rules_dir()),
-                 _folder(materials, config.materials, root, builtin_materials_dir()))
-
-
-def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
-    if explicit is not None:
-        return Path(explicit)
-    if configured is not None:
-        return root / configured
-    return builtin
-
-
-def _world(world: World | Path | str) -> World:
-    return world if isinstance(world, World) else open_world(world)
+def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
+    """An opened world; ``cache`` (when given) overrides its cache folder."""
+    w = world if isinstance(world, World) else open_world(world)
+    if cache is not None and Path(cache) != w.cache_dir:
+        w = replace(w, cache_dir=Path(cache))
+    return w
 
 
 def open_store(cache: Path | str | None = None) -> Store:
@@ -83,12 +46,17 @@ def open_store(cache: Path | str | None = None) -> Store:
 # ------------------------------------------------------------------ scan
 def scan(path: Path | str, *, cache: Path | str | None = None, level: str | None = None,
          chunk: str | None = None, optional: frozenset[str] = frozenset(),
-         progress: Progress | None = None) -> ScanResult:
-    """Draws and facts of a world, a chunk folder or a single glTF file."""
-    world = open_world(path)
-    with open_store(cache) as store:
-        return _scan(world.root, config=world.config, store=store, optional_facts=optional,
-                     level=level, chunk=chunk, progress=_scan_progress(progress))
+         progress: Progress | None = None, use_cache: bool = True) -> ScanResult:
+    """Draws and facts of a world, a chunk folder or a single glTF file.
+
+    ``use_cache=False`` reads every file and neither reads nor writes the scan cache.
+    """
+    w = _world(path, cache)
+    options = dict(optional_facts=frozenset(optional), level=level, chunk=chunk, progress=_scan_progress(progress))
+    if not use_cache:
+        return _scan(w, **options)
+    with w.open_store() as store:
+        return _scan(w, store=store, **options)
 
 
 def _scan_progress(progress: Progress | None):
@@ -108,47 +76,21 @@ def _scan_progress(progress: Progress | None):
 
 
 # ------------------------------------------------------------------ keys
-@dataclass
-class KeysResult:
-    """The permutation keys a world (or level, or chunk) requires."""
-
-    scan: ScanResult
-    required: RequiredKeys
-    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return list(self.scan.diagnostics) + list(self.required.diagnostics)
-
-    def to_json(self) -> dict:
-        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
-
-
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
          store: Store | None = None) -> KeysResult:
     """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all."""
-    w = _world(world)
+    w = _world(world, cache)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
-    store = store or open_store(cache)
+    store = store or w.open_store()
     try:
-        scanned = _scan(w.root, config=w.config, store=store, optional_facts=optional_facts(rulesets),
+        scanned = _scan(w, store=store, optional_facts=optional_facts(rulesets),
                         level=level, chunk=chunk, progress=_scan_progress(progress))
     finally:
         if own:
             store.close()
     return keys_of(scanned, rulesets)
-
-
-def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
-    """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
-    chunks: dict[str, list[Draw]] = defaultdict(list)
-    for draw in scanned.draws:
-        chunks[draw.source.chunk].append(draw)
-    memo: dict = {}
-    by_chunk = {name: required_keys(rulesets, chunks[name], memo) for name in sorted(chunks)}
-    return KeysResult(scanned, RequiredKeys.union(by_chunk[name] for name in sorted(by_chunk)), by_chunk)
 
 
 # ------------------------------------------------------------------ cook
@@ -162,10 +104,10 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
     rules again; the result is the same as with ``incremental=False``.
     """
-    w = _world(world)
+    w = _world(world, cache)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = None
         if incremental:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
@@ -173,7 +115,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
-        return _cook.cook_keys(w.root, w.families, w.materials_dir, found, store, options,
+        return _cook.cook_keys(w, found, store, options,
                                progress=progress, compiler=compiler)
 
 
@@ -197,10 +139,10 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
         funnel as _report,  # imported here: it pulls in numpy, which cook does not need
     )
 
-    w = _world(world)
+    w = _world(world, cache)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend)
-    with open_store(cache) as store:
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
 
@@ -211,8 +153,8 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
     from pipeline.report import explain as _explain  # see report()
     from pipeline.report import funnel as _report
 
-    w = _world(world)
-    with open_store(cache) as store:
+    w = _world(world, cache)
+    with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _explain.explain_key(w, found, key, store, _report.ReportOptions(backend=backend))
 
@@ -242,8 +184,10 @@ def check_log(world: World | Path | str, log: Path | str, *, out: Path | str = "
     """Whether each miss of a runtime miss log is covered by the current cook (:mod:`pipeline.runtime.checklog`)."""
     from pipeline.runtime.checklog import check_log as _check_log
 
-    w = _world(world)
-    with open_store(cache) as store:
+    from pipeline.keys.required import RequiredKeys
+
+    w = _world(world, cache)
+    with w.open_store() as store:
         return _check_log(w, log, out, lambda c: keys(w, chunk=c, store=store).by_chunk.get(c, RequiredKeys()))
 
 

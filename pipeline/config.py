@@ -76,6 +76,15 @@ class WorldConfig(_Config):
         """Settings of one level (defaults when the level is not configured)."""
         return self.levels.get(name) or LevelConfig()
 
+    def level_of(self, chunk: str) -> str:
+        """The level a chunk (or grid cell) belongs to: its first ``level_depth`` path components.
+
+        The one place levels are assigned; ``.`` (files in the world root) is its own level.
+        """
+        if chunk == ".":
+            return "."
+        return "/".join(chunk.split("/")[: self.level_depth])
+
     def grid(self, level: str) -> float | None:
         """Grid cell size of a level, None when the level is chunked by folders."""
         chunking = self.level(level).chunking

@@ -53,6 +53,12 @@ class Diagnostic:
             "message": self.message,
         }
 
+    @classmethod
+    def from_json(cls, data: dict) -> "Diagnostic":
+        """The inverse of :meth:`to_json` (for records read back from the cache)."""
+        loc = Location(str(data["file"]), data.get("line"), data.get("col"), data.get("pointer"))
+        return cls(loc, str(data["message"]), str(data.get("severity", "error")))
+
 
 class PipelineError(Exception):
     """A user error with one or more located diagnostics."""

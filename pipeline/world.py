@@ -1,85 +1,158 @@
-"""Finding levels and chunks in a world folder.
+"""The world: the one object every stage takes.
 
-A world is a folder.  A *chunk* is a folder that directly holds ``.gltf`` or
-``.glb`` files; its name is its path from the world root, '/'-separated (``.``
-for files directly in the root).  Its *level* is the first ``level_depth``
-components of that name (the whole name when it is shorter).  Hidden folders
-(``.git``, ``.cache`` ...) are skipped and folder symlinks are not followed, so a
-link loop cannot hang discovery.
+A world is a folder of glTF content.  :func:`open_world` decides, once, everything
+the stages share about it:
 
-Grid-chunked levels (``chunking = {grid = ...}`` in pipeline.toml) are still
-discovered by folder here; the scanner assigns their draws to grid cells.
+- its **root**: the nearest folder at or above the given path that holds
+  ``pipeline.toml`` (as git finds ``.git``); without one, the given folder (or a
+  file's folder) is its own world.  A path below the root is a **scope**, not a
+  new root: ``pipeline cook WORLD/forest`` cooks the chunks under ``forest`` of
+  WORLD, with WORLD's config, rules, materials and output names;
+- its **config** (``pipeline.toml``), rule-set folder and shader library
+  (argument > ``pipeline.toml`` > built-in);
+- **level assignment** (:meth:`WorldConfig.level_of`, the only place it is made);
+- **selection**: which chunks a command covers (:meth:`World.select`), with
+  "did you mean" for an unknown level or chunk;
+- the **store** (the cache folder: argument > ``$PIPELINE_CACHE`` > ``./cache``).
+
+Rule sets are loaded on first use: scanning never needs them.
 """
 
 from __future__ import annotations
 
-import os
+import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pipeline.config import CONFIG_NAME, WorldConfig
+from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
+from pipeline.cache.store import Store, default_cache_dir
+from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
+from pipeline.errors import PipelineError
+from pipeline.scan.chunks import ChunkInfo, discover
 
-GLTF_SUFFIXES = (".gltf", ".glb")
-ROOT_CHUNK = "."
+if TYPE_CHECKING:
+    from pipeline.rules.models import RuleSet
 
 
 @dataclass(frozen=True)
-class ChunkInfo:
-    """One chunk: ``files`` are relative to the world root, '/'-separated, sorted."""
+class Selection:
+    """The chunks one command covers, and filters on what it keeps of them.
 
-    name: str
-    level: str
-    directory: Path
-    files: tuple[str, ...]
+    ``only_file`` (a file scope) keeps that file's draws; ``only_chunk`` and
+    ``only_chunks`` keep draws of those chunk names (folder chunks or grid cells).
+    """
 
+    root: Path
+    chunks: list[ChunkInfo]
+    only_file: str | None = None
+    only_chunk: str | None = None
+    only_chunks: frozenset[str] | None = None
 
-def is_gltf_name(name: str) -> bool:
-    return name.lower().endswith(GLTF_SUFFIXES)
-
-
-def level_of(chunk: str, config: WorldConfig) -> str:
-    """The level a chunk belongs to: its first ``level_depth`` path components."""
-    if chunk == ROOT_CHUNK:
-        return ROOT_CHUNK
-    return "/".join(chunk.split("/")[: config.level_depth])
-
-
-def chunk_name(relative_dir: str) -> str:
-    return relative_dir if relative_dir not in ("", ".") else ROOT_CHUNK
+    def wants(self, chunk: str) -> bool:
+        """Whether draws of ``chunk`` (a folder chunk or a grid cell) are in the result."""
+        return ((self.only_chunk is None or chunk == self.only_chunk)
+                and (self.only_chunks is None or chunk in self.only_chunks))
 
 
-def discover(root: Path, config: WorldConfig, under: str = "") -> list[ChunkInfo]:
-    """Every chunk under ``root`` (or only under its sub-folder ``under``), sorted by name."""
-    root = Path(root)
-    chunks = [_chunk(root, rel, names, config) for rel, names in _walk(root, under.strip("/"))]
-    return sorted(chunks, key=lambda c: c.name)
+@dataclass(eq=False)
+class World:
+    """A world folder with its configuration, rule sets, shader library and cache resolved."""
+
+    root: Path
+    config: WorldConfig
+    rules_dir: Path
+    materials_dir: Path
+    cache_dir: Path
+    scope: str = ""  # the sub-folder or file the world was opened at, '/'-separated ('' = all of it)
+
+    # ------------------------------------------------------------ rules
+    @cached_property
+    def rulesets(self) -> list[RuleSet]:
+        from pipeline.rules.models import load_rulesets  # rule sets load on first use
+
+        return load_rulesets(self.rules_dir)
+
+    @cached_property
+    def families(self) -> dict[str, RuleSet]:
+        return {r.shader: r for r in self.rulesets}
+
+    # ------------------------------------------------------------ levels and chunks
+    def level_of(self, chunk: str) -> str:
+        """The level of a chunk or grid cell name."""
+        return self.config.level_of(chunk)
+
+    @cached_property
+    def chunks(self) -> list[ChunkInfo]:
+        """Every chunk of the world, sorted by name (discovered once)."""
+        return discover(self.root, self.config)
+
+    @property
+    def levels(self) -> list[str]:
+        return sorted({c.level for c in self.chunks} | set(self.config.levels))
+
+    def select(self, *, level: str | None = None, chunk: str | None = None,
+               chunks: Collection[str] | None = None) -> Selection:
+        """The chunks in scope, narrowed to ``level``, ``chunk`` or the names in ``chunks``.
+
+        An unknown level or chunk is a :class:`PipelineError` with the closest names.
+        Names in ``chunks`` that are not in the world are ignored.
+        """
+        found = self._in_scope()
+        only_file = self.scope if self._scope_is_file else None
+        if level is not None:
+            level = _clean_name(level)
+            if level not in self.levels:
+                raise _unknown("level", level, self.levels)
+            found = [c for c in found if c.level == level]
+        if chunk is not None:
+            chunk = self._chunk_name(chunk)
+            found = [c for c in found if c.name == chunk or self._in_grid_level(c, chunk)]
+            if not found:
+                raise _unknown("chunk", chunk, [c.name for c in self.chunks])
+        only = None
+        if chunks is not None:
+            only = frozenset(chunks)
+            found = [c for c in found if c.name in only or any(self._in_grid_level(c, n) for n in only)]
+        return Selection(self.root, found, only_file, chunk, only)
+
+    def _in_scope(self) -> list[ChunkInfo]:
+        if not self.scope:
+            return list(self.chunks)
+        if self._scope_is_file:
+            return [c for c in self.chunks if self.scope in c.files][:1]
+        prefix = self.scope + "/"
+        return [c for c in self.chunks if c.name == self.scope or c.name.startswith(prefix)]
+
+    @cached_property
+    def _scope_is_file(self) -> bool:
+        return bool(self.scope) and not (self.root / self.scope).is_dir()
+
+    def _in_grid_level(self, info: ChunkInfo, name: str) -> bool:
+        return bool(self.config.grid(info.level)) and name.startswith(info.level + "/")
+
+    def _chunk_name(self, name: str) -> str:
+        """A chunk name as typed: ``forest/c01/`` and ``forest\\c01`` name ``forest/c01``."""
+        if any(c.name == name for c in self.chunks):
+            return name
+        return _clean_name(name)
+
+    # ------------------------------------------------------------ the cache
+    def open_store(self) -> Store:
+        return Store(self.cache_dir)
 
 
-def _chunk(root: Path, rel: str, names: list[str], config: WorldConfig) -> ChunkInfo:
-    name = chunk_name(rel)
-    prefix = f"{rel}/" if rel else ""
-    files = tuple(sorted(prefix + n for n in names))
-    return ChunkInfo(name, level_of(name, config), root / rel if rel else root, files)
+def _clean_name(name: str) -> str:
+    cleaned = name.replace("\\", "/").strip("/")
+    return cleaned or name
 
 
-def _walk(root: Path, rel: str):
-    """Yield (relative folder, glTF file names) for every folder holding glTF files."""
-    try:
-        entries = sorted(os.scandir(root / rel if rel else root), key=lambda e: e.name)
-    except OSError:
-        return
-    files, folders = [], []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if is_gltf_name(entry.name):
-            files.append(entry.name)  # even a folder, FIFO or broken link: reading it reports why it is bad
-        elif entry.is_dir(follow_symlinks=False):
-            folders.append(entry.name)
-    if files:
-        yield rel, files
-    for folder in folders:
-        yield from _walk(root, f"{rel}/{folder}" if rel else folder)
+def _unknown(kind: str, name: str, known: list[str]) -> PipelineError:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return PipelineError.at(f"--{kind}", f"no {kind} {name!r} in the world{hint}")
 
 
 def find_world_root(path: Path) -> Path:
@@ -93,3 +166,28 @@ def find_world_root(path: Path) -> Path:
         if (folder / CONFIG_NAME).is_file():
             return folder
     return start
+
+
+def open_world(path: Path | str, *, rules: Path | str | None = None, materials: Path | str | None = None,
+               cache: Path | str | None = None) -> World:
+    """Resolve the world of ``path``: root, config, rules, materials, cache and scope."""
+    given = Path(path)
+    if not given.exists():
+        raise PipelineError.at(str(path), "no such file or folder")
+    resolved = given.resolve()
+    root = find_world_root(resolved)
+    config = load_world_config(root)
+    scope = resolved.relative_to(root).as_posix()
+    return World(root, config,
+                 _folder(rules, config.rules, root, builtin_rules_dir()),
+                 _folder(materials, config.materials, root, builtin_materials_dir()),
+                 Path(cache) if cache is not None else default_cache_dir(),
+                 "" if scope == "." else scope)
+
+
+def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
+    if explicit is not None:
+        return Path(explicit)
+    if configured is not None:
+        return root / configured
+    return builtin

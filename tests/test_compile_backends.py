@@ -24,10 +24,10 @@ from pipeline.cook.compile import (
     disassemble,
     get_backend,
     optimize,
-    project_defines,
     select_backend,
     validate,
 )
+from pipeline.keys.defines import project_defines
 
 DATA = Path(__file__).parent / "data"
 ALPHA = (("ALPHA_MODE_OPAQUE", "0"), ("ALPHA_MODE_MASK", "1"), ("ALPHA_MODE_BLEND", "2"))

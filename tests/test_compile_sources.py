@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import SourceTree, project_defines
+from pipeline.cook.compile import SourceTree
 from pipeline.errors import CompileError
+from pipeline.keys.defines import project_defines
 
 GLSL = Path(__file__).parent / "data" / "glsl"
 

@@ -11,14 +11,14 @@ from pathlib import Path
 from pipeline import api
 from pipeline.cook.manifest import load_chunk_manifest
 from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
 
 
 def test_corpus_cooks_with_zero_compile_errors(corpus: Path, tmp_path: Path) -> None:
     world = api.open_world(corpus)
-    compiler = Compiler(world.materials_dir, "capi", 2)
+    compiler = JobRunner(world.materials_dir, "capi", 2)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2, compiler=compiler)
     assert [(e["file"], e["key"]) for e in result.errors] == [(FAKE, None)]
     assert "FAKE_materials_quantumRendering" in result.errors[0]["message"]

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline import api
 from pipeline.cook.atomic import temp_path_for
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -21,7 +21,7 @@ class Crash(RuntimeError):
     """The stand-in for a killed cook."""
 
 
-class CrashingCompiler(Compiler):
+class CrashingCompiler(JobRunner):
     """Compiles ``budget`` jobs, then raises as if the process died."""
 
     def __init__(self, materials_dir: Path, budget: int):
@@ -60,7 +60,7 @@ def test_interrupted_cook_resumes_with_only_the_remaining_jobs(world, tmp_path) 
         api.cook(world, cache=cache, out=out, jobs=1, compiler=crashing)
     assert crashing.calls == 10 and not out.exists()          # died before writing outputs
 
-    compiler = Compiler(MATERIALS, "capi", 1)
+    compiler = JobRunner(MATERIALS, "capi", 1)
     result = api.cook(world, cache=cache, out=out, jobs=1, compiler=compiler)
     assert result.errors == []
     assert compiler.calls == len(result.plan.jobs) - 10 == len(result.run.compiled)

@@ -1,6 +1,6 @@
 """End-to-end cooks of the sample world with the real compiler (glslang in-process).
 
-Every cook counts its compiles through the ``scheduler.Compiler`` seam, so
+Every cook counts its compiles through the ``scheduler.JobRunner`` seam, so
 "nothing left to compile" is an assertion.  One cold cook runs per module; the
 other tests start from copies of its world, shader library, cache and outputs.
 """
@@ -17,12 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import api
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.cook.compile import SourceTree, validate
 from pipeline.cook.manifest import load_chunk_manifest, load_level_manifest
 from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -60,7 +61,7 @@ def fresh_site(folder: Path) -> Site:
 
 def cook(site: Site, jobs: int = 1, **options):
     """Cook ``site`` through a counting compiler: (result, compiler)."""
-    compiler = Compiler(site.materials, "capi", jobs)
+    compiler = JobRunner(site.materials, "capi", jobs)
     world = api.open_world(site.world, materials=site.materials)
     result = api.cook(world, cache=site.cache, out=site.out, jobs=jobs, compiler=compiler, **options)
     return result, compiler
@@ -219,7 +220,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
                                  for e in result.errors)
     assert all(e["key"].startswith("pbr/forward{") for e in result.errors)
     with Store(site.cache) as store:                         # nothing cached as a success
-        assert all(store.get("job", k)["blob"] is None for k in failed)
+        assert all(store.get(JOB, k)["blob"] is None for k in failed)
     c00 = load_chunk_manifest(site.out / "forest" / "c00.json")
     assert any(set(e.stages) == {"vertex", "fragment"} for e in c00.keys.values())
     broken = {text for text, e in c00.keys.items() if set(e.stages) == {"vertex"}}

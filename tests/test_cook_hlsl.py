@@ -20,7 +20,7 @@ from pipeline import api
 from pipeline.cook.compile import disassemble, validate
 from pipeline.cook.manifest import load_chunk_manifest
 from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import Compiler
+from pipeline.cook.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources
@@ -87,7 +87,7 @@ def site(tmp_path: Path):
 def test_hlsl_and_glsl_families_cook_together(site, tmp_path: Path) -> None:
     world_dir, rules, materials = site
     world = api.open_world(world_dir, rules=rules, materials=materials)
-    compiler = Compiler(materials, "capi", 1)
+    compiler = JobRunner(materials, "capi", 1)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=1, compiler=compiler)
     assert result.errors == []
     shaders = {k.shader for k in result.plan.stages}

@@ -9,14 +9,10 @@ import pytest
 from rules_fixtures import draw, facts, mesh, pbr, small_ruleset, texture
 
 from pipeline.errors import RuleError
-from pipeline.keys.evaluate import (
-    KeyTextError,
-    PermutationKey,
-    evaluate,
-    optional_facts,
-    required_keys,
-    stage_defines,
-)
+from pipeline.keys.defines import stage_defines
+from pipeline.keys.evaluate import evaluate
+from pipeline.keys.key import KeyTextError, PermutationKey
+from pipeline.keys.required import optional_facts, required_keys
 
 CORPUS = Path("/work/shared/corpus/glTF-Sample-Assets/Models")
 

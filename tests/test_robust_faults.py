@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from robust_helpers import ROOT, check_readable, cli, cook, copy_world, outputs, run_cli
 
+from pipeline.cache.job_records import JOB
 from pipeline.cache.store import FORMAT_VERSION, Store
 
 KILL_TRIALS = 20
@@ -100,9 +101,8 @@ def blob_rows(cache: Path) -> list[tuple[int, str, str | None]]:
         rows = db.execute("SELECT rowid, key, filename FROM Cache").fetchall()
     out = []
     for rowid, key, filename in rows:
-        key = pickle.loads(key) if isinstance(key, bytes) else key
-        if isinstance(key, tuple) and key[0] == "blob":
-            out.append((rowid, key[1], filename))
+        if isinstance(key, str) and key.startswith("blob:"):
+            out.append((rowid, key[len("blob:"):], filename))
     return out
 
 
@@ -138,31 +138,43 @@ def drop_blob_entry(cache: Path) -> None:
     """A job record pointing to a blob the cache no longer has."""
     with Store(cache) as store:
         _, digest, _ = blob_rows(cache)[0]
-        store._cache.delete(("blob", digest))
+        store._cache.delete(f"blob:{digest}")
 
 
-def future_format(cache: Path) -> None:
+def older_format(cache: Path) -> None:
     with Store(cache) as store:
-        store._cache.set(("meta", "format"), FORMAT_VERSION + 41)
+        store._cache.set("meta:format", FORMAT_VERSION - 1)
 
 
 def garbage_job_values(cache: Path) -> None:
-    """Pickled job records replaced by bytes that do not unpickle."""
+    """Job records replaced by bytes that are not JSON."""
     with sqlite3.connect(cache / "cache.db") as db:
-        rows = db.execute("SELECT rowid, key FROM Cache WHERE mode = 4").fetchall()
-        for rowid, key in rows:
-            if pickle.loads(key)[0] == "job":
-                db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (b"\x80\x05garbage\x00", rowid))
+        db.execute("UPDATE Cache SET value = ? WHERE key LIKE 'job:%'", (b"\x80\x05garbage\x00",))
+
+
+class Exploit:
+    """A pickle that would create a file when loaded."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def planted_pickles(cache: Path) -> None:
+    """Every job record replaced by a crafted pickle (mode 4), as an attacker with write access would."""
+    payload = pickle.dumps(Exploit(cache.parent / "exploited"))
+    with sqlite3.connect(cache / "cache.db") as db:
+        db.execute("UPDATE Cache SET value = ?, mode = 4, filename = NULL WHERE key LIKE 'job:%'", (payload,))
 
 
 def wrong_shape_records(cache: Path) -> None:
-    """Readable values of the wrong shape: job records and scan entries."""
-    with Store(cache) as store:
-        for key in list(store._cache.iterkeys()):
-            if key[0] == "job":
-                store._cache.set(key, {"blob": 42, "diagnostics": "nope"})
-            elif key[0] == "scan":
-                store._cache.set(key, {"files": {"x": 1}, "facts": None, "signatures": 3})
+    """Readable JSON of the wrong shape: job records and scan records."""
+    with sqlite3.connect(cache / "cache.db") as db:
+        db.execute("UPDATE Cache SET value = ? WHERE key LIKE 'job:%'", (b'{"v":1,"data":{"blob":42,"diagnostics":"nope"}}',))
+        db.execute("UPDATE Cache SET value = ? WHERE key LIKE 'scan:%'",
+                   (b'{"v":1,"data":{"files":{"x":1},"facts":null,"signatures":3}}',))
 
 
 def garbage_database(cache: Path) -> None:
@@ -170,7 +182,7 @@ def garbage_database(cache: Path) -> None:
 
 
 CORRUPTIONS = [flip_file_blob, truncate_file_blob, flip_inline_blob, delete_blob_file, drop_blob_entry,
-               future_format, garbage_job_values, wrong_shape_records, garbage_database]
+               older_format, garbage_job_values, planted_pickles, wrong_shape_records, garbage_database]
 WARNS = {delete_blob_file: False, drop_blob_entry: False, wrong_shape_records: False}
 
 
@@ -189,6 +201,29 @@ def test_corrupted_cache_is_detected_warned_recompiled_and_outputs_stay_identica
     assert outputs(tmp_path / "out") == expected
     again = cook(world, cache, tmp_path / "out2")
     assert again.run.compiled == [] and again.warnings == [] and outputs(tmp_path / "out2") == expected
+    assert not (tmp_path / "exploited").exists(), "no stored pickle is ever loaded"
+
+
+def test_a_cache_of_a_newer_format_is_left_alone(reference, tmp_path):
+    world, warm_cache, expected = reference
+    cache = tmp_path / "cache"
+    shutil.copytree(warm_cache, cache)
+    with Store(cache) as store:
+        store._cache.set("meta:format", FORMAT_VERSION + 1)
+    before = cache_contents(cache)
+    with pytest.warns(match="newer than this tool"):
+        result = cook(world, cache, tmp_path / "out")
+    assert result.errors == [] and result.run.compiled and outputs(tmp_path / "out") == expected
+    assert cache_contents(cache) == before, "a newer tool's cache is neither cleared nor written to"
+
+
+def cache_contents(cache: Path) -> tuple:
+    """Every database row and every value file of a cache (SQLite's own -wal/-shm files aside)."""
+    with sqlite3.connect(cache / "cache.db") as db:
+        rows = db.execute("SELECT key, raw, value, mode, filename FROM Cache ORDER BY key").fetchall()
+    files = {p.relative_to(cache): p.read_bytes() for p in cache.rglob("*")
+             if p.is_file() and not p.name.startswith("cache.db")}
+    return rows, files
 
 
 class _no_check:
@@ -227,7 +262,8 @@ def test_a_broken_fragment_include_fails_only_its_jobs_and_is_never_cached_as_su
     assert failed and all(e["file"].endswith("pbr/brdf.glsl") and e["line"] == line for e in failed), failed
     assert doc["compiled"] == doc["jobs"] - doc["cache_hits"]
     with Store(cache) as store:
-        records = {key[1]: store._cache.get(key) for key in store._cache.iterkeys() if key[0] == "job"}
+        records = {key[len("job:"):]: store.get(JOB, key[len("job:"):])
+                   for key in store._cache.iterkeys() if key.startswith("job:")}
     bad = {k: r for k, r in records.items() if r["diagnostics"] and any(d["severity"] == "error" for d in r["diagnostics"])}
     good = {k: r for k, r in records.items() if k not in bad}
     assert len(bad) == len(failed)

@@ -9,9 +9,15 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache.store import Store
-from pipeline.scan.scanner import scan
+from pipeline.scan import scanner
+from pipeline.world import open_world
 
 BOX = "glTF-Sample-Assets/Models/BoxVertexColors"
+
+
+def scan(path, **options):
+    """Scan the world of ``path`` (a world, chunk folder or file)."""
+    return scanner.scan(open_world(path), **options)
 
 
 @pytest.fixture

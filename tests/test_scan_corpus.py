@@ -10,10 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.scan.scanner import ScanResult, scan
+from pipeline.scan import scanner
+from pipeline.scan.scanner import ScanResult
+from pipeline.world import open_world
 
 MODELS = "glTF-Sample-Assets/Models"
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
+
+
+def scan(path, **options):
+    """Scan the world of ``path`` (a world, chunk folder or file)."""
+    return scanner.scan(open_world(path), **options)
 
 
 def load_json(path: Path) -> dict:

@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import WorldConfig, parse_world_config
-from pipeline.scan.scanner import scan, scan_file
+from pipeline.config import WorldConfig
+from pipeline.scan import scanner
+from pipeline.scan.scanner import scan_file
+from pipeline.world import open_world
+
+
+def scan(path, **options):
+    """Scan the world of ``path`` (a world, chunk folder or file)."""
+    return scanner.scan(open_world(path), **options)
 
 
 def triangle(**extra) -> dict:
@@ -230,5 +237,6 @@ def test_grid_chunking_assigns_cells_by_world_bounds(tmp_path: Path, write_gltf)
 
 def test_level_depth_from_config(tmp_path: Path, write_gltf) -> None:
     write_gltf(tmp_path / "levels" / "forest" / "c03" / "rocks.glb", triangle())
-    result = scan(tmp_path, config=parse_world_config("level_depth = 2\n"))
+    (tmp_path / "pipeline.toml").write_text("level_depth = 2\n")
+    result = scan(tmp_path)
     assert [(d.source.chunk, d.source.level) for d in result.draws] == [("levels/forest/c03", "levels/forest")]

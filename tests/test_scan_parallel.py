@@ -10,10 +10,12 @@ import pytest
 
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes
+from pipeline.scan import scanner
 from pipeline.scan import scanner as scan_module
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
-from pipeline.scan.gltf.trusted import canonical
-from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult, scan
+from pipeline.scan.gltf.construct import canonical
+from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult
+from pipeline.world import open_world
 
 TRIANGLE = {
     "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
@@ -21,6 +23,11 @@ TRIANGLE = {
     "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [1, 0, 0, 1]}}],
     "accessors": [{"componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]}],
 }
+
+
+def scan(path, **options):
+    """Scan the world of ``path`` (a world, chunk folder or file)."""
+    return scanner.scan(open_world(path), **options)
 
 
 def snapshot(result: ScanResult) -> tuple:

@@ -1,14 +1,21 @@
-"""The on-disk cache: one diskcache database, namespaced, with content-addressed blobs.
+"""The on-disk cache: one diskcache database of data-only records and content-addressed blobs.
 
-Layout (all inside one ``diskcache.Cache`` directory):
+Layout (all inside one ``diskcache.Cache`` directory, string keys only):
 
-- ``("meta", "format")`` -> :data:`FORMAT_VERSION`.  A cache written by another
-  format version is not read: it is cleared (with a warning) and rebuilt.
-- ``("blob", sha256)`` -> bytes.  Blobs are stored by the hash of their content,
-  so identical binaries from different jobs are stored once.  Every read checks
-  the hash: a corrupt blob is a miss, never a wrong blob.
-- ``(namespace, key)`` -> any picklable value, for the other stages
-  (``"scan"`` file facts, ``"job"`` compile results, ...).
+- ``meta:format`` -> :data:`FORMAT_VERSION` (an integer).  A cache of an older format
+  (or of no format) is cleared with a warning and rebuilt; a cache of a *newer* format
+  belongs to a newer tool: it is left alone, with a warning, and this run works
+  in memory (everything is a miss, nothing is written to it).
+- ``blob:<sha256>`` -> bytes.  Blobs are stored by the hash of their content, so
+  identical binaries from different jobs are stored once.  Every read checks the
+  hash: a corrupt blob is a miss, never a wrong blob.
+- ``<kind>:<key>`` -> the bytes of ``{"v": version, "data": ...}`` in the canonical
+  JSON form (:mod:`pipeline.digest`), one record kind per module of this package, each
+  documenting its layout and version (:class:`RecordKind`).  A record of another
+  version, or one that does not decode, is a miss.
+
+No value is ever pickled, and a stored pickle is never loaded (:class:`DataDisk`): a
+crafted cache entry is an unreadable entry, a warning and a miss, not code that runs.
 
 A database file that SQLite cannot open (garbage, truncated) is moved aside
 (``cache.db.corrupt-<pid>``, with a warning) and the cache starts over.
@@ -20,24 +27,64 @@ one cache directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import diskcache
+import orjson
 
-from pipeline.digest import bytes_hash
+from pipeline.digest import bytes_hash, canonical_bytes
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: data-only records (JSON) and string keys; 1 held pickles
 DEFAULT_CACHE_DIR = "cache"
 DATABASE = "cache.db"  # diskcache's SQLite file inside the cache folder
 _MISSING = object()
+_META = "meta:format"
 
 
 class CacheWarning(UserWarning):
     """A cache entry could not be used; it is treated as a miss."""
+
+
+class UnsafeEntry(Exception):
+    """A stored key or value that is not plain data (a pickle): never loaded."""
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    """One kind of record: its key prefix in the store and the version of its layout."""
+
+    namespace: str
+    version: int
+
+
+class DataDisk(diskcache.Disk):
+    """diskcache's storage, restricted to plain data: str/bytes/int/float, never pickles."""
+
+    def put(self, key):
+        if type(key) not in (str, bytes):
+            raise TypeError(f"cache keys are strings, not {type(key).__name__}")
+        return super().put(key)
+
+    def get(self, key, raw):
+        if not raw:
+            raise UnsafeEntry("a pickled key")
+        return super().get(key, raw)
+
+    def store(self, value, read, key=diskcache.core.UNKNOWN):
+        if read or type(value) not in (bytes, str, int, float):
+            raise TypeError(f"cache values are bytes, str or numbers, not {type(value).__name__}")
+        return super().store(value, read, key)
+
+    def fetch(self, mode, filename, value, read):
+        if mode == diskcache.core.MODE_PICKLE:
+            raise UnsafeEntry("a pickled value")
+        return super().fetch(mode, filename, value, read)
 
 
 def default_cache_dir(cwd: Path | None = None) -> Path:
@@ -53,6 +100,12 @@ class Store:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.warnings: list[str] = []
+        found = _peek_format(self.directory / DATABASE)
+        if isinstance(found, int) and found > FORMAT_VERSION:
+            self.warn(f"{self.directory}: cache format {found} is newer than this tool's ({FORMAT_VERSION}); "
+                      "leaving it alone and working without a cache")
+            self._cache = _MemoryCache()
+            return
         self._cache = self._open()
         self._check_format()
 
@@ -66,7 +119,7 @@ class Store:
 
     def _connect(self) -> diskcache.Cache:
         # size_limit: never evict silently below 64 GiB; eviction would only cost recompiles.
-        return diskcache.Cache(str(self.directory), size_limit=64 * 2**30, timeout=60)
+        return diskcache.Cache(str(self.directory), size_limit=64 * 2**30, timeout=60, disk=DataDisk)
 
     def _set_aside(self, exc: Exception) -> None:
         db = self.directory / DATABASE
@@ -89,55 +142,94 @@ class Store:
         self.close()
 
     def _check_format(self) -> None:
-        found = self._safe_get(("meta", "format"))
-        if found is _MISSING:
-            self._cache.set(("meta", "format"), FORMAT_VERSION)
-        elif found != FORMAT_VERSION:
-            self.warn(f"{self.directory}: cache format {found!r} is not {FORMAT_VERSION}; starting over")
+        found = self._safe_get(_META)
+        if found == FORMAT_VERSION:
+            return
+        if found is not _MISSING or len(self._cache):
+            self.warn(f"{self.directory}: cache format {found if found is not _MISSING else 'unknown'} "
+                      f"is older than {FORMAT_VERSION}; starting over")
             self._cache.clear()
-            self._cache.set(("meta", "format"), FORMAT_VERSION)
+        self._cache.set(_META, FORMAT_VERSION)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
         warnings.warn(message, CacheWarning, stacklevel=2)
 
-    def _safe_get(self, key: tuple) -> Any:
+    def _safe_get(self, key: str) -> Any:
         try:
             return self._cache.get(key, default=_MISSING)
         except Exception as exc:  # unreadable entry: a miss, never a crash
             self.warn(f"{self.directory}: unreadable cache entry {key!r} ({type(exc).__name__}: {exc}); ignoring it")
             return _MISSING
 
-    # ------------------------------------------------------------ entries
-    def get(self, namespace: str, key: str, default: Any = None) -> Any:
-        value = self._safe_get((namespace, key))
-        return default if value is _MISSING else value
+    # ------------------------------------------------------------ records
+    def get(self, kind: RecordKind, key: str, default: Any = None) -> Any:
+        """The data of a record, or ``default`` when absent, unreadable or of another version."""
+        raw = self._safe_get(f"{kind.namespace}:{key}")
+        if raw is _MISSING:
+            return default
+        try:
+            doc = orjson.loads(raw)
+            if doc["v"] == kind.version:
+                return doc["data"]
+        except (orjson.JSONDecodeError, TypeError, KeyError):
+            self.warn(f"{self.directory}: unreadable {kind.namespace} record {key[:16]}; ignoring it")
+        return default
 
-    def set(self, namespace: str, key: str, value: Any) -> None:
-        self._cache.set((namespace, key), value)
+    def set(self, kind: RecordKind, key: str, data: Any) -> None:
+        """Store JSON-able ``data`` (tuples become arrays) as a record of ``kind``."""
+        self._cache.set(f"{kind.namespace}:{key}", canonical_bytes({"v": kind.version, "data": data}))
 
-    def delete(self, namespace: str, key: str) -> None:
-        self._cache.delete((namespace, key))
+    def delete(self, kind: RecordKind, key: str) -> None:
+        self._cache.delete(f"{kind.namespace}:{key}")
 
     # ------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` by content; returns its SHA-256 hex digest."""
         digest = bytes_hash(data)
         if self.get_blob(digest) is None:  # absent, or corrupt (then dropped): write it
-            self._cache.set(("blob", digest), bytes(data))
+            self._cache.set(f"blob:{digest}", bytes(data))
         return digest
 
     def get_blob(self, digest: str) -> bytes | None:
         """The blob with this digest, or None when missing or corrupt (with a warning)."""
-        data = self._safe_get(("blob", digest))
+        data = self._safe_get(f"blob:{digest}")
         if data is _MISSING:
             return None
         if not isinstance(data, bytes) or bytes_hash(data) != digest:
             self.warn(f"{self.directory}: blob {digest[:12]} is corrupt; dropping it")
-            self._cache.delete(("blob", digest))
+            self._cache.delete(f"blob:{digest}")
             return None
         return data
 
     def has_blob(self, digest: str) -> bool:
         """True when the blob is present and intact; a corrupt one is dropped (with a warning)."""
         return self.get_blob(digest) is not None
+
+
+def _peek_format(database: Path) -> Any:
+    """The format a cache database records, read without opening it for writing (None: unknown)."""
+    if not database.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT value FROM Cache WHERE key = ? AND raw = 1", (_META,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+class _MemoryCache(dict):
+    """Stands in for the database while a newer tool's cache is left alone."""
+
+    def get(self, key, default=None):
+        return super().get(key, default)
+
+    def set(self, key, value) -> None:
+        self[key] = value
+
+    def delete(self, key) -> None:
+        self.pop(key, None)
+
+    def close(self) -> None:
+        pass

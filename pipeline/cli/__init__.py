@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import click
 
 from pipeline import __version__
+from pipeline.cli._common import EXIT_INTERRUPTED, EXIT_USER, one_line
 
 
 class LazyGroup(click.Group):
@@ -30,6 +32,21 @@ class LazyGroup(click.Group):
         if command is None or command.name != cmd_name:
             command = self._load_all().get(cmd_name)  # a module whose command has another name
         return command
+
+    def main(self, *args, **kwargs):
+        """Run, rendering a usage error (bad option, missing path) as one line with exit code 1."""
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            context = f"{exc.ctx.command_path}: " if getattr(exc, "ctx", None) else "pipeline: "
+            hint = f" (see '{exc.ctx.command_path} --help')" if isinstance(exc, click.UsageError) and exc.ctx else ""
+            click.echo(f"{context}error: {one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(EXIT_USER)
+        except click.exceptions.Abort:
+            click.echo("pipeline: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
 
     def _load(self, module_name: str) -> click.Command | None:
         command = getattr(importlib.import_module(f"{__name__}.{module_name}"), "command", None)

@@ -11,7 +11,17 @@ import orjson
 
 from pipeline.errors import Diagnostic, PipelineError
 
-EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
+EXIT_OK, EXIT_USER, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 130
+MAX_LINE = 2000  # characters of one message line; the rest is elided
+
+
+def one_line(text: str, limit: int = MAX_LINE) -> str:
+    """``text`` as one bounded line: line breaks shown as spaces, the middle of an over-long text elided."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        half = limit // 2
+        text = f"{text[:half]} ... ({len(text) - limit} characters elided) ... {text[-half:]}"
+    return text
 
 # The options every world command shares (one definition, one help text).
 rules_option = click.option("--rules", type=click.Path(exists=True, file_okay=False),

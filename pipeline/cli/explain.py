@@ -15,7 +15,7 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
-from pipeline.keys.evaluate import format_value
+from pipeline.rules.compiled import format_value
 
 MAX_DRAWS = 25
 MAX_FACT_SETS = 3

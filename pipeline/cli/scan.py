@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cache.store import Store, default_cache_dir
+from pipeline import api
 from pipeline.cli._common import (
     EXIT_OK,
     EXIT_USER,
@@ -14,7 +14,7 @@ from pipeline.cli._common import (
     echo_json,
     guarded,
 )
-from pipeline.scan.scanner import ScanResult, scan
+from pipeline.scan.scanner import ScanResult
 
 
 @click.command("scan")
@@ -46,12 +46,8 @@ def command(path: Path, as_json: bool, cache_dir: Path | None, no_cache: bool, l
     Exit status: 0 all files scanned, 1 some file had an error (the others were
     still scanned), 2 an internal error.
     """
-    options = dict(optional_facts=frozenset(facts), level=level, chunk=chunk)
-    if no_cache:
-        result = scan(path, **options)
-    else:
-        with Store(cache_dir or default_cache_dir()) as store:
-            result = scan(path, store=store, **options)
+    result = api.scan(path, cache=cache_dir, use_cache=not no_cache, level=level, chunk=chunk,
+                      optional=frozenset(facts))
     if as_json:
         echo_json(result.to_json())
     else:

@@ -18,9 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.cache.store import FORMAT_VERSION
-from pipeline.cook.compile import CompileRequest, SourceTree, project_defines
+from pipeline.cook.compile import CompileRequest, SourceTree
 from pipeline.digest import stable_hash
-from pipeline.keys.evaluate import PermutationKey, stage_defines
+from pipeline.keys.defines import project_defines, stage_defines
+from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import RuleSet
 
 
@@ -96,7 +97,7 @@ class JobPlan:
 def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions) -> JobPlan:
     """Project every key's defines per stage and dedup into unique jobs."""
     plan = JobPlan()
-    sources = SourceFacts(tree)
+    sources = ClosureCache(tree)
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
@@ -110,7 +111,7 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     return plan
 
 
-class SourceFacts:
+class ClosureCache:
     """A source file's closure and tested macros, read from the tree once per plan."""
 
     def __init__(self, tree: SourceTree):
@@ -124,10 +125,10 @@ class SourceFacts:
         return self._seen[relpath]
 
 
-def make_job(source, stage: str, defines, sources: SourceTree | SourceFacts, options: JobOptions) -> StageJob:
+def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions) -> StageJob:
     """The stage job of one key: its defines projected onto what the source closure tests."""
-    facts = sources if isinstance(sources, SourceFacts) else SourceFacts(sources)
-    tested, closure = facts.get(source.file)
+    closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
+    tested, closure = closures.get(source.file)
     projected = project_defines(defines, tested)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
                              entry=source.entry, defines=projected, target=options.target,

@@ -7,8 +7,8 @@ and specialization constants (id, type, default).  Lists are sorted, so the same
 gives the same JSON on every run.
 
 The tool is the Debian package ``spirv-cross`` (installed by ``.ci/run``); results are
-cached in the store (namespace ``reflection``) by blob digest and tool version, so a
-blob is reflected once.  Without the tool, :func:`reflect` raises
+cached in the store (:mod:`pipeline.cache.reflection_records`) by blob digest and tool
+version, so a blob is reflected once.  Without the tool, :func:`reflect` raises
 :class:`ReflectionError` naming what to install.
 """
 
@@ -23,10 +23,9 @@ from typing import Any
 
 import orjson
 
+from pipeline.cache.reflection_records import REFLECTION
 from pipeline.errors import PipelineError
 
-NAMESPACE = "reflection"
-FORMAT = 1
 
 # GLSL type -> (Vulkan format, size in bytes) for vertex inputs.
 _SCALAR = {"float": "SFLOAT", "int": "SINT", "uint": "UINT"}
@@ -77,15 +76,15 @@ def reflect(spirv: bytes) -> dict:
 
 def reflect_cached(store, digest: str, load_blob) -> dict:
     """Reflection of the blob ``digest`` from the store, else reflected now (``load_blob(digest)``) and stored."""
-    key = f"{digest}:{FORMAT}:{tool_version()}"
-    cached = store.get(NAMESPACE, key)
+    key = f"{digest}:{tool_version()}"
+    cached = store.get(REFLECTION, key)
     if isinstance(cached, dict):
         return cached
     blob = load_blob(digest)
     if blob is None:
         raise ReflectionError.at(digest, "blob missing from the cache; cannot reflect it")
     doc = reflect(blob)
-    store.set(NAMESPACE, key, doc)
+    store.set(REFLECTION, key, doc)
     return doc
 
 

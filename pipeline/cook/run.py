@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
@@ -24,12 +25,13 @@ from pipeline.cook.compile import SourceTree, get_backend
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.digest import code_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.evaluate import PermutationKey
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
+from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
+from pipeline.world import World
 
 
 @dataclass(frozen=True)
@@ -90,16 +92,17 @@ def display_prefix(materials_dir: Path) -> str:
         return str(path) + "/"
 
 
-def cook_keys(root: Path, families, materials_dir: Path, found, store: Store, options: CookOptions,
-              progress: Progress | None = None, compiler: Compiler | None = None) -> CookResult:
+def cook_keys(world: World, found, store: Store, options: CookOptions,
+              progress: Progress | None = None, compiler: JobRunner | None = None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`)."""
-    found = found if isinstance(found, CookInput) else from_keys(found)
+    families, materials_dir = world.families, world.materials_dir
+    found = found if isinstance(found, CookInput) else from_keys(found, world)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
-    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, prefix)
+    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
@@ -174,10 +177,10 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         fingerprint = found.fingerprints.get(chunk)
         digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
         record = store.get(OUTPUTS, str(paths[0].resolve()))
-        if digest is None or record != (digest, *map(_stat_of, paths)):
+        if digest is None or record != [digest, *map(_stat_of, paths)]:
             _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
                          blobs, record)
-            new = (digest, *map(_stat_of, paths))
+            new = [digest, *map(_stat_of, paths)]
             if new != record:
                 store.set(OUTPUTS, str(paths[0].resolve()), new)
         levels[level].add(chunk)
@@ -188,11 +191,11 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         result.outputs.append(str(path))
         with locked(path.parent):  # another cook may be rebuilding this level manifest
             chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-            if store.get(LEVELS, str(path.resolve())) == (chunks_state, _stat_of(path)):
+            if store.get(LEVEL_OUTPUTS, str(path.resolve())) == [chunks_state, _stat_of(path)]:
                 continue
             if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), levels[level])):
                 result.written.append(str(path))
-            store.set(LEVELS, str(path.resolve()), (chunks_state, _stat_of(path)))
+            store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, _stat_of(path)])
 
 
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
@@ -203,7 +206,7 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
 
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
     pak_stat = _stat_of(mf.chunk_pak_path(out, chunk))
-    if isinstance(record, tuple) and len(record) == 3 and record[2] == pak_stat is not None \
+    if isinstance(record, list) and len(record) == 3 and record[2] == pak_stat is not None \
             and mf.chunk_outputs_current(out, manifest):
         return  # the .pak is untouched since last written or compared, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
@@ -215,16 +218,12 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
     result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
 
 
-# Store namespaces remembering the outputs: absolute chunk manifest path -> (inputs digest,
-# manifest stat, .pak stat); absolute level manifest path -> the stats of its level's files.
-OUTPUTS = "outputs"
-LEVELS = "levels"
-OUTPUTS_FORMAT = 1
+OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
 def _results_digest(result: CookResult) -> bytes:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_FORMAT, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
@@ -249,12 +248,12 @@ def _level_state(out: Path, level: str) -> str:
     return hashlib.sha256(orjson.dumps([(str(p), _stat_of(p)) for p in files])).hexdigest()
 
 
-def _stat_of(path: Path) -> tuple[int, int, int] | None:
+def _stat_of(path: Path) -> list[int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
 def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict]]:

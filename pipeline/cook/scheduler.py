@@ -3,10 +3,10 @@
 The dirty check runs cheap to expensive and records why each job runs (the ninja
 ``-d explain`` habit):
 
-1. ``("job", key)`` in the store with a readable blob: a hit, nothing runs.
+1. a job record (:mod:`pipeline.cache.job_records`) with a readable blob: a hit, nothing runs.
 2. A remembered compile error for that key: a hit too (reported again, not
    recompiled until an input changes).
-3. Otherwise the job runs, and ``("jobid", identity)`` (the same source, stage,
+3. Otherwise the job runs, and its job-identity record (the same source, stage,
    entry and defines as compiled last time) says why: never compiled, source
    changed (naming the files), compiler changed, flags changed, or the cache entry
    was missing or corrupt.
@@ -26,10 +26,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
 from pipeline.cook.compile import CompileOutput, compile_batch
 from pipeline.cook.jobs import JobPlan, StageJob
-from pipeline.errors import Diagnostic, Location
+from pipeline.errors import Diagnostic
 from pipeline.progress import NullProgress, Progress
 
 MAX_BATCH = 32
@@ -56,13 +57,8 @@ class JobResult:
 
     @classmethod
     def from_record(cls, record: dict) -> "JobResult":
-        diags = tuple(_diagnostic(d) for d in record.get("diagnostics", ()))
+        diags = tuple(Diagnostic.from_json(d) for d in record.get("diagnostics", ()))
         return cls(record.get("blob"), diags, cached=True)
-
-
-def _diagnostic(data: dict) -> Diagnostic:
-    loc = Location(data["file"], data.get("line"), data.get("col"), data.get("pointer"))
-    return Diagnostic(loc, data["message"], data.get("severity", "error"))
 
 
 @dataclass
@@ -77,7 +73,7 @@ class RunResult:
         return sum(1 for r in self.results.values() if r.cached)
 
 
-class Compiler:
+class JobRunner:
     """The seam between the scheduler and a compiler: tests count what ran through it."""
 
     def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
@@ -151,14 +147,14 @@ class Compiler:
         return any(o.spirv is None for o in outputs)
 
 
-def run_plan(plan: JobPlan, store: Store, compiler: Compiler, *, fail_fast: bool = False,
+def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
              explain: bool = False, progress: Progress | None = None) -> RunResult:
     """Look every job up in the store, compile the misses, store what they produce."""
     progress = progress or NullProgress()
     run = RunResult()
     misses: list[StageJob] = []
     for key, job in sorted(plan.jobs.items()):
-        record = store.get("job", key)
+        record = store.get(JOB, key)
         cached = _cached_result(record, store)
         if cached is not None:
             run.results[key] = cached
@@ -195,8 +191,8 @@ def _cached_result(record, store: Store) -> JobResult | None:
 def _store_result(job: StageJob, output: CompileOutput, store: Store) -> JobResult:
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
-    store.set("job", job.key, result.to_record())
-    store.set("jobid", job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
+    store.set(JOB, job.key, result.to_record())
+    store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
                                       "compiler": job.options.compiler, "target": job.request.target,
                                       "optimize": job.request.optimize})
     return result
@@ -204,7 +200,7 @@ def _store_result(job: StageJob, output: CompileOutput, store: Store) -> JobResu
 
 def why(job: StageJob, store: Store, had_record: bool = False) -> str:
     """Why a job that is not in the cache has to run."""
-    last = store.get("jobid", job.identity)
+    last = store.get(JOB_IDENTITY, job.identity)
     if not isinstance(last, dict):
         return "new: this source and define set were never compiled"
     if last.get("key") == job.key:

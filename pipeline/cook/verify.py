@@ -26,10 +26,11 @@ from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
 from pipeline.cook.compile import SourceTree, get_backend
-from pipeline.cook.jobs import JobOptions, JobPlan, SourceFacts, make_job
-from pipeline.cook.scheduler import Compiler, RunResult, run_plan
+from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, make_job
+from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
-from pipeline.keys.evaluate import PermutationKey, stage_defines
+from pipeline.keys.defines import stage_defines
+from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
 from pipeline.rules.counts import count_space, enumerate_valid
@@ -109,12 +110,12 @@ def find_family(rulesets: Iterable[RuleSet], name: str) -> RuleSet:
 def family_keys(ruleset: RuleSet, pass_name: str, sample: int | None, seed: int) -> Iterator[PermutationKey]:
     """The keys of one pass to check: all valid ones, or a seeded sample of ``sample``."""
     if sample is None:
-        yield from enumerate_valid(ruleset, pass_name)
+        yield from (PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name))
         return
     rng = random.Random(f"{seed}:{ruleset.shader}/{pass_name}")
     valid = count_space(ruleset, pass_name).valid
     if valid <= ENUMERATE_LIMIT:
-        keys = list(enumerate_valid(ruleset, pass_name))
+        keys = [PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name)]
         yield from sorted(rng.sample(keys, min(sample, len(keys))))
     else:
         yield from sorted(_normalized_sample(ruleset, pass_name, sample, rng))
@@ -141,7 +142,7 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_options: JobOptions,
                 progress: Progress) -> FamilyPlan:
     """Stream the keys to check into unique stage jobs (keys themselves are not kept)."""
-    plan, sources = FamilyPlan(), SourceFacts(tree)
+    plan, sources = FamilyPlan(), ClosureCache(tree)
     for pass_name in sorted(ruleset.compiled.passes):
         progress.note(f"{ruleset.shader}/{pass_name}: planning")
         count = 0
@@ -152,7 +153,7 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
     return plan
 
 
-def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: SourceFacts,
+def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions) -> None:
     defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
     for stage, source in sorted(ruleset.sources.items()):
@@ -165,13 +166,13 @@ def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: S
 
 def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
                   display_prefix: str = "materials/", progress: Progress | None = None,
-                  compiler: Compiler | None = None) -> VerifyResult:
+                  compiler: JobRunner | None = None) -> VerifyResult:
     """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
     progress = progress or NullProgress()
     tree = SourceTree(materials_dir, display_prefix)
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
     plan = plan_family(ruleset, tree, options, job_options, progress)
-    compiler = compiler or Compiler(materials_dir, options.backend, options.jobs, display_prefix)
+    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
     return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run))

@@ -9,8 +9,8 @@ fallback key can draw any draw of its family whose own key is missing.
 from __future__ import annotations
 
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.keys.evaluate import PermutationKey, format_value
-from pipeline.rules.compiled import default_value, in_domain, run_normalize
+from pipeline.keys.key import PermutationKey
+from pipeline.rules.compiled import default_value, format_value, in_domain, run_normalize
 from pipeline.rules.models import RuleSet
 
 

@@ -3,9 +3,9 @@
 A cook needs of each chunk only what its outputs hold: the keys it uses with their
 draw counts, render states and specialization values, plus its diagnostics and
 draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
-store's ``"chunkkeys"`` namespace under a *fingerprint*: the hash of
+store as a ``chunk-keys`` record (:mod:`pipeline.cache.chunk_records`) under a *fingerprint*: the hash of
 
-- :data:`FORMAT`, the source of the modules that turn files into keys (scanner,
+- :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
   folder) and the optional facts they read;
@@ -25,7 +25,6 @@ Worlds with grid-chunked levels or a single-file target take the full path
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,21 +32,22 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel
 
+from pipeline.cache.chunk_records import (
+    CHUNK_KEYS,
+    EVALUATIONS,
+    decode_uses,
+    encode_uses,
+    features_of,
+)
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.evaluate import (
-    PermutationKey,
-    RequiredKeys,
-    optional_facts,
-    required_keys,
-)
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
 from pipeline.scan import scanner as _scan
+from pipeline.world import World
 
-FORMAT = 2
-NAMESPACE = "chunkkeys"
-EVALUATIONS = "evaluations"  # rule evaluations by projected facts (see _StoredEvaluations)
-PER_CHUNK_SCANS = 4  # more missing chunks than this: one scan of the whole target instead of one per chunk
+FORMAT_VERSION = 1
 _KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
@@ -59,8 +59,8 @@ class KeyUses:
     draws: int
     render_states: list[dict]
     specialization: dict[str, list]
-    # per draw: ((file, node, mesh, primitive, material, variant), render state, specialization values)
-    bindings: list[tuple] = field(default_factory=list)
+    # per draw: [[file, node, mesh, primitive, material, variant], render state, specialization values]
+    bindings: list = field(default_factory=list)
 
 
 @dataclass
@@ -75,28 +75,31 @@ class ChunkKeys:
     rule_diagnostics: list[Diagnostic]
     deps: tuple | None = ()                # (path, mtime_ns, size) of external buffers read; None: unknown
 
-    def to_record(self) -> tuple:
-        """Plain tuples (quick to unpickle): keys as (shader, pass, features, text, hash, uses...)."""
-        keys = [(k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
-                 u.bindings) for k, u in self.keys.items()]
-        return (FORMAT, self.name, self.level, self.draws, keys, self.scan_diagnostics, self.rule_diagnostics,
-                self.deps)
+    def to_record(self) -> dict:
+        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.cache.chunk_records`)."""
+        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
+                 u.bindings] for k, u in self.keys.items()]
+        return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
+                "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
+                "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
 
     @classmethod
-    def from_record(cls, record, interned: dict) -> "ChunkKeys":
+    def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
-        version, name, level, draws, keys, scan_diags, rule_diags, deps = record
-        if version != FORMAT:
-            raise ValueError("another record format")
         uses = {}
-        for shader, pass_name, features, text, digest, count, states, spec, bindings in keys:
-            ident = (shader, pass_name, features)
+        for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
+            ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
-                key = interned[ident] = PermutationKey(shader, pass_name, features)
+                key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            uses[key] = KeyUses(count, states, spec, bindings)
-        return cls(name, level, draws, uses, list(scan_diags), list(rule_diags), deps)
+            uses[key] = KeyUses(int(count), list(states), {n: list(v) for n, v in spec.items()},
+                                [(list(d), dict(st), dict(sp)) for d, st, sp in bindings])
+        deps = record["deps"]
+        return cls(str(record["name"]), record["level"], int(record["draws"]), uses,
+                   [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
+                   [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
+                   None if deps is None else tuple((str(p), int(m), int(s)) for p, m, s in deps))
 
 
 @dataclass
@@ -118,28 +121,26 @@ def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
             for key, info in required.keys.items()}
 
 
-def _draw_id(src) -> tuple:
-    return (src.file, src.node, src.mesh, src.primitive, src.material, src.variant)
+def _draw_id(src) -> list:
+    return [src.file, src.node, src.mesh, src.primitive, src.material, src.variant]
 
 
-def from_keys(found) -> CookInput:
+def from_keys(found, world: World) -> CookInput:
     """The cook input of a full :class:`pipeline.api.KeysResult`."""
-    levels = {d.source.chunk: d.source.level for d in found.scan.draws}
-    for name in found.scan.chunks:
-        levels.setdefault(name, name.split("/")[0])
+    levels = {name: world.level_of(name) for name in found.scan.chunks}
     return CookInput(list(found.scan.chunks), len(found.scan.draws), found.required.keys,
                      {name: uses_of(required) for name, required in found.by_chunk.items()},
                      levels, found.diagnostics)
 
 
-def _assemble(chunks: list[ChunkKeys]) -> CookInput:
+def _assemble(chunks: list[ChunkKeys], world: World) -> CookInput:
     """The chunks' records together, as the full path would have found them."""
     keys: dict[PermutationKey, object] = {}
     by_chunk, levels, scan_diags = {}, {}, []
     rule_parts = []
     for c in chunks:
         scan_diags += c.scan_diagnostics
-        levels[c.name] = c.level if c.level is not None else c.name.split("/")[0]
+        levels[c.name] = world.level_of(c.name)
         if c.draws:
             by_chunk[c.name] = c.keys
             rule_parts.append(RequiredKeys({}, list(c.rule_diagnostics), 0))
@@ -168,7 +169,7 @@ def _folder_hash(folder: Path) -> str:
 
 def _base(world, root: Path, optional: frozenset[str]) -> bytes:
     return stable_hash({
-        "format": FORMAT, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
+        "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
         "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
     }).encode()
@@ -190,8 +191,8 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
     if fingerprint is None:
         return None
     try:
-        record = ChunkKeys.from_record(store.get(NAMESPACE, fingerprint), interned)
-    except (TypeError, ValueError, AttributeError):  # absent or not a record of this format: a miss
+        record = ChunkKeys.from_record(store.get(CHUNK_KEYS, fingerprint), interned)
+    except (KeyError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
         return None
     if record.name != name or not _scan.deps_fresh(record.deps):
         return None
@@ -207,7 +208,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     """
     rulesets = world.rulesets  # a broken rule set stops here, before any scanning
     optional = optional_facts(rulesets)
-    target, config = _scan.resolve_target(world.root, world.config, level, chunk)
+    target, config = world.select(level=level, chunk=chunk), world.config
     if target.only_file is not None or any(config.grid(c.level) for c in target.chunks):
         return None
     root = target.root
@@ -232,8 +233,8 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
         for record in records:
             found[record.name] = record
             if prints[record.name] is not None and record.deps is not None:
-                store.set(NAMESPACE, prints[record.name], record.to_record())
-    result = _assemble([found[c.name] for c in target.chunks])
+                store.set(CHUNK_KEYS, prints[record.name], record.to_record())
+    result = _assemble([found[c.name] for c in target.chunks], world)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}
@@ -244,16 +245,8 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
              memo: dict) -> list[ChunkKeys]:
     """Scan and evaluate the chunks whose records missed."""
     names = [c.name for c in missing]
-    params = inspect.signature(_scan.scan).parameters
-    if "chunks" in params:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
-                              chunk=chunk, chunks=names, progress=progress)]
-    elif len(missing) > PER_CHUNK_SCANS:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, level=level,
-                              chunk=chunk, progress=progress)]
-    else:
-        results = [_scan.scan(target.root, config=config, store=store, optional_facts=optional, chunk=name)
-                   for name in names]
+    results = [_scan.scan(world, store=store, optional_facts=optional, level=level,
+                          chunk=chunk, chunks=names, progress=progress)]
     files_of = {f: c.name for c in missing for f in c.files}
     draws: dict[str, list] = {name: [] for name in names}
     diags: dict[str, list[Diagnostic]] = {name: [] for name in names}
@@ -304,15 +297,19 @@ class _StoredEvaluations(dict):
         if projected in self:
             return self[projected]
         found = self.store.get(EVALUATIONS, self._key(projected))
-        if isinstance(found, list):
-            super().__setitem__(projected, found)
-            return found
-        return default
+        if found is None:
+            return default
+        try:
+            uses = decode_uses(found)
+        except (KeyError, TypeError, ValueError):
+            return default
+        super().__setitem__(projected, uses)
+        return uses
 
     def __setitem__(self, projected, uses) -> None:
         super().__setitem__(projected, uses)
         if isinstance(uses, list):
-            self.store.set(EVALUATIONS, self._key(projected), uses)
+            self.store.set(EVALUATIONS, self._key(projected), encode_uses(uses))
 
 
 class _Unattributed(Exception):
@@ -320,17 +317,10 @@ class _Unattributed(Exception):
 
 
 def _deps(store: Store, root: Path, info, config, optional: frozenset[str]) -> tuple | None:
-    """External buffers the chunk's files read (from its scan cache entry); () without optional facts.
+    """External buffers the chunk's files read (from its scan record); () without optional facts.
 
-    None when the scan cache entry cannot tell (then the chunk is not recorded).
+    None when the scan record cannot tell (then the chunk is not recorded).
     """
     if not optional:
         return ()
-    entry = store.get(_scan.NAMESPACE, _scan.chunk_key(root, info, config, optional))
-    try:
-        files = entry["files"]
-        if set(files) != set(info.files):
-            return None
-        return tuple((str(p), int(m), int(s)) for e in files.values() for p, m, s in e[3])
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return None
+    return _scan.recorded_deps(store, root, info, config, optional)

@@ -27,13 +27,15 @@ from pydantic import BaseModel
 
 from pipeline.cache.store import Store
 from pipeline.errors import Diagnostic, Location, PipelineError
-from pipeline.keys.evaluate import KEY_TEXT, PermutationKey, Trace, evaluate
+from pipeline.keys.evaluate import Trace, evaluate
+from pipeline.keys.key import KEY_TEXT, PermutationKey
 from pipeline.report.funnel import ReportOptions, job_plan, job_state
 from pipeline.rules.models import RuleSet
 from pipeline.scan.facts import DrawFacts, DrawSource
 
 if TYPE_CHECKING:
-    from pipeline.api import KeysResult, World
+    from pipeline.keys.required import KeysResult
+    from pipeline.world import World
 
 HEX = re.compile(r"^[0-9a-f]+$")
 PATH_PART = re.compile(r"\.?([A-Za-z_]\w*)|\[(?:'([^']*)'|\"([^\"]*)\"|(-?\d+))\]")

@@ -114,6 +114,16 @@ def same_value(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
+FeatureValue = bool | int | str
+
+
+def format_value(value: FeatureValue) -> str:
+    """A feature value as key text and defines show it: bools as 0/1, ints and enum values as themselves."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
 def in_domain(domain: Domain, value: Any) -> bool:
     return any(same_value(value, v) for v in domain.values)
 

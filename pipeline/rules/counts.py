@@ -31,7 +31,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from pipeline.errors import Diagnostic, RuleError
-from pipeline.keys.evaluate import PermutationKey
 from pipeline.rules.compiled import Located, default_value
 from pipeline.rules.expr import EvalError
 from pipeline.rules.models import RuleSet
@@ -69,13 +68,13 @@ def count_space(ruleset: RuleSet, pass_name: str, *, overrides: dict[str, Overri
     return SpaceCount(possible, _count(space))
 
 
-def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None) -> Iterator[PermutationKey]:
-    """Every valid key of the pass, in domain order (at most ``limit``)."""
+def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None) -> Iterator[tuple]:
+    """The features of every valid key of the pass, ``((name, value), ...)`` sorted by name, in domain order (at most ``limit``)."""
     space = build_space(ruleset, pass_name, {})
     factors = _project(space)
     keys = _search(space, factors)
     for values in itertools.islice(keys, limit):
-        yield PermutationKey(ruleset.shader, pass_name, tuple(sorted(values.items())))
+        yield tuple(sorted(values.items()))
 
 
 # ---------------------------------------------------------------- the constraint problem

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.errors import Diagnostic, RuleError
-from pipeline.keys.evaluate import format_value
-from pipeline.rules.compiled import default_value
+from pipeline.rules.compiled import default_value, format_value
 from pipeline.rules.counts import truth_table
 from pipeline.rules.models import CompiledRule, RuleSet, display_path, load_rulesets
 

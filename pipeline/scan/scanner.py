@@ -41,23 +41,25 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from pipeline.cache import scan_records
 from pipeline.cache.store import Store
-from pipeline.config import WorldConfig, load_world_config
+from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash, stable_hash
-from pipeline.errors import Diagnostic, GltfError, Location, PipelineError
+from pipeline.errors import Diagnostic, GltfError, Location
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
+from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
+from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.draws import FileDraw, SharedFacts, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of
-from pipeline.scan.gltf.trusted import construct
-from pipeline.world import ChunkInfo, discover, find_world_root
 
-SCAN_FORMAT = 1
-NAMESPACE = "scan"
+if typing.TYPE_CHECKING:
+    from pipeline.world import Selection, World
 
+FORMAT_VERSION = 1
 Progress = Callable[[int, int], None]
 
 
@@ -200,7 +202,7 @@ def _field_tree(model) -> dict:
 
 def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts: frozenset[str]) -> str:
     return stable_hash({
-        "format": SCAN_FORMAT, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
+        "format": FORMAT_VERSION, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
         "level": chunk.level, "grid": config.grid(chunk.level), "limits": config.limits.model_dump(),
         "optional": sorted(optional_facts & OPTIONAL_FACTS),
     })
@@ -356,61 +358,33 @@ def _load_entry(store: Store | None, key: str) -> dict:
     """The cached entry, or {} when absent or not of the expected shape."""
     if store is None:
         return {}
-    entry = store.get(NAMESPACE, key)
-    if not isinstance(entry, dict) or not {"files", "facts", "signatures"} <= set(entry):
+    data = store.get(scan_records.SCAN, key)
+    if data is None:
         return {}
-    return entry
+    try:
+        return scan_records.decode(data)
+    except (KeyError, TypeError, ValueError, AttributeError, ValidationError):
+        store.warn(f"{store.directory}: unreadable scan record {key[:16]}; scanning again")
+        return {}
+
+
+def recorded_deps(store: Store, root: Path, info: ChunkInfo, config: WorldConfig,
+                  optional: frozenset[str]) -> tuple | None:
+    """External buffers a chunk's files read, ``(path, mtime_ns, size)``, from its scan record.
+
+    None when there is no usable record for exactly these files.
+    """
+    entry = _load_entry(store, chunk_key(root, info, config, optional))
+    if set(entry.get("files", ())) != set(info.files):
+        return None
+    return tuple(dep for e in entry["files"].values() for dep in e[3])
 
 
 # ---------------------------------------------------------------- whole scans
-@dataclass(frozen=True)
-class Target:
-    """What a scan covers: a world root, its chunks, and optional file/chunk filters."""
-
-    root: Path
-    chunks: list[ChunkInfo]
-    only_file: str | None = None
-    only_chunk: str | None = None
-    only_chunks: frozenset[str] | None = None
-
-    def wants(self, chunk: str) -> bool:
-        """Whether draws of ``chunk`` (a folder chunk or a grid cell) are in the result."""
-        return ((self.only_chunk is None or chunk == self.only_chunk)
-                and (self.only_chunks is None or chunk in self.only_chunks))
-
-
-def resolve_target(path: Path, config: WorldConfig | None, level: str | None, chunk: str | None,
-                   chunks: Collection[str] | None = None) -> tuple[Target, WorldConfig]:
-    """Find the world root of ``path`` and the chunks to scan."""
-    path = Path(path).resolve()
-    if not path.exists():
-        raise PipelineError.at(str(path), "no such file or folder")
-    root = find_world_root(path)
-    config = config if config is not None else load_world_config(root)
-    under = path.relative_to(root).as_posix() if path.is_dir() else path.parent.relative_to(root).as_posix()
-    found = discover(root, config, "" if under == "." else under)
-    only_file = path.relative_to(root).as_posix() if path.is_file() else None
-    if only_file is not None:
-        found = [c for c in found if only_file in c.files][:1]
-    if level is not None:
-        found = [c for c in found if c.level == level]
-    if chunk is not None:
-        found = [c for c in found if c.name == chunk or (config.grid(c.level) and chunk.startswith(c.level + "/"))]
-        if not found:
-            raise PipelineError.at(chunk, "no such chunk in the world")
-    only_chunks = None
-    if chunks is not None:
-        only_chunks = frozenset(chunks)
-        found = [c for c in found if c.name in only_chunks
-                 or (config.grid(c.level) and any(n.startswith(c.level + "/") for n in only_chunks))]
-    return Target(root, found, only_file, chunk, only_chunks), config
-
-
-def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None = None,
-         optional_facts: frozenset[str] = frozenset(), level: str | None = None, chunk: str | None = None,
-         progress: Progress | None = None, jobs: int | None = None,
-         chunks: Collection[str] | None = None) -> ScanResult:
-    """Scan a world, a chunk folder or one file (through ``store`` when given).
+def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[str] = frozenset(),
+         level: str | None = None, chunk: str | None = None, progress: Progress | None = None,
+         jobs: int | None = None, chunks: Collection[str] | None = None) -> ScanResult:
+    """Scan the world's scope (all of it, a sub-folder or one file), through ``store`` when given.
 
     ``chunks`` restricts the scan to those chunk names (folder chunks, or grid cells:
     their level's folders are scanned and only the named cells kept); names that are
@@ -418,7 +392,7 @@ def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None =
     a pool of up to ``jobs`` processes (default: one per core) when they hold at least
     :data:`POOL_MIN_FILES` files; the result is the same whatever the number of workers.
     """
-    target, config = resolve_target(path, config, level, chunk, chunks)
+    target, config = world.select(level=level, chunk=chunk, chunks=chunks), world.config
     optional = frozenset(optional_facts)
     total = sum(len(_files(c, target)) for c in target.chunks)
     done = [0]
@@ -436,7 +410,7 @@ def scan(path: Path, *, config: WorldConfig | None = None, store: Store | None =
 
     def finish(i: int) -> None:
         if store is not None and not target.only_file and scans[i].changed():
-            store.set(NAMESPACE, keys[i], scans[i].entry())
+            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
 
     workers = _workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
@@ -502,7 +476,7 @@ def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[lis
     return sorted(batches, key=lambda b: -sum(len(chunks[i].files) for i in b))
 
 
-def _scan_on_pool(target: Target, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
+def _scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
                   scans: list, finish: Callable[[int], None], step: Callable[[int], None]) -> None:
     """Scan the ``cold`` chunks on a pool; results land at their index (order is the chunks' order).
 
@@ -528,11 +502,11 @@ def _reset_worker() -> None:
     _WORKER_SHARED = None
 
 
-def _files(chunk: ChunkInfo, target: Target) -> tuple[str, ...]:
+def _files(chunk: ChunkInfo, target: Selection) -> tuple[str, ...]:
     return (target.only_file,) if target.only_file else chunk.files
 
 
-def _scan_chunk(target: Target, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
+def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
                 shared: SharedFacts, step: Callable[[], None]) -> _ChunkScan:
     try:
         work = _ChunkScan(target.root, chunk, config, optional, entry, shared=shared)
@@ -545,7 +519,7 @@ def _scan_chunk(target: Target, chunk: ChunkInfo, config: WorldConfig, optional:
     return work
 
 
-def _result(target: Target, scans: list[_ChunkScan]) -> ScanResult:
+def _result(target: Selection, scans: list[_ChunkScan]) -> ScanResult:
     draws = [d for s in scans for d in s.draws]
     if target.only_chunk is not None or target.only_chunks is not None:
         draws = [d for d in draws if target.wants(d.source.chunk)]

@@ -4,7 +4,6 @@
 |---|---|
 | ``request`` | :class:`CompileRequest`, :class:`CompileOutput`, targets |
 | ``sources`` | :class:`SourceTree`: include resolution, closures, content hashes, tested macros |
-| ``projection`` | :func:`project_defines`: per-stage define projection |
 | ``preamble`` | defines as a glslang preamble; glslang logs as located diagnostics |
 | ``glslang_capi`` | :class:`GlslangCapiBackend`: glslang in-process via its C API (default) |
 | ``glslang_cli`` | :class:`GlslangCliBackend`: a glslangValidator subprocess per compile |
@@ -24,7 +23,6 @@ from pipeline.cook.compile.backends import (
 )
 from pipeline.cook.compile.glslang_capi import GlslangCapiBackend
 from pipeline.cook.compile.glslang_cli import GlslangCliBackend
-from pipeline.cook.compile.projection import project_defines
 from pipeline.cook.compile.request import (
     STAGES,
     TARGETS,
@@ -44,6 +42,6 @@ from pipeline.cook.compile.toolchain import ToolchainError
 __all__ = [
     "Backend", "BackendError", "CompileOutput", "CompileRequest", "GlslangCapiBackend", "GlslangCliBackend",
     "RequestError", "STAGES", "SourceTree", "SpirvToolsError", "TARGETS", "ToolchainError", "compile_batch",
-    "compile_one", "default_backend", "disassemble", "get_backend", "optimize", "project_defines",
+    "compile_one", "default_backend", "disassemble", "get_backend", "optimize",
     "select_backend", "validate",
 ]

@@ -1,6 +1,6 @@
 """Backend selection and the batch entry point a worker process runs.
 
-Compiler identity: every backend has an ``identity`` string naming the
+JobRunner identity: every backend has an ``identity`` string naming the
 compiler, its version and the SPIRV-Tools version, e.g.
 ``'glslang 13.1.1 (C API); SPIRV-Tools v2025.5 <commit>'`` or
 ``'glslangValidator 13.1.1; SPIRV-Tools v2025.5 <commit>'``.  It is part of

@@ -9,7 +9,7 @@ Modules: ``container`` (.gltf/.glb bytes -> JSON + BIN), ``models`` and
 ``uris`` (buffer URIs: data: URIs and paths that must stay inside the world),
 ``extensions`` (what ``extensionsRequired`` may name),
 ``reader`` (all of it in order), ``materials``, ``transforms``, ``draws`` and
-``grid`` (facts), ``trusted`` (building fact models from validated values without
+``grid`` (facts), ``construct`` (building fact models from validated values without
 validating them again).
 """
 

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.scan import facts as F
+from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 from pipeline.scan.gltf.models import Document
 from pipeline.scan.gltf.reader import Gltf
 from pipeline.scan.gltf.transforms import local_det_sign
-from pipeline.scan.gltf.trusted import canonical, construct
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from pipeline.errors import GltfError
 from pipeline.scan import facts as F
 from pipeline.scan.gltf import models as G
+from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.pointer import pointer
-from pipeline.scan.gltf.trusted import canonical, construct
 
 # glTF extension name -> (MaterialFacts field, fact block model)
 _BLOCKS: dict[str, tuple[str, type[F.Frozen]]] = {

@@ -1,0 +1,59 @@
+"""Key records: what the incremental cook keeps per chunk and per rule evaluation.
+
+``chunk-keys:<fingerprint>`` (version 2), one per chunk state (see
+:mod:`pipeline.keys.incremental` for what the fingerprint covers)::
+
+    {"name": "forest/c03", "level": "forest" | null, "draws": 12,
+     "keys": [[shader, pass, [[feature, value], ...], key text, key hash,
+               draws, [render state, ...], {feature: [values]},
+               [[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...]], ...],
+     "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
+     "deps": [[path, mtime_ns, size], ...] | null}
+
+``evaluations:<hash of rules, config, code and projected facts>`` (version 1): the
+keys one distinct projected fact combination needs (rule errors are not stored)::
+
+    [{"key": [shader, pass, [[feature, value], ...]], "render_state": {...},
+      "specialization": {feature: [constant_id, value]}, "dynamic": {feature: value},
+      "trace": {"features": {name: [value, rule, case, expression, [fact paths]]},
+                "normalize": [[rule, pass, when, [[feature, value], ...]], ...]}}, ...]
+
+A diagnostic is :meth:`pipeline.errors.Diagnostic.to_json`.  Anything that does not
+decode is a miss.
+"""
+
+from __future__ import annotations
+
+from pipeline.cache.store import RecordKind
+from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
+from pipeline.keys.key import PermutationKey
+
+CHUNK_KEYS = RecordKind("chunk-keys", 2)  # 2: per-draw bindings (the runtime contract's draws)
+EVALUATIONS = RecordKind("evaluations", 1)
+
+
+def features_of(pairs) -> tuple:
+    """``[[name, value], ...]`` back into the key's hashable feature tuple."""
+    return tuple((str(name), value) for name, value in pairs)
+
+
+def encode_uses(uses: list[KeyUse]) -> list[dict]:
+    return [{"key": [u.key.shader, u.key.pass_name, u.key.features], "render_state": u.render_state,
+             "specialization": u.specialization, "dynamic": u.dynamic,
+             "trace": {"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
+                                    for n, t in u.trace.features.items()},
+                       "normalize": [[n.location, n.pass_name, n.when, n.set] for n in u.trace.normalize]}}
+            for u in uses]
+
+
+def decode_uses(data: list[dict]) -> list[KeyUse]:
+    """Raises KeyError/TypeError/ValueError on anything that is not a record of this layout."""
+    uses = []
+    for u in data:
+        shader, pass_name, features = u["key"]
+        trace = Trace({n: FeatureTrace(v, loc, case, expr, tuple(facts))
+                       for n, (v, loc, case, expr, facts) in u["trace"]["features"].items()},
+                      tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in u["trace"]["normalize"]))
+        uses.append(KeyUse(PermutationKey(shader, pass_name, features_of(features)), dict(u["render_state"]),
+                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]), trace))
+    return uses

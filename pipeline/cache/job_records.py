@@ -1,0 +1,24 @@
+"""Compile job records: what each stage job produced, and what it was compiled from.
+
+``job:<job key>`` (version 1), written by the scheduler after every compile::
+
+    {"blob": "<sha256 of the SPIR-V/GLSL blob>" | null,
+     "diagnostics": [{"file", "line", "col", "pointer", "severity", "message"}, ...]}
+
+A record with a blob is a hit only while the blob is in the store and intact; a
+record without one remembers a compile error (reported again, not recompiled until
+an input changes).
+
+``job-identity:<identity>`` (version 1): the job last compiled for one (source,
+stage, entry, defines), so that a miss can say why it runs (``cook --explain``)::
+
+    {"key": "<job key>", "closure": [["<path>", "<sha256>"], ...],
+     "compiler": "<backend identity>", "target": "vulkan1.2", "optimize": false}
+"""
+
+from __future__ import annotations
+
+from pipeline.cache.store import RecordKind
+
+JOB = RecordKind("job", 1)
+JOB_IDENTITY = RecordKind("job-identity", 1)

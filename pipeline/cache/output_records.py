@@ -1,0 +1,21 @@
+"""Output records: how the cook recognises outputs that are already exactly right.
+
+``outputs:<absolute chunk manifest path>`` (version 1)::
+
+    ["<inputs digest>" | null, <manifest stat>, <pak stat>]
+
+where a stat is ``[mtime_ns, size, inode]`` or null (no file).  The inputs digest
+covers the chunk's keys, its job results, its level and errors; equal digest and
+stats mean the chunk's files need not be read or written.
+
+``level-outputs:<absolute level manifest path>`` (version 1)::
+
+    ["<digest of the stats of the level's chunk manifests>", <level manifest stat>]
+"""
+
+from __future__ import annotations
+
+from pipeline.cache.store import RecordKind
+
+OUTPUTS = RecordKind("outputs", 1)
+LEVEL_OUTPUTS = RecordKind("level-outputs", 1)

@@ -1,0 +1,51 @@
+"""Scan records: the facts of a chunk's files, reused while the files do not change.
+
+``scan:<chunk key>`` (version 1), one per chunk and scan configuration (the chunk key
+hashes the world root, chunk, level, grid, reader limits, optional facts, the facts
+schema and :data:`pipeline.scan.scanner.FORMAT_VERSION`)::
+
+    {"files": {"<file>": {"mtime_ns": int, "size": int, "sha256": "<content hash>",
+                          "deps": [["<external buffer path>", mtime_ns, size], ...],
+                          "draws": [[node, mesh, primitive, material, variant, facts index], ...],
+                          "diagnostics": [diagnostic, ...]}},
+     "facts": [<DrawFacts as JSON>, ...],        # de-duplicated within the chunk
+     "signatures": ["<facts signature>", ...]}   # parallel to "facts"
+
+A file is reused when its (mtime_ns, size) match, else when its content hash does,
+and its external buffers are unchanged.  Facts read back are validated again (a
+cache is input, not trusted code).  Anything that does not decode is a miss.
+"""
+
+from __future__ import annotations
+
+from pipeline.cache.store import RecordKind
+from pipeline.errors import Diagnostic
+from pipeline.scan.facts import DrawFacts
+
+SCAN = RecordKind("scan", 1)
+
+
+def encode(entry: dict) -> dict:
+    """An in-memory chunk entry (see the scanner's ``_ChunkScan.entry``) as a record."""
+    files = {}
+    for file, (mtime_ns, size, digest, deps, rows, diagnostics) in entry["files"].items():
+        files[file] = {"mtime_ns": mtime_ns, "size": size, "sha256": digest, "deps": deps, "draws": rows,
+                       "diagnostics": [d.to_json() for d in diagnostics]}
+    return {"files": files, "facts": [f.model_dump(mode="json") for f in entry["facts"]],
+            "signatures": entry["signatures"]}
+
+
+def decode(data: dict) -> dict:
+    """The record as the scanner's in-memory entry; raises on anything of another layout."""
+    files = {}
+    for file, f in data["files"].items():
+        deps = tuple((str(p), int(m), int(s)) for p, m, s in f["deps"])
+        rows = tuple((node, mesh, primitive, material, variant, int(index))
+                     for node, mesh, primitive, material, variant, index in f["draws"])
+        files[str(file)] = (int(f["mtime_ns"]), int(f["size"]), str(f["sha256"]), deps, rows,
+                            tuple(Diagnostic.from_json(d) for d in f["diagnostics"]))
+    facts = [DrawFacts.model_validate(f) for f in data["facts"]]
+    signatures = [str(s) for s in data["signatures"]]
+    if len(facts) != len(signatures) or any(r[5] >= len(facts) for e in files.values() for r in e[4]):
+        raise ValueError("facts and draws disagree")
+    return {"files": files, "facts": facts, "signatures": signatures}

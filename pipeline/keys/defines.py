@@ -1,0 +1,72 @@
+"""The define convention: how a key becomes ``#define`` lines, and which of them a stage keeps.
+
+For one stage job the compiler receives a preamble built from the key
+(docs/architecture.md, "the define convention"):
+
+| feature kind | ``static`` | ``specialization`` | ``dynamic`` |
+|---|---|---|---|
+| bool | ``NAME 0``/``1`` | ``NAME_SPEC_ID <constant_id>`` | nothing |
+| int | ``NAME <value>`` | ``NAME_SPEC_ID <constant_id>`` | nothing |
+| enum | ``NAME_<VALUE> <i>`` for every value and ``NAME <i>`` | ``NAME_SPEC_ID`` + the ``NAME_<VALUE>`` constants | the ``NAME_<VALUE>`` constants |
+
+plus ``PASS_<NAME> 1`` first and the pass's extra defines last.  Stage projection
+(:func:`project_defines`) then keeps only the defines the stage's source closure tests
+(:meth:`pipeline.cook.compile.SourceTree.tested_macros`): a name in an
+``#if``/``#ifdef``/``#ifndef``/``#elif``/``defined()`` condition anywhere in the
+closure, or in the body of a macro such a condition tests (``#define HAS_X (X != 0)``
++ ``#if HAS_X`` keeps ``X``).  A define read only by ordinary code and never by a
+condition is dropped; the compile then fails loudly (undeclared identifier), and the
+fix is the ``FEATURE(NAME)`` pattern, whose ``#elif defined(NAME)`` tests the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pipeline.keys.evaluate import run_expression
+from pipeline.keys.key import PermutationKey
+from pipeline.rules.compiled import FeatureValue, default_value, format_value
+from pipeline.rules.models import RuleSet
+
+
+def stage_defines(ruleset: RuleSet, key: PermutationKey) -> list[tuple[str, str]]:
+    """The #define preamble of a key (docs/architecture.md, "the define convention").
+
+    ``PASS_<NAME> 1`` first, then every feature in name order, then the extra defines
+    in name order.  Static features the pass does not read are defined to their
+    default value (the pass does not care, so it gets the cheapest variant);
+    specialization and dynamic features it does not read get no spec id.
+    """
+    compiled = ruleset.compiled
+    pass_ = compiled.passes[key.pass_name]
+    values = {n: default_value(d) for n, d in compiled.domains.items()} | dict(key.features)
+    out = [(f"PASS_{key.pass_name.upper()}", "1")]
+    for name in sorted(compiled.domains):
+        mode = compiled.modes[name] if name in pass_.features else _outside_mode(compiled.modes[name])
+        out.extend(_feature_defines(ruleset, name, mode, values[name]))
+    for name, define in sorted(pass_.defines.items()):
+        if define.when is None or run_expression(define.when, None, values):
+            out.append((name, format_value(define.value)))
+    return out
+
+
+def _outside_mode(mode: str) -> str:
+    return "static" if mode == "static" else "dynamic"
+
+
+def _feature_defines(ruleset: RuleSet, name: str, mode: str, value: FeatureValue) -> list[tuple[str, str]]:
+    domain = ruleset.domain(name)
+    out = []
+    if domain.kind == "enum":
+        out = [(f"{name}_{v}", str(i)) for i, v in enumerate(domain.values)]
+    if mode == "specialization":
+        out.append((f"{name}_SPEC_ID", str(ruleset.compiled.constant_ids[name])))
+    elif mode == "static":
+        shown = str(domain.values.index(value)) if domain.kind == "enum" else format_value(value)
+        out.append((name, shown))
+    return out
+
+
+def project_defines(defines: Iterable[tuple[str, str]], tested: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The defines whose name is tested, in their original order."""
+    return tuple((name, value) for name, value in defines if name in tested)

@@ -1,0 +1,237 @@
+"""The keys many draws require: one evaluation per distinct projection of their facts.
+
+:func:`required_keys` groups draws by the values of only the fact paths the rule sets
+read (:class:`FactProjection`), evaluates each group once and merges draws, render
+states and specialization values per key; :func:`keys_of` does it per chunk and
+unions the chunks (:class:`KeysResult`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from pipeline.digest import canonical_bytes
+from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
+from pipeline.keys.key import PermutationKey
+from pipeline.rules.expr import buffer_facts, get_attr, get_item
+from pipeline.rules.models import RuleSet
+from pipeline.scan.facts import Draw, DrawFacts, DrawSource
+from pipeline.scan.scanner import ScanResult
+
+
+# ---------------------------------------------------------------- over many draws
+@dataclass
+class KeyInfo:
+    """Who needs a key and with which pipeline states and specialization values."""
+
+    draws: list[DrawSource] = field(default_factory=list)
+    render_states: list[dict] = field(default_factory=list)
+    specialization: dict[str, list] = field(default_factory=dict)
+    trace: Trace | None = None
+    bindings: list[tuple[DrawSource, dict, dict]] = field(default_factory=list)  # per draw: render state, spec values
+
+    def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
+        self.draws.extend(sources)
+        spec = {n: v for n, (_, v) in use.specialization.items()}
+        self.bindings.extend((source, use.render_state, spec) for source in sources)
+        self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
+        if self.trace is None:
+            self.trace = use.trace
+
+    def merge(self, other: "KeyInfo") -> None:
+        """Take in another KeyInfo of the same key (from another chunk, say)."""
+        self.draws.extend(other.draws)
+        self.bindings.extend(other.bindings)
+        self._add_states(other.render_states, other.specialization)
+        if self.trace is None:
+            self.trace = other.trace
+
+    def _add_states(self, render_states: list[dict], specialization: dict[str, list]) -> None:
+        for state in render_states:
+            if state not in self.render_states:
+                self.render_states.append(state)
+                self.render_states.sort(key=canonical_bytes)
+        for name, values in specialization.items():
+            seen = self.specialization.setdefault(name, [])
+            for value in values:
+                if value not in seen:
+                    seen.append(value)
+                    seen.sort(key=repr)
+
+
+@dataclass
+class RequiredKeys:
+    keys: dict[PermutationKey, KeyInfo] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    signatures_evaluated: int = 0
+
+    def sorted(self) -> list[tuple[PermutationKey, KeyInfo]]:
+        return sorted(self.keys.items(), key=lambda item: item[0].text)
+
+    @classmethod
+    def union(cls, parts: Iterable["RequiredKeys"]) -> "RequiredKeys":
+        """The keys of several parts (chunks) together: draws, states and diagnostics merged."""
+        total, seen = cls(), set()
+        for part in parts:
+            total.signatures_evaluated += part.signatures_evaluated
+            _add_unique(total.diagnostics, part.diagnostics, seen)
+            for key, info in part.keys.items():
+                total.keys.setdefault(key, KeyInfo()).merge(info)
+        return total
+
+    def to_json(self) -> dict:
+        keys = [{**key.to_json(), "render_state": info.render_states, "specialization": info.specialization,
+                 "draws": len(info.draws)} for key, info in self.sorted()]
+        return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
+
+
+Memo = dict  # projected facts -> list[KeyUse] | RuleError, shared across calls
+
+
+def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo | None = None,
+                  overrides: Overrides | None = None) -> RequiredKeys:
+    """Every key the draws need; rules run once per distinct *projected* fact signature.
+
+    Draws are grouped by the values of the fact paths the rule sets read (see
+    :class:`FactProjection`), so draws that differ only in facts no rule reads (a
+    colour factor, the chunk name) share one evaluation.  Pass the same ``memo`` to
+    several calls (one per chunk, say) to share evaluations between them (never
+    across different ``overrides``, see :func:`pipeline.keys.evaluate.evaluate`).
+    """
+    rulesets = list(rulesets)
+    memo = {} if memo is None else memo
+    result = RequiredKeys()
+    seen: set[str] = set()
+    for projected, group in _group(rulesets, draws).items():
+        uses = memo.get(projected)
+        if uses is None:
+            result.signatures_evaluated += 1
+            try:
+                uses = evaluate(rulesets, group[0].facts, overrides)
+            except RuleError as exc:
+                uses = exc
+            memo[projected] = uses
+        if isinstance(uses, RuleError):
+            _add_unique(result.diagnostics, uses.diagnostics, seen)
+            continue
+        if not uses:
+            _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
+        sources = [d.source for d in group]
+        for use in uses:
+            result.keys.setdefault(use.key, KeyInfo()).add(use, sources)
+    return result
+
+
+def _group(rulesets: list[RuleSet], draws: Iterable[Draw]) -> dict[tuple, list[Draw]]:
+    """Draws by projected facts; each distinct facts object is projected once."""
+    project = FactProjection.of(rulesets)
+    by_object: dict[int, tuple] = {}
+    groups: dict[tuple, list[Draw]] = {}
+    for draw in draws:
+        facts = draw.facts
+        projected = by_object.get(id(facts))
+        if projected is None:
+            projected = by_object[id(facts)] = project(facts)
+        groups.setdefault(projected, []).append(draw)
+    return groups
+
+
+def _first_per_file(group: list[Draw]) -> list[Draw]:
+    return list({d.source.file: d for d in reversed(group)}.values())[::-1]
+
+
+_PATH_STEP = re.compile(r"\.(\w+)|\[('[^']*'|-?\d+)\]")
+
+
+class FactProjection:
+    """The values of the fact paths a set of rule sets reads, as one hashable tuple.
+
+    Rule expressions can only observe facts through these paths (``has(X)`` reads
+    ``mesh.attributes['X']``), so two draws with equal projections get equal keys,
+    render states and traces.
+    """
+
+    def __init__(self, paths: Iterable[str]):
+        self.paths = tuple(sorted(paths))
+        self._steps = tuple(self._parse(p) for p in self.paths)
+
+    @classmethod
+    def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
+        return cls(frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets)))
+
+    @staticmethod
+    def _parse(path: str) -> tuple:
+        root = re.match(r"\w+", path).group(0)
+        steps: list[tuple[bool, Any]] = [(False, root)]
+        for attr, item in _PATH_STEP.findall(path[len(root):]):
+            steps.append((False, attr) if attr else (True, item[1:-1] if item.startswith("'") else int(item)))
+        return tuple(steps)
+
+    def __call__(self, facts: DrawFacts) -> tuple:
+        return tuple(_hashable(self._resolve(facts, steps)) for steps in self._steps)
+
+    @staticmethod
+    def _resolve(facts: DrawFacts, steps: tuple) -> Any:
+        value: Any = facts
+        for is_item, name in steps:
+            value = get_item(value, name) if is_item else get_attr(value, name)
+        return value
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        dumped = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        return canonical_bytes(dumped)
+
+
+def _no_family(draw: Draw) -> Diagnostic:
+    src = draw.source
+    pointer = f"/meshes/{src.mesh}/primitives/{src.primitive}"
+    return Diagnostic(Location(src.file, pointer=pointer), "no shader family selects this draw", "warning")
+
+
+def _add_unique(into: list[Diagnostic], items: list[Diagnostic], seen: set[str]) -> None:
+    for d in items:
+        if str(d) not in seen:
+            seen.add(str(d))
+            into.append(d)
+
+
+def optional_facts(rulesets: Iterable[RuleSet]) -> frozenset[str]:
+    """The optional buffer facts the rule sets read (the scanner computes only these)."""
+    read = frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets))
+    return frozenset(f for f in buffer_facts() if f in read)
+
+
+# ---------------------------------------------------------------- per chunk
+@dataclass
+class KeysResult:
+    """The permutation keys a world (or level, or chunk) requires."""
+
+    scan: ScanResult
+    required: RequiredKeys
+    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return list(self.scan.diagnostics) + list(self.required.diagnostics)
+
+    def to_json(self) -> dict:
+        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
+
+
+def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
+    """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
+    chunks: dict[str, list[Draw]] = defaultdict(list)
+    for draw in scanned.draws:
+        chunks[draw.source.chunk].append(draw)
+    memo: dict = {}
+    by_chunk = {name: required_keys(rulesets, chunks[name], memo) for name in sorted(chunks)}
+    return KeysResult(scanned, RequiredKeys.union(by_chunk[name] for name in sorted(by_chunk)), by_chunk)

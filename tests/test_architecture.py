@@ -1,0 +1,124 @@
+"""The house rules of the package: stages import only earlier stages, no import circles, small modules.
+
+The stages follow the data flow (docs/architecture.md):
+
+    base (errors, config, digest, builtin, progress) -> cache.store -> scan -> rules
+    -> world -> keys -> cook -> report -> runtime -> api -> cli
+
+A record-kind module of ``pipeline/cache/`` belongs to the stage whose data it
+holds.  Imports under ``if TYPE_CHECKING:`` are for annotations only: they may name
+the World (which every stage takes) and modules of the same stage, never a later stage.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pipeline"
+MAX_LINES = 450
+
+STAGES = [
+    ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
+              "pipeline.progress", "pipeline.cache", "pipeline.cache.store"]),
+    ("scan", ["pipeline.scan", "pipeline.cache.scan_records"]),
+    ("rules", ["pipeline.rules"]),
+    ("world", ["pipeline.world"]),
+    ("keys", ["pipeline.keys", "pipeline.cache.chunk_records"]),
+    ("cook", ["pipeline.cook", "pipeline.cache.job_records", "pipeline.cache.output_records",
+              "pipeline.cache.remote"]),
+    ("report", ["pipeline.report"]),
+    ("runtime", ["pipeline.runtime"]),
+    ("api", ["pipeline.api"]),
+    ("cli", ["pipeline.cli", "pipeline.__main__"]),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def stage_of(module: str) -> int:
+    best, rank = -1, None
+    for i, (_, prefixes) in enumerate(STAGES):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank is not None, f"{module} belongs to no stage: add it to STAGES and docs/architecture.md"
+    return rank
+
+
+def imports(path: Path) -> list[tuple[str, bool, int]]:
+    """(imported pipeline module, type-only, line) for every import in the file."""
+    tree = ast.parse(path.read_text(), str(path))
+    type_only_lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                type_only_lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
+                     for a in node.names]
+        for name in names:
+            if name.split(".")[0] == "pipeline" and name in MODULES:
+                found.append((name, node.lineno in type_only_lines, node.lineno))
+    return found
+
+
+def test_stages_import_only_earlier_stages() -> None:
+    wrong = []
+    for module, path in MODULES.items():
+        mine = stage_of(module)
+        for target, type_only, line in imports(path):
+            theirs = stage_of(target)
+            if theirs > mine and not (type_only and target == "pipeline.world"):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} ({STAGES[mine][0]}) imports "
+                             f"{target} ({STAGES[theirs][0]})")
+    assert wrong == []
+
+
+def test_no_import_circles() -> None:
+    graph = {m: {t for t, type_only, _ in imports(p) if not type_only and t != m} for m, p in MODULES.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                cycles.append(trail[trail.index(target):] + [target] if target in trail else [module, target])
+            elif target not in state:
+                visit(target, trail + [target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    # a package importing its own submodules (re-exports in __init__) is not a circle
+    cycles = [c for c in cycles if not all(c[0] == m or m.startswith(c[0] + ".") or c[0].startswith(m + ".")
+                                           for m in c)]
+    assert cycles == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_stay_small(module: str) -> None:
+    lines = MODULES[module].read_text().count("\n")
+    assert lines <= MAX_LINES, f"{module}: {lines} lines"
+
+
+def test_architecture_page_lists_every_module() -> None:
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    missing = [m for m, p in MODULES.items() if p.name != "__init__.py" and p.name != "__main__.py"
+               and f"`{p.relative_to(PACKAGE).as_posix()}`" not in page and f"`{p.stem}`" not in page]
+    assert missing == []
