@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 from pipeline.cook.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
+from pipeline.keys.fallback import fallback_keys
+from pipeline.keys.incremental import KeyUses
 
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")
 
@@ -93,9 +95,6 @@ class ContractBuilder:
 def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
     """Add every declared fallback key to each chunk with draws of its family (``found`` is a
     :class:`~pipeline.keys.incremental.CookInput`, changed in place).  Returns chunk -> {shader/pass: key text}."""
-    from pipeline.keys.fallback import fallback_keys
-    from pipeline.keys.incremental import KeyUses
-
     per_family = {name: fallback_keys(rs) for name, rs in families.items()}
     found.keys = dict(found.keys)
     chosen: dict[str, dict[str, str]] = {}

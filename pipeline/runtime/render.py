@@ -10,6 +10,7 @@ a fixed camera looking at the centre of the file's bounds from the front-right-a
 
 from __future__ import annotations
 
+import io
 import math
 import posixpath
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.cook.atomic import write_if_changed
 from pipeline.runtime.device import Device
 from pipeline.runtime.geometry import Primitive, Scene, decode_image, load_scene
 from pipeline.runtime.loader import Loader
@@ -299,11 +301,7 @@ def _morph_deltas(prim: Primitive, slots: int) -> bytes:
 
 def write_png(path: Path | str, image: np.ndarray) -> None:
     """Write RGBA8 pixels as a PNG (Pillow), atomically."""
-    import io
-
-    from PIL import Image
-
-    from pipeline.cook.atomic import write_if_changed
+    from PIL import Image  # the runtime extra; imported on use like the Vulkan bindings
 
     buffer = io.BytesIO()
     Image.fromarray(image, "RGBA").save(buffer, format="PNG")
