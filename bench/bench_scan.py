@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.cache.store import Store  # noqa: E402
-from pipeline.scan.scanner import scan  # noqa: E402
+from pipeline.scan import scanner  # noqa: E402
+from pipeline.world import open_world  # noqa: E402
 
 SEEDS = ("BoxVertexColors/glTF-Binary", "RiggedSimple/glTF", "MultiUVTest/glTF", "SimpleInstancing/glTF",
          "TextureTransformTest/glTF", "AnimatedMorphCube/glTF")
@@ -62,12 +63,12 @@ def corpus_table(corpus: Path, runs: int, quick: bool) -> list[tuple[str, float,
     files = sorted(p for p in corpus.rglob("*") if p.suffix in (".gltf", ".glb"))
     megabytes = sum(len(json_bytes(p)) for p in files) / 1e6
     rows = [("json.loads", timed(lambda: [json.loads(json_bytes(p)) for p in files], runs))]
-    rows.append(("scan (cold, no cache)", timed(lambda: scan(corpus), runs)))
-    if "jobs" in inspect.signature(scan).parameters:
-        rows.append(("scan (cold, no cache, jobs=1)", timed(lambda: scan(corpus, jobs=1), runs)))
+    rows.append(("scan (cold, no cache)", timed(lambda: scanner.scan(open_world(corpus)), runs)))
+    if "jobs" in inspect.signature(scanner.scan).parameters:
+        rows.append(("scan (cold, no cache, jobs=1)", timed(lambda: scanner.scan(open_world(corpus), jobs=1), runs)))
     with tempfile.TemporaryDirectory() as cache, Store(cache) as store:
-        scan(corpus, store=store)
-        rows.append(("scan (cached)", timed(lambda: scan(corpus, store=store), runs)))
+        scanner.scan(open_world(corpus), store=store)
+        rows.append(("scan (cached)", timed(lambda: scanner.scan(open_world(corpus), store=store), runs)))
     rows.append(("pygltflib GLTF2.load", timed(lambda: pygltflib_load(files[: 60 if quick else None]), 1)
                  * (len(files) / min(len(files), 60) if quick else 1)))
     print(f"\n{len(files)} files, {megabytes:.2f} MB of glTF JSON ({corpus})\n")
@@ -104,14 +105,14 @@ def world_table(corpus: Path, count: int, runs: int) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(seed, target)
         one_s = None
-        if "jobs" in inspect.signature(scan).parameters:
-            one_s = timed(lambda: scan(world, jobs=1), 1)
+        if "jobs" in inspect.signature(scanner.scan).parameters:
+            one_s = timed(lambda: scanner.scan(open_world(world), jobs=1), 1)
         with Store(Path(tmp) / "cache") as store:
             start = time.perf_counter()
-            cold = scan(world, store=store)
+            cold = scanner.scan(open_world(world), store=store)
             cold_s = time.perf_counter() - start
-            warm_s = timed(lambda: scan(world, store=store), runs)
-            warm = scan(world, store=store)
+            warm_s = timed(lambda: scanner.scan(open_world(world), store=store), runs)
+            warm = scanner.scan(open_world(world), store=store)
     print(f"\ngenerated world: {count} files, {len(cold.chunks)} chunks, {len(cold.draws)} draws\n")
     print("| scan | time (s) | files read |")
     print("|---|---:|---:|")

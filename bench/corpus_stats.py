@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.keys.required import optional_facts
 from pipeline.rules.models import load_rulesets  # noqa: E402
-from pipeline.scan.scanner import scan  # noqa: E402
+from pipeline.scan import scanner  # noqa: E402
+from pipeline.world import open_world  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 DEFAULT_OUT = Path(__file__).resolve().parent / "corpus_frequencies.json"
@@ -74,7 +75,7 @@ def draw_features(facts) -> dict:
 
 def measure(corpus: Path) -> dict:
     rulesets = load_rulesets(ROOT / "rules")
-    result = scan(corpus, optional_facts=optional_facts(rulesets))
+    result = scanner.scan(open_world(corpus), optional_facts=optional_facts(rulesets))
     flags: Counter = Counter()
     dists: dict[str, Counter] = {}
     per_file: Counter = Counter()

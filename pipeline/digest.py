@@ -9,14 +9,26 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
 
-def canonical_bytes(value: Any) -> bytes:
-    """Serialize a JSON-able value canonically (sorted keys, compact)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+def canonical_bytes(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Serialize a JSON-able value canonically (sorted keys, compact).
+
+    ``default`` turns other objects into JSON-able values (as ``orjson.dumps`` takes it).
+    """
+    return orjson.dumps(value, default=default, option=orjson.OPT_SORT_KEYS)
+
+
+def canonical_object(members: dict[str, bytes]) -> bytes:
+    """The canonical bytes of an object whose member values are already canonical bytes.
+
+    Equal to ``canonical_bytes({k: v...})`` of the decoded values, so a hash over a
+    whole can be assembled from its parts' bytes, each serialized once.
+    """
+    return b"{" + b",".join(orjson.dumps(k) + b":" + v for k, v in sorted(members.items())) + b"}"
 
 
 def stable_hash(value: Any) -> str:

@@ -28,7 +28,7 @@ STAGES = [
     ("world", ["pipeline.world"]),
     ("keys", ["pipeline.keys", "pipeline.cache.chunk_records"]),
     ("cook", ["pipeline.cook", "pipeline.cache.job_records", "pipeline.cache.output_records",
-              "pipeline.cache.remote"]),
+              "pipeline.cache.remote", "pipeline.cache.reflection_records"]),
     ("report", ["pipeline.report"]),
     ("runtime", ["pipeline.runtime"]),
     ("api", ["pipeline.api"]),

@@ -45,13 +45,13 @@ def snapshot(result: ScanResult) -> tuple:
 def pool_calls(monkeypatch) -> list[int]:
     """Counts the pool runs (the pool itself still runs)."""
     calls: list[int] = []
-    original = scan_module._scan_on_pool
+    original = scan_module.scan_on_pool
 
     def counting(*args, **kwargs):
         calls.append(args[4])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(scan_module, "_scan_on_pool", counting)
+    monkeypatch.setattr(scan_module, "scan_on_pool", counting)
     return calls
 
 

@@ -8,14 +8,11 @@ keeps its level manifest whole.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import orjson
 
 from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
@@ -26,8 +23,8 @@ from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_p
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
-from pipeline.digest import code_hash
-from pipeline.errors import Diagnostic
+from pipeline.digest import code_hash, stable_hash
+from pipeline.errors import Diagnostic, Location
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -120,9 +117,8 @@ def _scan_errors(found: CookInput) -> list[dict]:
 
 
 def _error_doc(key: str | None, d: Diagnostic) -> dict:
-    loc = d.location
-    return {"key": key, "file": loc.file, "line": loc.line, "col": loc.col, "pointer": loc.pointer,
-            "message": d.message}
+    """A diagnostic's one JSON shape, plus the key whose job reported it (None for scan and rule errors)."""
+    return d.to_json() | {"key": key}
 
 
 def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[dict]:
@@ -140,13 +136,12 @@ def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[di
 
 
 def _cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return {"key": key, "file": prefix + job.request.source, "line": None, "col": None, "pointer": None,
-            "message": "not compiled: stopped by --fail-fast"}
+    return _error_doc(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
 
 
 def _compact(doc: dict) -> dict:
-    """An error as a manifest stores it: without the empty fields."""
-    return {k: v for k, v in doc.items() if v is not None}
+    """An error as a manifest stores it: without the empty fields (every manifest error is an error)."""
+    return {k: v for k, v in doc.items() if v is not None and k != "severity"}
 
 
 # ------------------------------------------------------------------ outputs
@@ -221,18 +216,17 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
 OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 
-def _results_digest(result: CookResult) -> bytes:
+def _results_digest(result: CookResult) -> str:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
     doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
-    return hashlib.sha256(orjson.dumps(doc)).digest()
+    return stable_hash(doc)
 
 
-def _chunk_digest(results: bytes, fingerprint: str, chunk: str, level: str, errors: list[dict]) -> str:
-    return hashlib.sha256(results + orjson.dumps([fingerprint, chunk, level, errors],
-                                                 option=orjson.OPT_SORT_KEYS)).hexdigest()
+def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors: list[dict]) -> str:
+    return stable_hash([results, fingerprint, chunk, level, errors])
 
 
 def _code_hash() -> str:
@@ -245,7 +239,7 @@ def _level_state(out: Path, level: str) -> str:
     folder = out / level
     own = mf.level_manifest_path(out, level)
     files = sorted(p for p in folder.rglob("*.json") if p != own) if folder.is_dir() else []
-    return hashlib.sha256(orjson.dumps([(str(p), _stat_of(p)) for p in files])).hexdigest()
+    return stable_hash([(str(p), _stat_of(p)) for p in files])
 
 
 def _stat_of(path: Path) -> list[int] | None:

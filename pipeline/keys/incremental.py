@@ -24,12 +24,10 @@ Worlds with grid-chunked levels or a single-file target take the full path
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 from pydantic import BaseModel
 
 from pipeline.cache.chunk_records import (
@@ -40,7 +38,7 @@ from pipeline.cache.chunk_records import (
     features_of,
 )
 from pipeline.cache.store import Store
-from pipeline.digest import canonical_bytes, code_hash, stable_hash
+from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
@@ -159,23 +157,20 @@ def _code_hash() -> str:
 
 def _folder_hash(folder: Path) -> str:
     """Hash of every file (name and bytes) under ``folder``, hidden ones included."""
-    h = hashlib.sha256()
     folder = Path(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
-        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+    files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    return stable_hash([[p.relative_to(folder).as_posix(), bytes_hash(p.read_bytes())] for p in files])
 
 
-def _base(world, root: Path, optional: frozenset[str]) -> bytes:
+def _base(world, root: Path, optional: frozenset[str]) -> str:
     return stable_hash({
         "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
         "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
-    }).encode()
+    })
 
 
-def _fingerprint(base: bytes, root: Path, chunk) -> str | None:
+def _fingerprint(base: str, root: Path, chunk) -> str | None:
     """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans)."""
     stats = []
     for file in chunk.files:
@@ -184,7 +179,7 @@ def _fingerprint(base: bytes, root: Path, chunk) -> str | None:
         except OSError:
             return None
         stats.append((file, st.st_mtime_ns, st.st_size))
-    return hashlib.sha256(base + orjson.dumps([chunk.name, chunk.level, stats])).hexdigest()
+    return stable_hash([base, chunk.name, chunk.level, stats])
 
 
 def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> ChunkKeys | None:
@@ -236,7 +231,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
                 store.set(CHUNK_KEYS, prints[record.name], record.to_record())
     result = _assemble([found[c.name] for c in target.chunks], world)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
-    result.fingerprints = {c.name: hashlib.sha256(prints[c.name].encode() + orjson.dumps(found[c.name].deps)).hexdigest()
+    result.fingerprints = {c.name: stable_hash([prints[c.name], found[c.name].deps])
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}
     return result
 
@@ -279,19 +274,15 @@ class _StoredEvaluations(dict):
     reported again by evaluating again).
     """
 
-    def __init__(self, store: Store, base: bytes):
+    def __init__(self, store: Store, base: str):
         super().__init__()
         self.store, self.base = store, base
 
     def _key(self, projected: tuple) -> str:
-        """Canonical bytes of each projected value (pickle would differ with how a model was built)."""
-        h = hashlib.sha256(self.base)
-        for value in projected:
-            if isinstance(value, BaseModel):
-                value = value.model_dump(mode="json")
-            h.update(value if isinstance(value, bytes) else canonical_bytes(value))
-            h.update(b"\0")
-        return h.hexdigest()
+        """The canonical hash of the projected values (models as their JSON, canonical bytes tagged)."""
+        return stable_hash([self.base, [["bytes", v.decode()] if isinstance(v, bytes)
+                                        else ["value", v.model_dump(mode="json") if isinstance(v, BaseModel) else v]
+                                        for v in projected]])
 
     def get(self, projected, default=None):
         if projected in self:

@@ -8,7 +8,6 @@ unions the chunks (:class:`KeysResult`).
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -17,7 +16,8 @@ from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.expr import buffer_facts, get_attr, get_item
+from pipeline.rules.expr import buffer_facts
+from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.scanner import ScanResult
@@ -144,9 +144,6 @@ def _first_per_file(group: list[Draw]) -> list[Draw]:
     return list({d.source.file: d for d in reversed(group)}.values())[::-1]
 
 
-_PATH_STEP = re.compile(r"\.(\w+)|\[('[^']*'|-?\d+)\]")
-
-
 class FactProjection:
     """The values of the fact paths a set of rule sets reads, as one hashable tuple.
 
@@ -157,29 +154,14 @@ class FactProjection:
 
     def __init__(self, paths: Iterable[str]):
         self.paths = tuple(sorted(paths))
-        self._steps = tuple(self._parse(p) for p in self.paths)
+        self._steps = tuple(parse_fact_path(p) for p in self.paths)
 
     @classmethod
     def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
         return cls(frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets)))
 
-    @staticmethod
-    def _parse(path: str) -> tuple:
-        root = re.match(r"\w+", path).group(0)
-        steps: list[tuple[bool, Any]] = [(False, root)]
-        for attr, item in _PATH_STEP.findall(path[len(root):]):
-            steps.append((False, attr) if attr else (True, item[1:-1] if item.startswith("'") else int(item)))
-        return tuple(steps)
-
     def __call__(self, facts: DrawFacts) -> tuple:
-        return tuple(_hashable(self._resolve(facts, steps)) for steps in self._steps)
-
-    @staticmethod
-    def _resolve(facts: DrawFacts, steps: tuple) -> Any:
-        value: Any = facts
-        for is_item, name in steps:
-            value = get_item(value, name) if is_item else get_attr(value, name)
-        return value
+        return tuple(_hashable(resolve_fact_path(facts, steps)) for steps in self._steps)
 
 
 def _hashable(value: Any) -> Any:

@@ -30,6 +30,7 @@ from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
 from pipeline.keys.key import KEY_TEXT, PermutationKey
 from pipeline.report.funnel import ReportOptions, job_plan, job_state
+from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
 from pipeline.scan.facts import DrawFacts, DrawSource
 
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from pipeline.world import World
 
 HEX = re.compile(r"^[0-9a-f]+$")
-PATH_PART = re.compile(r"\.?([A-Za-z_]\w*)|\[(?:'([^']*)'|\"([^\"]*)\"|(-?\d+))\]")
 
 
 class ExplainError(PipelineError):
@@ -252,22 +252,7 @@ def fact_value(facts: DrawFacts, path: str) -> Any:
 
     Follows the expression language: anything under an absent block is None.
     """
-    value: Any = facts
-    for match in PATH_PART.finditer(path):
-        name, single, double, index = match.groups()
-        value = _step(value, name if name is not None else single if single is not None else double,
-                      int(index) if index is not None else None)
-    return _plain(value)
-
-
-def _step(value: Any, name: str | None, index: int | None) -> Any:
-    if value is None:
-        return None
-    if index is not None:
-        return value[index] if isinstance(value, (list, tuple)) and -len(value) <= index < len(value) else None
-    if isinstance(value, BaseModel):
-        return getattr(value, name) if name in type(value).model_fields else None
-    return value.get(name) if isinstance(value, dict) else None
+    return _plain(resolve_fact_path(facts, parse_fact_path(path)))
 
 
 def _plain(value: Any) -> Any:

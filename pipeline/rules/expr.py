@@ -35,16 +35,29 @@ when the expression is compiled; every feature name against the feature table.
 from __future__ import annotations
 
 import ast
-import difflib
-import math
 import operator
-import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Union
+from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel
 
+from pipeline.rules.expr_runtime import (  # noqa: F401  (EvalError, get_attr, get_item re-exported)
+    ARITH,
+    COMPARE,
+    Env,
+    EvalError,
+    Fn,
+    arith,
+    bucket_of,
+    count_of,
+    extreme,
+    get_attr,
+    get_item,
+    has_attribute,
+    is_number,
+)
+from pipeline.rules.expr_types import ANY, Domain, SType, stype_of, suggest  # noqa: F401  (Domain, suggest re-exported)
 from pipeline.scan.facts import DrawFacts
 
 MAX_LENGTH = 2000
@@ -63,178 +76,6 @@ class ExprError(Exception):
         self.message, self.line, self.col = message, line, col
 
 
-class EvalError(Exception):
-    """An expression failed at run time (e.g. comparing a string with a number)."""
-
-
-# ------------------------------------------------------------------ static types
-@dataclass(frozen=True)
-class Domain:
-    """A feature as expressions see it: its kind and finite values."""
-
-    name: str
-    kind: str  # 'bool' | 'int' | 'enum'
-    values: tuple
-
-
-@dataclass(frozen=True)
-class SType:
-    """What is statically known about a sub-expression's value."""
-
-    kind: str = "any"  # 'model' | 'dict' | 'seq' | 'scalar' | 'any'
-    model: Any = None  # the pydantic class ('model'), or the item annotation ('dict'/'seq')
-    values: frozenset | None = None  # every possible value, when known
-    feature: Domain | None = None  # the value is this feature's value
-    path: str | None = None  # the fact path, for messages
-
-
-ANY = SType()
-
-
-def _is_optional(annotation: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return annotation, False
-
-
-def stype_of(annotation: Any, path: str) -> SType:
-    """The static type of a fact field from its annotation (Optional unwrapped)."""
-    annotation, _ = _is_optional(annotation)
-    origin = typing.get_origin(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return SType("model", annotation, path=path)
-    if origin is dict:
-        return SType("dict", typing.get_args(annotation)[1], path=path)
-    if origin in (tuple, list):
-        args = typing.get_args(annotation)
-        return SType("seq", args[0] if args else Any, path=path)
-    if origin is Literal:
-        return SType("scalar", values=frozenset(typing.get_args(annotation)) | {None}, path=path)
-    if annotation is Any:
-        return SType("any", path=path)
-    return SType("scalar", annotation, path=path)
-
-
-def suggest(word: str, candidates: typing.Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` or an empty string."""
-    match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
-
-
-# ------------------------------------------------------------------ run time helpers
-Env = tuple  # (facts: DrawFacts | None, features: Mapping[str, Any] | None)
-Fn = Callable[[Env], Any]
-
-
-def get_attr(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, BaseModel):
-        return getattr(obj, name) if name in type(obj).__pydantic_fields__ else None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return None
-
-
-def get_item(obj: Any, key: Any) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key) if isinstance(key, (str, int, float, bool)) else None
-    if isinstance(obj, (tuple, list)) and isinstance(key, int) and not isinstance(key, bool):
-        return obj[key] if -len(obj) <= key < len(obj) else None
-    return None
-
-
-def _ordered(op: Callable) -> Callable:
-    def compare(a: Any, b: Any) -> bool:
-        if a is None or b is None:
-            return False
-        try:
-            return op(a, b)
-        except TypeError:
-            raise EvalError(f"cannot compare {type(a).__name__} with {type(b).__name__}") from None
-
-    return compare
-
-
-def _contains(a: Any, b: Any) -> bool:
-    if b is None:
-        return False
-    if isinstance(b, BaseModel) or not isinstance(b, (tuple, list, dict, str)):
-        raise EvalError(f"'in' needs a list, dict or string, got {type(b).__name__}")
-    if isinstance(b, str) and not isinstance(a, str):
-        return False
-    try:
-        return a in b
-    except TypeError:
-        return False
-
-
-COMPARE = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne,
-    ast.Lt: _ordered(operator.lt), ast.LtE: _ordered(operator.le),
-    ast.Gt: _ordered(operator.gt), ast.GtE: _ordered(operator.ge),
-    ast.In: _contains, ast.NotIn: lambda a, b: not _contains(a, b),
-    ast.Is: operator.is_, ast.IsNot: operator.is_not,
-}
-ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
-INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # results beyond these (or inf) are errors, never huge values
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float))
-
-
-def _arith(op: Callable, a: Any, b: Any) -> Any:
-    if a is None or b is None:
-        return None
-    if not (_number(a) and _number(b)):
-        raise EvalError(f"arithmetic needs numbers, got {type(a).__name__} and {type(b).__name__}")
-    result = op(a, b)
-    if not (INT_MIN <= result <= INT_MAX if isinstance(result, int) else math.isfinite(result)):
-        raise EvalError("arithmetic overflow: the result does not fit in a 64-bit number")
-    return result
-
-
-def _count(x: Any) -> int:
-    if x is None:
-        return 0
-    if isinstance(x, (tuple, list, dict, str)):
-        return len(x)
-    if isinstance(x, bool):
-        return int(x)
-    raise EvalError(f"count() needs a list, dict or string, got {type(x).__name__}")
-
-
-def _extreme(pick: Callable) -> Callable:
-    def helper(*args: Any) -> Any:
-        items = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-        items = [v for v in items if v is not None]
-        if not items:
-            return None
-        try:
-            return pick(items)
-        except TypeError:
-            raise EvalError("min()/max() need comparable values") from None
-
-    return helper
-
-
-def _bucket(x: Any, buckets: tuple) -> Any:
-    if x is None:
-        return None
-    for b in buckets:
-        if _ordered(operator.ge)(b, x):
-            return b
-    return buckets[-1]
-
-
-def _has(facts: Any, name: Any) -> bool:
-    if facts is None:
-        raise EvalError("has() needs draw facts")
-    return isinstance(name, str) and name in facts.mesh.attributes
 
 
 # ------------------------------------------------------------------ compiled form
@@ -459,7 +300,7 @@ class _Compiler:
             return (lambda env: not fn(env)), SType("scalar", bool, frozenset([True, False]))
         if isinstance(node.op, (ast.USub, ast.UAdd)):
             sign = -1 if isinstance(node.op, ast.USub) else 1
-            return (lambda env: _arith(operator.mul, sign, fn(env))), ANY
+            return (lambda env: arith(operator.mul, sign, fn(env))), ANY
         self.fail(node, "the operator ~ is not allowed")
 
     def c_BinOp(self, node: ast.BinOp) -> tuple[Fn, SType]:
@@ -468,7 +309,7 @@ class _Compiler:
             self.fail(node, f"the operator {type(node.op).__name__} is not allowed (only + - *)")
         left, _ = self.compile(node.left)
         right, _ = self.compile(node.right)
-        return (lambda env: _arith(op, left(env), right(env))), ANY
+        return (lambda env: arith(op, left(env), right(env))), ANY
 
     def c_Compare(self, node: ast.Compare) -> tuple[Fn, SType]:
         operands = [node.left, *node.comparators]
@@ -550,15 +391,15 @@ class _Compiler:
             self.facts.add(f"mesh.attributes[{next(iter(t.values))!r}]")
         else:
             self.facts.add("mesh.attributes")
-        return (lambda env: _has(env[0], arg(env))), SType("scalar", bool, frozenset([True, False]))
+        return (lambda env: has_attribute(env[0], arg(env))), SType("scalar", bool, frozenset([True, False]))
 
     def h_count(self, node: ast.Call) -> tuple[Fn, SType]:
         arg, _ = self.compile(node.args[0])
-        return (lambda env: _count(arg(env))), SType("scalar", int)
+        return (lambda env: count_of(arg(env))), SType("scalar", int)
 
     def h_min(self, node: ast.Call, pick: Callable = min) -> tuple[Fn, SType]:
         fns = [self.compile(a)[0] for a in node.args]
-        helper = _extreme(pick)
+        helper = extreme(pick)
         return (lambda env: helper(*(f(env) for f in fns))), ANY
 
     def h_max(self, node: ast.Call) -> tuple[Fn, SType]:
@@ -568,13 +409,13 @@ class _Compiler:
         arg, _ = self.compile(node.args[0])
         spec = node.args[1]
         if not isinstance(spec, (ast.List, ast.Tuple)) or not spec.elts or not all(
-                isinstance(e, ast.Constant) and _number(e.value) and not isinstance(e.value, bool)
+                isinstance(e, ast.Constant) and is_number(e.value) and not isinstance(e.value, bool)
                 for e in spec.elts):
             self.fail(spec, "bucket() needs a literal, non-empty list of numbers, e.g. bucket(x, [0, 1, 2, 4])")
         buckets = tuple(e.value for e in spec.elts)  # type: ignore[attr-defined]
         if list(buckets) != sorted(buckets):
             self.fail(spec, "bucket() needs its buckets in ascending order")
-        return (lambda env: _bucket(arg(env), buckets)), SType("scalar", int, frozenset(buckets) | {None})
+        return (lambda env: bucket_of(arg(env), buckets)), SType("scalar", int, frozenset(buckets) | {None})
 
 
 def _dotted(node: ast.AST) -> str:

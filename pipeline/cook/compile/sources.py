@@ -16,12 +16,12 @@ conservative over-approximation of what a compile reads (right for cache keys).
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
@@ -69,7 +69,7 @@ def parse_source(text: str) -> ParsedFile:
     joined = _join_continuations(code)
     tested = frozenset(i for m in CONDITION_RE.finditer(joined) for i in IDENT_RE.findall(m.group(1)))
     refs = tuple((m.group(1), frozenset(IDENT_RE.findall(m.group(2)))) for m in DEFINE_RE.finditer(joined))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    digest = bytes_hash(text.encode("utf-8"))
     return ParsedFile(text, digest, includes, tested - {"defined"}, refs)
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-import orjson
 from pydantic import BaseModel
+
+from pipeline.digest import canonical_bytes
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -74,4 +75,4 @@ def canonical(model: BaseModel) -> bytes:
     Equal to ``canonical_bytes(model.model_dump(mode="json"))`` for fact models (plain
     JSON values, tuples and nested models), without building the dump first.
     """
-    return orjson.dumps(model.__dict__, default=_fields_of, option=orjson.OPT_SORT_KEYS)
+    return canonical_bytes(model.__dict__, default=_fields_of)

@@ -14,10 +14,10 @@ fact objects.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pipeline.digest import bytes_hash, canonical_object
 from pipeline.scan import facts as F
 from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
@@ -122,9 +122,9 @@ class SharedFacts:
         if found is None:
             facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
                                             "scene": scene[0], "chunk": chunk[0]})
-            text = b"".join((b'{"chunk":', chunk[1], b',"material":', material[1], b',"mesh":', mesh[1],
-                             b',"node":', node[1], b',"scene":', scene[1], b"}"))
-            found = self.draws[key] = (facts, hashlib.sha256(text).hexdigest())
+            text = canonical_object({"chunk": chunk[1], "material": material[1], "mesh": mesh[1],
+                                     "node": node[1], "scene": scene[1]})
+            found = self.draws[key] = (facts, bytes_hash(text))
         return found
 
 

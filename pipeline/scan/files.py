@@ -1,0 +1,96 @@
+"""Scanning one glTF file (pure: bytes in, draws and diagnostics out), and the freshness of the buffers it read."""
+
+from __future__ import annotations
+
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.config import WorldConfig
+from pipeline.errors import Diagnostic, GltfError
+from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
+from pipeline.scan.facts import Draw, DrawSource
+from pipeline.scan.gltf import parse_gltf, read_bytes
+from pipeline.scan.gltf.draws import FileDraw, SharedFacts, draws_of
+from pipeline.scan.gltf.grid import grid_chunk_of
+
+if typing.TYPE_CHECKING:
+    pass
+
+
+# ---------------------------------------------------------------- one file (pure)
+@dataclass
+class FileScan:
+    """One file's draws (source indices + facts), diagnostics and buffer dependencies."""
+
+    draws: list[FileDraw]
+    diagnostics: list[Diagnostic]
+    deps: list[Path] = field(default_factory=list)
+
+
+def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
+               config: WorldConfig, optional_facts: frozenset[str], shared: SharedFacts | None = None) -> FileScan:
+    """Draws of one file's content; a bad file gives no draws and one located error.
+
+    ``shared`` (one per scan) shares equal fact objects between files and gives each
+    draw its signature.
+    """
+    try:
+        gltf = parse_gltf(data, path, file, config.limits)
+        buffers = BufferData(gltf, root, config.limits)
+        wanted = optional_facts & OPTIONAL_FACTS
+        optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
+        grid = config.grid(level)
+        chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
+        return FileScan(draws_of(gltf, chunk_of, optional, shared), buffers.warnings, buffers.dependencies)
+    except GltfError as exc:
+        return FileScan([], exc.diagnostics)
+
+
+def scan_file(path: Path, *, root: Path, chunk_name: str, level: str, config: WorldConfig,
+              optional_facts: frozenset[str] = frozenset()) -> tuple[list[Draw], list[Diagnostic]]:
+    """Draws and diagnostics of one file, without any cache."""
+    file = relative_name(Path(path), Path(root))
+    try:
+        data = read_bytes(Path(path), file, config.limits)
+    except GltfError as exc:
+        return [], exc.diagnostics
+    result = scan_bytes(data, Path(path), root=Path(root), file=file, chunk_name=chunk_name, level=level,
+                        config=config, optional_facts=optional_facts)
+    return [to_draw(file, d) for d in result.draws], result.diagnostics
+
+
+def to_draw(file: str, d: FileDraw) -> Draw:
+    chunk = d.facts.chunk
+    source = DrawSource(file=file, chunk=chunk.name, level=chunk.level, node=d.node, mesh=d.mesh,
+                        primitive=d.primitive, material=d.material, variant=d.variant)
+    return Draw(source=source, facts=d.facts)
+
+
+def relative_name(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+
+
+def stat_dep(path: Path) -> tuple[str, int, int]:
+    stat = os.stat(path)
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def deps_fresh(deps) -> bool:
+    """True when every (path, mtime_ns, size) still matches the file on disk."""
+    for path, mtime_ns, size in deps:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return False
+        if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+            return False
+    return True
+
+

@@ -1,0 +1,100 @@
+"""Cold scans on a process pool: chunks without a usable scan record, in batches, one worker per core."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import typing
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from pipeline.config import WorldConfig
+from pipeline.scan.chunk_scan import ChunkScan
+from pipeline.scan.chunks import ChunkInfo
+from pipeline.scan.gltf.draws import SharedFacts
+
+if typing.TYPE_CHECKING:
+    from pipeline.world import Selection
+
+
+# Cold chunks are scanned on a process pool when they hold at least this many files
+# together, and each worker gets at least half of it: forking a worker and sending
+# its facts back costs about as much as scanning a few dozen small files.
+POOL_MIN_FILES = 64
+
+
+def pool_workers(jobs: int | None, cold_files: int) -> int:
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs <= 1 or cold_files < POOL_MIN_FILES:
+        return 1
+    return max(1, min(jobs, cold_files // (POOL_MIN_FILES // 2)))
+
+
+def _pool_context():
+    """fork where there is one: workers start at once and inherit the loaded modules."""
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+
+
+_WORKER_SHARED: SharedFacts | None = None
+
+
+def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optional: frozenset[str]) -> list[tuple]:
+    """In a worker: scan chunks without a cache entry; facts are shared across its tasks."""
+    global _WORKER_SHARED
+    if _WORKER_SHARED is None:
+        _WORKER_SHARED = SharedFacts()
+    out = []
+    for chunk in chunks:
+        work = ChunkScan(root, chunk, config, optional, {}, shared=_WORKER_SHARED)
+        work.run(chunk.files, lambda: None)
+        out.append(work.payload())
+    return out
+
+
+def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[list[int]]:
+    """Cold chunk indices in about ``4 * workers`` batches of similar file counts, biggest first."""
+    total = sum(len(chunks[i].files) for i in cold)
+    size = max(1, total // (4 * workers))
+    batches, current, count = [], [], 0
+    for i in cold:
+        current.append(i)
+        count += len(chunks[i].files)
+        if count >= size:
+            batches.append(current)
+            current, count = [], 0
+    if current:
+        batches.append(current)
+    return sorted(batches, key=lambda b: -sum(len(chunks[i].files) for i in b))
+
+
+def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
+                  scans: list, finish: Callable[[int], None], step: Callable[[int], None]) -> None:
+    """Scan the ``cold`` chunks on a pool; results land at their index (order is the chunks' order).
+
+    A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
+    """
+    try:
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                                    initializer=_reset_worker) as pool:
+            futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
+                       for batch in _batches(target.chunks, cold, workers)}
+            for future in cf.as_completed(futures):
+                for i, payload in zip(futures[future], future.result()):
+                    chunk = target.chunks[i]
+                    scans[i] = ChunkScan.from_payload(target.root, chunk, config, optional, payload)
+                    finish(i)
+                    step(len(chunk.files))
+    except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
+        pass  # chunks without a result are scanned in this process
+
+
+def _reset_worker() -> None:
+    global _WORKER_SHARED
+    _WORKER_SHARED = None
+
+
