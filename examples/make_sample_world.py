@@ -550,9 +550,16 @@ FILES = {
 }
 
 
+# The world's root marker: `pipeline cook sample_world/forest` then cooks the forest
+# level of this world (chunk names forest/c00 ...), as git finds a repository's root.
+CONFIG = b"""# The sample world: levels are the first folder level (forest, town).
+level_depth = 1
+"""
+
+
 def generate(out: Path | str = DEFAULT_OUT) -> dict[str, bytes]:
     """Write every file of the sample world under ``out``; returns {relative path: bytes}."""
-    files = {rel: build().to_bytes() for rel, build in FILES.items()}
+    files = {rel: build().to_bytes() for rel, build in FILES.items()} | {"pipeline.toml": CONFIG}
     for rel, data in files.items():
         write_if_changed(Path(out) / rel, data)
     return files

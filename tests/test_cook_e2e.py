@@ -3,6 +3,9 @@
 Every cook counts its compiles through the ``scheduler.JobRunner`` seam, so
 "nothing left to compile" is an assertion.  One cold cook runs per module; the
 other tests start from copies of its world, shader library, cache and outputs.
+Every test runs on two layouts of the sample world: as it is (``level_depth = 1``,
+chunk ``forest/c00``) and moved under ``levels/`` with ``level_depth = 2`` (chunk
+``levels/forest/c00``, level manifest ``levels/forest.level.json``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ SAMPLE = ROOT / "examples" / "sample_world"
 MATERIALS = ROOT / "materials"
 FRAGMENT_INCLUDE = "pbr/brdf.glsl"      # included by pbr.frag only
 EDITED_FILE = "forest/c00/terrain.gltf"
+LAYOUTS = {"level_depth_1": "", "level_depth_2": "levels/"}  # layout -> folder holding the sample's levels
 
 
 @dataclass
@@ -40,9 +44,14 @@ class Site:
     materials: Path
     cache: Path
     out: Path
+    prefix: str = ""  # where the sample's levels are in the world ("levels/" with level_depth = 2)
+
+    def at(self, name: str) -> str:
+        """A sample-world name (chunk, level, output file) in this layout."""
+        return self.prefix + name
 
     def copy_to(self, folder: Path) -> "Site":
-        site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out")
+        site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out", self.prefix)
         for src, dst in zip(self.paths(), site.paths()):
             if src.exists():
                 shutil.copytree(src, dst)
@@ -52,9 +61,11 @@ class Site:
         return (self.world, self.materials, self.cache, self.out)
 
 
-def fresh_site(folder: Path) -> Site:
-    site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out")
-    shutil.copytree(SAMPLE, site.world)
+def fresh_site(folder: Path, prefix: str = "") -> Site:
+    site = Site(folder / "world", folder / "materials", folder / "cache", folder / "out", prefix)
+    shutil.copytree(SAMPLE, site.world / prefix)
+    if prefix:
+        (site.world / "pipeline.toml").write_text("level_depth = 2\n")
     shutil.copytree(MATERIALS, site.materials)
     return site
 
@@ -84,10 +95,10 @@ def insert_lines(path: Path, after: int, lines: list[str]) -> int:
     return after + 1
 
 
-@pytest.fixture(scope="module")
-def cold(tmp_path_factory):
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def cold(request, tmp_path_factory):
     """A cold cook of the sample world on 2 workers: (site, result, compiler)."""
-    site = fresh_site(tmp_path_factory.mktemp("cold"))
+    site = fresh_site(tmp_path_factory.mktemp("cold"), LAYOUTS[request.param])
     result, compiler = cook(site, jobs=2)
     return site, result, compiler
 
@@ -111,7 +122,11 @@ def test_cold_cook_compiles_every_unique_job_once(cold) -> None:
 
 def test_cold_cook_outputs_hold_valid_spirv_for_every_key(cold) -> None:
     site, _, _ = cold
-    for manifest_path in sorted(site.out.glob("*/*.json")):
+    manifests = sorted(p for p in site.out.rglob("*.json") if not p.name.endswith(".level.json"))
+    assert [p.relative_to(site.out).as_posix() for p in manifests] == [
+        site.at(f"{chunk}.json") for chunk in ("forest/c00", "forest/c01", "forest/c02", "town/interior",
+                                               "town/market", "town/square")]
+    for manifest_path in manifests:
         manifest = load_chunk_manifest(manifest_path)
         pak = PakReader(manifest_path.with_suffix(".pak"))
         pak.verify()
@@ -120,8 +135,11 @@ def test_cold_cook_outputs_hold_valid_spirv_for_every_key(cold) -> None:
             assert set(entry.stages) == {"vertex", "fragment"}
             for digest in entry.stages.values():
                 assert validate(pak.get(digest)) == []
-    level = load_level_manifest(site.out / "forest.level.json")
-    assert sorted(level.chunks) == ["forest/c00", "forest/c01", "forest/c02"]
+    levels = sorted(p.relative_to(site.out).as_posix() for p in site.out.rglob("*.level.json"))
+    assert levels == [site.at("forest.level.json"), site.at("town.level.json")]
+    level = load_level_manifest(site.out / site.at("forest.level.json"))
+    assert level.level == site.at("forest")
+    assert sorted(level.chunks) == [site.at("forest/c00"), site.at("forest/c01"), site.at("forest/c02")]
 
 
 def test_stage_reuse_is_reported(cold) -> None:
@@ -157,16 +175,17 @@ def test_second_cook_compiles_nothing_and_rewrites_nothing(warm) -> None:
 def test_editing_one_gltf_recompiles_only_the_new_jobs(warm) -> None:
     site, first = warm
     before = snapshot(site.out)
-    path = site.world / EDITED_FILE
+    path = site.world / site.at(EDITED_FILE)
     doc = json.loads(path.read_text())
     doc["materials"][0].update(alphaMode="MASK", alphaCutoff=0.4, emissiveTexture={"index": 0})
     path.write_text(json.dumps(doc))
     result, compiler = cook(site)
     new_jobs = set(result.plan.jobs) - set(first.plan.jobs)
     assert new_jobs and set(result.run.compiled) == new_jobs and compiler.calls == len(new_jobs)
-    assert rel(result.written, site.out) == {"forest/c00.json", "forest/c00.pak", "forest.level.json"}
+    rewritten = {site.at("forest/c00.json"), site.at("forest/c00.pak"), site.at("forest.level.json")}
+    assert rel(result.written, site.out) == rewritten
     after = snapshot(site.out)
-    untouched = set(before) - {"forest/c00.json", "forest/c00.pak", "forest.level.json"}
+    untouched = set(before) - rewritten
     assert {p: after[p] for p in untouched} == {p: before[p] for p in untouched}
     assert all(result.run.reasons[k].startswith("new:") for k in new_jobs)
 
@@ -189,16 +208,16 @@ def test_cooking_one_chunk_after_a_shader_change_marks_its_level_siblings_stale(
     site, _ = warm
     common = site.materials / "pbr" / "common.glsl"
     common.write_text(common.read_text().replace("3.14159265358979", "3.0"))  # new binaries
-    one, _ = cook(site, chunk="forest/c01")
+    one, _ = cook(site, chunk=site.at("forest/c01"))
     assert one.errors == []
-    level = json.loads((site.out / "forest.level.json").read_text())
+    level = json.loads((site.out / site.at("forest.level.json")).read_text())
     stale = sorted(e["chunk"] for e in level["errors"] if e["message"].startswith("stale:"))
-    assert stale == ["forest/c00", "forest/c02"]
-    fresh = load_chunk_manifest(site.out / "forest" / "c01.json")
+    assert stale == [site.at("forest/c00"), site.at("forest/c02")]
+    fresh = load_chunk_manifest(site.out / site.at("forest/c01.json"))
     for text, entry in fresh.keys.items():                # the level names the fresh chunk's blobs
         assert level["keys"][text]["stages"] == dict(entry.stages)
     everything, _ = cook(site)
-    assert everything.errors == [] and load_level_manifest(site.out / "forest.level.json").errors == ()
+    assert everything.errors == [] and load_level_manifest(site.out / site.at("forest.level.json")).errors == ()
 
 
 # ------------------------------------------------------------------ compile errors
@@ -221,7 +240,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     assert all(e["key"].startswith("pbr/forward{") for e in result.errors)
     with Store(site.cache) as store:                         # nothing cached as a success
         assert all(store.get(JOB, k)["blob"] is None for k in failed)
-    c00 = load_chunk_manifest(site.out / "forest" / "c00.json")
+    c00 = load_chunk_manifest(site.out / site.at("forest/c00.json"))
     assert any(set(e.stages) == {"vertex", "fragment"} for e in c00.keys.values())
     broken = {text for text, e in c00.keys.items() if set(e.stages) == {"vertex"}}
     assert broken and all(text.startswith("pbr/forward{") for text in broken)
@@ -252,7 +271,7 @@ def test_fail_fast_stops_at_the_first_error(warm, jobs) -> None:
 # ------------------------------------------------------------------ determinism
 def test_cooks_are_deterministic_across_caches_and_worker_counts(cold, tmp_path) -> None:
     site, _, _ = cold                                        # cooked on 2 workers
-    other = fresh_site(tmp_path)
+    other = fresh_site(tmp_path, site.prefix)
     result, compiler = cook(other, jobs=1)
     assert compiler.calls == len(result.plan.jobs)
     mine = {p: data for p, (data, _) in snapshot(site.out).items()}

@@ -3,7 +3,10 @@
 Each scenario edits the sample world, then cooks it twice from the same state:
 incrementally (the default) and with ``incremental=False`` (scan everything, run
 every rule) on copies of the cache and outputs.  The ``--json`` documents and the
-output files must be the same.
+output files must be the same.  Every scenario runs on two layouts of the world:
+as it is (``level_depth = 1``: chunk ``forest/c00``, level ``forest``) and moved
+under ``levels/`` with ``level_depth = 2`` (chunk ``levels/forest/c00``, level
+``levels/forest``, level manifest ``levels/forest.level.json``).
 """
 
 from __future__ import annotations
@@ -23,22 +26,36 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
 MATERIALS = ROOT / "materials"
 RULES = ROOT / "rules"
-CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "town/interior", "town/market", "town/square"]
+SAMPLE_CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "town/interior", "town/market", "town/square"]
+LAYOUTS = {"level_depth_1": "", "level_depth_2": "levels/"}  # layout -> folder holding the sample's levels
 
 
-@pytest.fixture(scope="module")
-def cold(tmp_path_factory):
+def make_world(dest: Path, prefix: str) -> None:
+    """The sample world, its levels moved under ``prefix`` (with level_depth = 2 when there is one)."""
+    shutil.copytree(SAMPLE, dest / prefix)
+    if prefix:
+        (dest / "pipeline.toml").write_text("level_depth = 2\n")
+
+
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def cold(request, tmp_path_factory):
     base = tmp_path_factory.mktemp("cold")
-    shutil.copytree(SAMPLE, base / "world")
+    make_world(base / "world", LAYOUTS[request.param])
     shutil.copytree(RULES, base / "rules")
     run_cook(base, base / "cache", base / "out", jobs=2)
-    return base
+    return base, LAYOUTS[request.param]
+
+
+@pytest.fixture
+def at(cold):
+    """A sample-world name in this layout: ``at("forest/c00")`` is ``levels/forest/c00`` at depth 2."""
+    return lambda name: cold[1] + name
 
 
 @pytest.fixture
 def site(cold, tmp_path):
     for name in ("world", "rules", "cache", "out"):
-        shutil.copytree(cold / name, tmp_path / name)
+        shutil.copytree(cold[0] / name, tmp_path / name)
     run_cook(tmp_path, tmp_path / "cache", tmp_path / "out")  # records are per world root: warm them here
     return tmp_path
 
@@ -92,59 +109,70 @@ def both(site: Path, **options) -> tuple[dict, dict]:
 def test_noop_uses_records_only(site, missed):
     doc, _ = both(site)
     assert missed == [] and doc["compiled"] == 0 and doc["written"] == []
-    assert doc["chunks"] == len(CHUNKS) and doc["draws"] > 0 and doc["keys"] > 0
+    assert doc["chunks"] == len(SAMPLE_CHUNKS) and doc["draws"] > 0 and doc["keys"] > 0
 
 
-def test_edit_one_file(site, missed):
-    path = site / "world" / "forest" / "c00" / "terrain.gltf"
+def test_level_manifests_land_beside_their_level_folders(site, at):
+    out = site / "out"
+    levels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.level.json"))
+    assert levels == [at("forest.level.json"), at("town.level.json")]       # never levels.level.json
+    forest = json.loads((out / at("forest.level.json")).read_text())
+    assert forest["level"] == at("forest")
+    assert sorted(forest["chunks"]) == [at(c) for c in SAMPLE_CHUNKS if c.startswith("forest/")]
+    chunk = json.loads((out / at("forest/c01.json")).read_text())
+    assert (chunk["chunk"], chunk["level"]) == (at("forest/c01"), at("forest"))
+
+
+def test_edit_one_file(site, missed, at):
+    path = site / "world" / at("forest/c00/terrain.gltf")
     doc = json.loads(path.read_text())
     for material in doc.get("materials", []):
         material["alphaMode"] = "MASK"
         material["doubleSided"] = True
     path.write_text(json.dumps(doc))
     result, _ = both(site)
-    assert missed == [["forest/c00"]]
-    assert "forest/c00.json" in result["written"]
+    assert missed == [[at("forest/c00")]]
+    assert at("forest/c00.json") in result["written"]
 
 
-def test_add_file(site, missed):
-    source = site / "world" / "forest" / "c01" / "rocks.gltf"
-    shutil.copy(source, site / "world" / "forest" / "c02" / "rocks.gltf")
+def test_add_file(site, missed, at):
+    source = site / "world" / at("forest/c01/rocks.gltf")
+    shutil.copy(source, site / "world" / at("forest/c02/rocks.gltf"))
     both(site)
-    assert missed == [["forest/c02"]]
+    assert missed == [[at("forest/c02")]]
 
 
-def test_delete_file(site, missed):
-    (site / "world" / "town" / "square" / "character.glb").unlink()
+def test_delete_file(site, missed, at):
+    (site / "world" / at("town/square/character.glb")).unlink()
     both(site)
-    assert missed == [["town/square"]]
+    assert missed == [[at("town/square")]]
 
 
-def test_delete_chunk_folder(site, missed):
-    shutil.rmtree(site / "world" / "forest" / "c01")
+def test_delete_chunk_folder(site, missed, at):
+    shutil.rmtree(site / "world" / at("forest/c01"))
     doc, _ = both(site)
-    assert missed == [] and doc["chunks"] == len(CHUNKS) - 1
+    assert missed == [] and doc["chunks"] == len(SAMPLE_CHUNKS) - 1
 
 
-def test_touch_file(site, missed):
-    path = site / "world" / "town" / "market" / "stalls.gltf"
+def test_touch_file(site, missed, at):
+    path = site / "world" / at("town/market/stalls.gltf")
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
     doc, _ = both(site)
-    assert missed == [["town/market"]] and doc["compiled"] == 0 and doc["written"] == []
+    assert missed == [[at("town/market")]] and doc["compiled"] == 0 and doc["written"] == []
 
 
-def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatch):
+def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatch, at):
     from pipeline.keys import required as keys
     calls = []
     real = keys.evaluate
     monkeypatch.setattr(keys, "evaluate", lambda *args: calls.append(1) or real(*args))
-    path = site / "world" / "town" / "market" / "stalls.gltf"
+    path = site / "world" / at("town/market/stalls.gltf")
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
     result, _ = run_cook(site, site / "cache", site / "out")
-    assert missed == [["town/market"]] and calls == []          # every combination was evaluated before
-    doc = json.loads((site / "out" / "town" / "market.json").read_text())
+    assert missed == [[at("town/market")]] and calls == []          # every combination was evaluated before
+    doc = json.loads((site / "out" / at("town/market.json")).read_text())
     assert doc["keys"] and result.errors == []
     rules = site / "rules" / "pbr.yaml"                           # new rules: nothing stored applies
     rules.write_text(rules.read_text() + "\n# changed\n")
@@ -152,39 +180,39 @@ def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatc
     assert calls
 
 
-def test_rule_change_recomputes_every_chunk(site, missed):
+def test_rule_change_recomputes_every_chunk(site, missed, at):
     path = site / "rules" / "pbr.yaml"
     path.write_text(path.read_text() + "\n# a comment changes the bytes\n")
     both(site)
-    assert sorted(missed[0]) == CHUNKS
+    assert sorted(missed[0]) == [at(c) for c in SAMPLE_CHUNKS]
 
 
-def test_level_and_chunk_filters(site, missed):
-    both(site, level="town")
-    both(site, chunk="forest/c02")
+def test_level_and_chunk_filters(site, missed, at):
+    both(site, level=at("town"))
+    both(site, chunk=at("forest/c02"))
     assert missed == []
 
 
-def test_broken_file_keeps_its_diagnostics(site, missed):
-    (site / "world" / "forest" / "c02" / "cabin.gltf").write_text("{not json")
+def test_broken_file_keeps_its_diagnostics(site, missed, at):
+    (site / "world" / at("forest/c02/cabin.gltf")).write_text("{not json")
     first, _ = both(site)
-    assert first["errors"] and missed == [["forest/c02"]]
+    assert first["errors"] and missed == [[at("forest/c02")]]
     second, _ = both(site)  # from the record now
     assert second["errors"] == first["errors"]
 
 
 # ------------------------------------------------------------------ outputs repaired without a blob read
-def test_deleted_pak_is_restored(site):
+def test_deleted_pak_is_restored(site, at):
     before = files(site / "out")
-    (site / "out" / "forest" / "c00.pak").unlink()
+    (site / "out" / at("forest/c00.pak")).unlink()
     result, _ = run_cook(site, site / "cache", site / "out")
-    assert result.to_json()["written"] == [str(site / "out" / "forest" / "c00.pak")]
+    assert result.to_json()["written"] == [str(site / "out" / at("forest/c00.pak"))]
     assert files(site / "out") == before
 
 
-def test_truncated_manifest_is_restored(site):
+def test_truncated_manifest_is_restored(site, at):
     before = files(site / "out")
-    path = site / "out" / "town" / "market.json"
+    path = site / "out" / at("town/market.json")
     path.write_bytes(path.read_bytes()[:40])
     result, _ = run_cook(site, site / "cache", site / "out")
     assert str(path) in result.written
@@ -192,9 +220,9 @@ def test_truncated_manifest_is_restored(site):
 
 
 @pytest.mark.parametrize("where", ["blob", "truncate"])
-def test_corrupt_pak_is_restored(site, where):
+def test_corrupt_pak_is_restored(site, where, at):
     before = files(site / "out")
-    path = site / "out" / "forest" / "c01.pak"
+    path = site / "out" / at("forest/c01.pak")
     data = bytearray(path.read_bytes())
     if where == "blob":
         data[-9] ^= 0xFF  # a blob byte: the index still reads fine
@@ -217,19 +245,19 @@ def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
     assert result.written == [] and len(reads) == len(result.plan.jobs)  # the cache check only, once per job
 
 
-def test_deleted_level_manifest_is_restored(site):
+def test_deleted_level_manifest_is_restored(site, at):
     before = files(site / "out")
-    path = site / "out" / "town.level.json"
+    path = site / "out" / at("town.level.json")
     path.unlink()
     result, _ = run_cook(site, site / "cache", site / "out")
     assert result.written == [str(path)]
     assert files(site / "out") == before
 
 
-def test_stale_chunk_manifest_rebuilds_level(site):
+def test_stale_chunk_manifest_rebuilds_level(site, at):
     """A chunk manifest changed on disk by someone else: rewritten, and its level manifest checked again."""
     before = files(site / "out")
-    path = site / "out" / "forest" / "c02.json"
+    path = site / "out" / at("forest/c02.json")
     path.write_bytes(path.read_bytes().replace(b'"draws": ', b'"draws": 1', 1))
     result, _ = run_cook(site, site / "cache", site / "out")
     assert str(path) in result.written

@@ -62,8 +62,14 @@ def test_pbr_passes_and_sources():
     assert (rs.sources["vertex"].file, rs.sources["fragment"].file) == ("pbr/pbr.vert", "pbr/pbr.frag")
 
 
-def test_pbr_sources_exist_in_the_builtin_materials():
-    load_rulesets(builtin_rules_dir(), materials_dir=builtin_materials_dir())
+def test_pbr_sources_exist_in_the_builtin_materials(tmp_path):
+    rulesets = load_rulesets(builtin_rules_dir(), materials_dir=builtin_materials_dir())
+    sources = {s.file for rs in rulesets for s in rs.sources.values()}
+    assert "pbr/pbr.frag" in sources and all((builtin_materials_dir() / f).is_file() for f in sources)
+    (tmp_path / "pbr").mkdir()                                   # the same rules, a library lacking pbr.frag
+    (tmp_path / "pbr" / "pbr.vert").write_bytes((builtin_materials_dir() / "pbr" / "pbr.vert").read_bytes())
+    with pytest.raises(RuleError, match="pbr/pbr.frag"):
+        load_rulesets(builtin_rules_dir(), materials_dir=tmp_path)
 
 
 def test_models_are_frozen_strict_and_documented():

@@ -18,7 +18,7 @@ from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
-from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
@@ -100,7 +100,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
     compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix)
-    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    job_options = JobOptions(options.target, options.optimize, compiler.identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)

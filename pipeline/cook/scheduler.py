@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
-from pipeline.cook.compile import CompileOutput, compile_batch
+from pipeline.cook.compile import CompileOutput, compile_batch, get_backend
 from pipeline.cook.jobs import JobPlan, StageJob
 from pipeline.errors import Diagnostic
 from pipeline.progress import NullProgress, Progress
@@ -83,6 +83,11 @@ class JobRunner:
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.display_prefix = display_prefix
         self.calls = 0  # requests compiled, for tests
+
+    @property
+    def identity(self) -> str:
+        """The compiler's name and version: part of every job's cache key."""
+        return get_backend(self.backend).identity
 
     def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
         """Compile ``jobs``; call ``on_done(job, output)`` as each finishes; return cancelled keys.

