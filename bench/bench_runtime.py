@@ -111,9 +111,13 @@ def measure(world: Path, workdir: Path, runs: int = 5) -> dict:
     with Device(validation=False) as device:
         _from_pak(device, out, chunks)  # warm-up: driver, page cache
         _from_files(device, folder, plan)
-        for _ in range(runs):
-            pak.append(_from_pak(device, out, chunks))
-            files.append(_from_files(device, folder, plan))
+        for i in range(runs):  # alternate which path goes first, so drift on a shared machine cancels
+            if i % 2:
+                files.append(_from_files(device, folder, plan))
+                pak.append(_from_pak(device, out, chunks))
+            else:
+                pak.append(_from_pak(device, out, chunks))
+                files.append(_from_files(device, folder, plan))
         name = device.name
     assert pak[0][2] == files[0][2] == len(plan), (pak[0][2], files[0][2], len(plan))
 
