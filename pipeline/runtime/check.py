@@ -67,9 +67,9 @@ def check(out: Path | str, chunk: str | None = None, progress: Progress | None =
                 except Exception as exc:  # noqa: BLE001 - a bad manifest or pak is reported, the rest still checked
                     failed.append(Failure(name, None, None, str(exc) if isinstance(exc, mf.ManifestError)
                                           else f"{type(exc).__name__}: {exc}"))
-                    continue
-                states |= set(loaded.manifest.pipelines)
-                failed += loaded.failures
+                else:
+                    states |= set(loaded.manifest.pipelines)
+                    failed += loaded.failures
                 progress.advance()
             progress.finish()
             created, modules = len(loader.created), len(loader.factory.modules)

@@ -67,6 +67,13 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
     verdicts, errors = [], []
     content: dict[str, dict] = {}
     cooked: dict[str, set[str]] = {}
+    anywhere: dict[str, bool] = {}
+
+    def cooked_anywhere(key: str) -> bool:
+        if key not in anywhere:
+            anywhere[key] = _cooked_anywhere(out, key)
+        return anywhere[key]
+
     for line, record in read_log(log):
         if isinstance(record, str):
             errors.append({"file": str(log), "line": line, "message": record})
@@ -75,7 +82,7 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
         if chunk not in content:
             content[chunk] = _content_uses(keys_of_chunk(chunk))
             cooked[chunk] = _cooked_keys(out, chunk)
-        verdicts.append(_verdict(line, record, content[chunk], cooked[chunk], lambda k: _cooked_anywhere(out, k)))
+        verdicts.append(_verdict(line, record, content[chunk], cooked[chunk], cooked_anywhere))
     return CheckLogResult(str(log), verdicts, errors)
 
 

@@ -39,12 +39,12 @@ class LoadedChunk:
     pipelines: dict[str, Created] = field(default_factory=dict)   # pipeline state id -> created pipeline
     failures: list[Failure] = field(default_factory=list)
     messages: list[Failure] = field(default_factory=list)         # validation messages, by pipeline
+    _draws: dict[tuple, dict] | None = None
 
     def draw(self, draw_id: tuple) -> dict | None:
-        for record in self.manifest.draws:
-            if tuple(record[f] for f in DRAW_FIELDS) == tuple(draw_id):
-                return record
-        return None
+        if self._draws is None:
+            self._draws = {tuple(r[f] for f in DRAW_FIELDS): r for r in self.manifest.draws}
+        return self._draws.get(tuple(draw_id))
 
 
 class Loader:
