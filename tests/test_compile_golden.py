@@ -42,6 +42,7 @@ def test_golden_compile_error_prints_the_expected_lines(case, tmp_path, monkeypa
         assert run.exit_code == 1, (attempt, run.output)
         assert "Traceback" not in run.output
         assert [line for line in run.stderr.splitlines() if ": error: " in line] == expected, attempt
+        assert (tmp_path / "out" / "area.level.json").is_file(), "the outputs are still written"
 
 
 def test_the_shared_world_and_rules_cook_cleanly_with_a_correct_library(tmp_path, monkeypatch):

@@ -53,11 +53,14 @@ def test_defined_and_elif_forms(tmp_path):
     assert SourceTree(tmp_path).tested_macros("a.frag") == frozenset({"A", "B", "C", "D"})
 
 
-def test_missing_include_is_located(tree):
-    with pytest.raises(CompileError) as info:
-        tree.closure("broken/missing.frag")
-    (diagnostic,) = info.value.diagnostics
+def test_missing_include_is_located_and_part_of_the_closure(tree):
+    (diagnostic,) = tree.include_errors("broken/missing.frag")
     assert str(diagnostic) == "materials/broken/missing.frag:3: error: cannot find include file 'does_not_exist.glsl'"
+    closure = dict(tree.closure("broken/missing.frag"))  # planning never raises: the job fails instead
+    assert closure["broken/missing.frag:3: #include does_not_exist.glsl"] == "missing"
+    with pytest.raises(CompileError):
+        missing = next(i for i in tree.parsed("broken/missing.frag").includes if i.name == "does_not_exist.glsl")
+        tree.resolve_include(missing, "broken/missing.frag")
 
 
 def test_include_resolution_prefers_includer_folder(tree):

@@ -89,6 +89,9 @@ def _finish(output: CompileOutput, request: CompileRequest, tree: SourceTree) ->
 
 def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> CompileOutput:
     """Compile, optimize if asked and validate one request; shader errors become diagnostics."""
+    missing = tree.include_errors(request.source)
+    if missing:
+        return CompileOutput(None, missing)
     try:
         output = backend.compile(request, tree)
     except CompileError as exc:

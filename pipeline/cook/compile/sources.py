@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digest import bytes_hash
-from pipeline.errors import CompileError
+from pipeline.errors import CompileError, Diagnostic, Location
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
 CONDITION_RE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
@@ -126,29 +126,46 @@ class SourceTree:
         """Like :meth:`resolve` but a missing file is a located :class:`CompileError`."""
         found = self.resolve(include.name, includer, include.system)
         if found is None:
-            raise CompileError.at(self.display(includer), f"cannot find include file '{include.name}'",
-                                  line=include.line)
+            raise CompileError(self._missing(include, includer))
         return found
 
-    def _walk(self, relpath: str) -> list[str]:
-        seen, order, stack = {relpath}, [relpath], [relpath]
+    def _missing(self, include: Include, includer: str) -> Diagnostic:
+        return Diagnostic(Location(self.display(includer), include.line), f"cannot find include file '{include.name}'")
+
+    def _walk(self, relpath: str) -> tuple[list[str], list[tuple[Include, str]]]:
+        """Every file of the closure, and every include that names no file (with its includer)."""
+        seen, order, stack, missing = {relpath}, [relpath], [relpath], []
         while stack:
             current = stack.pop()
             for include in self.parsed(current).includes:
-                found = self.resolve_include(include, current)
-                if found not in seen:
+                found = self.resolve(include.name, current, include.system)
+                if found is None:
+                    missing.append((include, current))
+                elif found not in seen:
                     seen.add(found)
                     order.append(found)
                     stack.append(found)
-        return order
+        return order, missing
 
     def files(self, relpath: str) -> tuple[str, ...]:
         """The file and everything it includes, transitively, sorted."""
-        return tuple(sorted(self._walk(relpath)))
+        return tuple(sorted(self._walk(relpath)[0]))
 
     def closure(self, relpath: str) -> tuple[tuple[str, str], ...]:
-        """``(relpath, sha256)`` of the file and everything it includes, sorted."""
-        return tuple((f, self.parsed(f).sha256) for f in self.files(relpath))
+        """``(relpath, sha256)`` of the file and everything it includes, sorted.
+
+        An include that names no file is part of the closure too, as
+        ``("<includer>:<line>: #include <name>", "missing")``: the job compiles to that
+        located error, and creating the file later changes the closure (a new job).
+        """
+        files, missing = self._walk(relpath)
+        found = [(f, self.parsed(f).sha256) for f in files]
+        found += [(f"{includer}:{inc.line}: #include {inc.name}", "missing") for inc, includer in missing]
+        return tuple(sorted(found))
+
+    def include_errors(self, relpath: str) -> tuple[Diagnostic, ...]:
+        """A located error for every include of the closure that names no file."""
+        return tuple(self._missing(inc, includer) for inc, includer in self._walk(relpath)[1])
 
     def tested_macros(self, relpath: str) -> frozenset[str]:
         """Every identifier a preprocessor condition of the closure tests.
