@@ -1,4 +1,4 @@
-"""The benchmark suite behind ``bench/run``: nine figures, each against a baseline of the same run.
+"""The benchmark suite behind ``bench/run``: ten figures, each against a baseline of the same run.
 
     bench/run [--quick] [--out bench/RESULTS.md] [--plot bench/scaling.svg] [--workdir DIR]
 
@@ -12,7 +12,9 @@ Figures (issue 6):
 6. exact valid count of a 40-feature rule set (bench_validcount.py).
 7. peak memory of the largest world's cold cook (RSS of the cook's process tree, polled from /proc).
 8. scaling at 1k, 3k and 10k files: cold cook, no-op and one-chunk edit against world size.
-9. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
+9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
+   overhead per job against the local pool's, a projection to 8/32/128 workers (bench_farm.py).
+10. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
    (manifest + pak + modules + pipelines), against the same pipelines from .spv files on disk
    (bench_runtime.py; left out with a note where Vulkan cannot run).
 
@@ -47,6 +49,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
+import bench_farm  # noqa: E402
 import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
@@ -372,6 +375,14 @@ def figure_validcount(cfg: Config, results: Results, log) -> None:
                                   f"{count.valid:.3e} valid"))
 
 
+def figure_farm(run: "WorldRun", workdir: Path, results: Results, log) -> None:
+    """Figure 9: the smallest world after a shader change, on the pool and on Dask (bench_farm.py)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    found = bench_farm.measure(run.root, LIBRARY["rules"], LIBRARY["materials"], workdir, log)
+    results.figures += bench_farm.figures(found, Figure)
+    results.extra["farm"] = found
+
+
 def cli_overhead(world: "WorldRun", cfg: Config) -> dict:
     """Wall time of ``pipeline --version`` and of a no-op ``pipeline cook`` (full process)."""
     exe = shutil.which("pipeline") or "pipeline"
@@ -436,20 +447,20 @@ def figure_runtime(cfg: Config, results: Results, workdir: Path, log) -> None:
 
     reason = available(validation=False)
     if reason is not None:
-        log(f"figure 9 left out: Vulkan cannot run here: {reason}")
+        log(f"figure 10 left out: Vulkan cannot run here: {reason}")
         return
     world_dir = cfg.corpus if cfg.corpus and Path(cfg.corpus).is_dir() else br.SAMPLE
     workdir.mkdir(parents=True, exist_ok=True)
     m = br.measure(Path(world_dir), workdir, max(6, cfg.runs))
-    log(f"figure 9: {m}")
+    log(f"figure 10: {m}")
     results.extra["runtime"] = m
     where = f"{m['pipelines']} states, {m['chunks']} chunks of {Path(world_dir).name}, {m['device'].split(' (')[0]}"
     results.figures.append(Figure(
-        9, f"pipeline creation from a chunk's pak ({where})", m["pak_rate"], "pipelines/s",
+        10, f"pipeline creation from a chunk's pak ({where})", m["pak_rate"], "pipelines/s",
         f".spv files: {m['files_rate']:.0f}/s", m["pak_rate"] / m["files_rate"], "-", None,
         "creation calls only, validation layer off; the same driver calls, so ~1x up to noise"))
     results.figures.append(Figure(
-        9, "load a chunk: manifest + pak + modules + pipelines", m["pak_chunk_ms"], "ms/chunk",
+        10, "load a chunk: manifest + pak + modules + pipelines", m["pak_chunk_ms"], "ms/chunk",
         f".spv files + same pipelines: {m['files_chunk_ms']:.1f} ms", m["pak_chunk_ms"] / m["files_chunk_ms"],
         "-", None, "the baseline's pipeline descriptions are prepared before timing; the pak path also parses "
         "its manifest (JSON with every blob's reflection) and checks each blob's SHA-256"))
@@ -502,6 +513,8 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
     if scan:
         lines += ["", "## Scan throughput on the corpus (figure 5)", "", "| method | MB/s of glTF JSON |", "|---|---:|"]
         lines += [f"| {name} | {rate:.2f} |" for name, rate in scan.items()]
+    if results.extra.get("farm"):
+        lines += bench_farm.render(results.extra["farm"])
     lines += ["", "Reproduce: `bench/run` (full, about 5 minutes) or `bench/run --quick` (CI size). Worlds come from "
               "`bench/worldgen.py` with the feature frequencies of `bench/corpus_frequencies.json` "
               "(`bench/corpus_stats.py`).", ""]
@@ -533,7 +546,8 @@ def plot(results: Results, path: Path) -> None:
 
 # ---------------------------------------------------------------- main
 def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick: bool, log=print,
-            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli", "runtime")) -> Results:
+            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli", "farm", "runtime")
+            ) -> Results:
     snapshot_library(workdir)
     results = Results(machine())
     clock = CompileClock(LIBRARY["materials"])
@@ -552,6 +566,8 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
             cold_runs = 1 if i == len(cfg.sizes) - 1 else cfg.cold_runs
             runs.append(run_world(spec, workdir / f"w{i}", clock, cfg, cold_runs, log))
         world_figures(cfg, results, runs, log)
+        if "farm" in figures:
+            figure_farm(runs[0], workdir / "farm", results, log)
         if "cli" in figures:
             try:
                 results.extra["cli"] = {**cli_overhead(runs[0], cfg), "files": runs[0].files,

@@ -14,8 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.cook import run as _cook
+from pipeline.cook.shared import SharedTier
+from pipeline.errors import ConfigError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of, optional_facts
 from pipeline.progress import NullProgress, Progress
@@ -97,12 +100,21 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
 def cook(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, out: Path | str | None = None, jobs: int | None = None,
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
-         compiler=None, incremental: bool = True) -> CookResult:
+         compiler=None, incremental: bool = True, scheduler: str | None = None,
+         remote_cache: str | None = None, remote_cache_mode: str | None = None,
+         remote_options: dict | None = None) -> CookResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
     rules again; the result is the same as with ``incremental=False``.
+
+    ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
+    a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
+    else pipeline.toml's ``[farm] scheduler``.  ``remote_cache`` (a folder or fsspec
+    URL; else pipeline.toml's ``[cache] remote``) is a shared tier behind the local
+    cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
+    go to fsspec (credentials, ``endpoint_url``...).
     """
     w = _world(world, cache)
     progress = progress or NullProgress()
@@ -114,9 +126,62 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
-                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt)
+                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
+                                    scheduler=_scheduler(w, scheduler))
+        remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         return _cook.cook_keys(w, found, store, options,
-                               progress=progress, compiler=compiler)
+                               progress=progress, compiler=compiler, remote=remote)
+
+
+def _scheduler(w: World, explicit: str | None) -> str | None:
+    """Argument > $PIPELINE_SCHEDULER > pipeline.toml; ``none`` (or nothing): this machine."""
+    chosen = explicit or os.environ.get("PIPELINE_SCHEDULER") or w.config.farm.scheduler
+    return None if not chosen or chosen == "none" else chosen
+
+
+def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | None, compiler):
+    """The shared cache tier of a cook, or None; a folder named in pipeline.toml is relative to the world."""
+    if url is None and w.config.cache.remote is not None:
+        url = w.config.cache.remote
+        if "://" not in url and not Path(url).is_absolute():
+            url = str(w.root / url)
+    if not url:
+        return None
+    try:
+        from pipeline.cache.remote import RemoteCache, RemoteCacheError  # fsspec: the [remote] extra
+    except ImportError as exc:
+        raise ConfigError.at(url, f"a shared cache needs fsspec: pip install 'permutation-pipeline[remote]' ({exc})")
+    try:
+        remote = RemoteCache(url, mode=mode or w.config.cache.remote_mode, storage_options=options)
+    except RemoteCacheError as exc:
+        raise ConfigError.at(url, str(exc)) from None
+    prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+    return SharedTier(remote, prefix)
+
+
+# ------------------------------------------------------------------ cache
+def _open_remote(world: World | Path | str | None, url: str | None, mode: str | None, options: dict | None):
+    """The shared tier named by ``url``, else by the world's (default: this folder's) pipeline.toml."""
+    tier = _shared_tier(_world(world if world is not None else Path.cwd()), url, mode, options, None)
+    return tier.cache if tier is not None else None
+
+
+def cache_stats(*, cache: Path | str | None = None, world: World | Path | str | None = None,
+                remote_cache: str | None = None, remote_options: dict | None = None) -> _gc.CacheReport:
+    """What the local cache and the shared tier (argument, else the world's pipeline.toml) hold."""
+    remote = _open_remote(world, remote_cache, "read", remote_options)
+    with open_store(cache) as store:
+        return _gc.CacheReport(_gc.stats(store), remote.stats() if remote is not None else None)
+
+
+def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: World | Path | str | None = None,
+             remote_cache: str | None = None, remote_cache_mode: str | None = None,
+             remote_options: dict | None = None) -> _gc.CacheReport:
+    """Remove what no cook of the last ``keep_days`` used, locally and (mode readwrite) in the shared tier."""
+    remote = _open_remote(world, remote_cache, remote_cache_mode, remote_options)
+    with open_store(cache) as store:
+        local = _gc.gc(store, keep_days)
+    return _gc.CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
 
 
 # ------------------------------------------------------------------ report / explain

@@ -20,6 +20,13 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     [cook]
     spirv_opt = false
 
+    [farm]
+    scheduler = "tcp://farm:8786"  # compile on this Dask scheduler (or "local:4"); $PIPELINE_SCHEDULER wins
+
+    [cache]
+    remote = "s3://team-cache/shaders"  # shared cache tier behind the local one (any fsspec URL)
+    remote_mode = "readwrite"           # or "read": fetch, never write back
+
 A missing file means the defaults.  Errors are :class:`~pipeline.errors.ConfigError`
 located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key).
 """
@@ -29,6 +36,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -64,6 +72,15 @@ class CookConfig(_Config):
     spirv_opt: bool = Field(False, description="run spirv-opt on compiled binaries")
 
 
+class FarmConfig(_Config):
+    scheduler: str | None = Field(None, description="Dask scheduler address (tcp://HOST:8786) or local:N")
+
+
+class CacheConfig(_Config):
+    remote: str | None = Field(None, description="shared cache tier: a folder or any fsspec URL (s3://...)")
+    remote_mode: Literal["read", "readwrite"] = Field("readwrite", description="read: never write back")
+
+
 class WorldConfig(_Config):
     level_depth: int = Field(1, ge=1, description="path components of a chunk name that name its level")
     rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
@@ -71,6 +88,8 @@ class WorldConfig(_Config):
     levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")
     limits: Limits = Field(Limits(), description="reader limits")
     cook: CookConfig = Field(CookConfig(), description="cook options")
+    farm: FarmConfig = Field(FarmConfig(), description="build farm")
+    cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
 
     def level(self, name: str) -> LevelConfig:
         """Settings of one level (defaults when the level is not configured)."""

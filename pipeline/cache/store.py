@@ -183,6 +183,15 @@ class Store:
     def delete(self, kind: RecordKind, key: str) -> None:
         self._cache.delete(f"{kind.namespace}:{key}")
 
+    def keys(self, kind: RecordKind | str) -> list[str]:
+        """Every key of one record kind (or ``"blob"``: every blob digest), in no particular order."""
+        prefix = f"{kind if isinstance(kind, str) else kind.namespace}:"
+        return [k[len(prefix):] for k in self._cache if isinstance(k, str) and k.startswith(prefix)]
+
+    def volume(self) -> int:
+        """Bytes the cache folder holds on disk (database and value files)."""
+        return self._cache.volume() if isinstance(self._cache, diskcache.Cache) else 0
+
     # ------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` by content; returns its SHA-256 hex digest."""
@@ -201,6 +210,9 @@ class Store:
             self._cache.delete(f"blob:{digest}")
             return None
         return data
+
+    def delete_blob(self, digest: str) -> None:
+        self._cache.delete(f"blob:{digest}")
 
     def has_blob(self, digest: str) -> bool:
         """True when the blob is present and intact; a corrupt one is dropped (with a warning)."""

@@ -29,15 +29,23 @@ from pipeline.progress import for_stream
               help="Compile workers [default: all cores].")
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="capi: glslang in-process; cli: one glslangValidator per job.")
-@click.option("--explain", is_flag=True, help="Print why each compiled job ran.")
+@click.option("--scheduler", envvar="PIPELINE_SCHEDULER", metavar="ADDRESS",
+              help="Compile on a Dask cluster: tcp://HOST:8786, or local:N for N local worker processes "
+                   "('none': this machine) [default: $PIPELINE_SCHEDULER, else pipeline.toml [farm] scheduler].")
+@click.option("--remote-cache", metavar="URL",
+              help="Shared cache tier behind the local one: a folder or an fsspec URL such as s3://bucket/path "
+                   "[default: pipeline.toml [cache] remote].")
+@click.option("--remote-cache-mode", type=click.Choice(["read", "readwrite"]), default=None,
+              help="read: only fetch; readwrite: also write back what this machine compiled [default: readwrite].")
+@click.option("--explain", is_flag=True, help="Print why each compiled job ran, and where.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @guarded
-def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, rules, materials,
-            as_json, quiet):
+def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
+            fail_fast, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
     Scans the world (cached), evaluates the rule sets into permutation keys,
@@ -51,11 +59,16 @@ def command(world, level, chunk, cache, out, jobs, backend, explain, fail_fast, 
 
     A bad file or a shader that fails to compile is reported with its location;
     every other chunk and job still cooks, and the exit code is 1.
+
+    With --scheduler the misses compile on a Dask cluster (the cache and outputs
+    are still written here, byte-identical to a local cook); with --remote-cache
+    a shared cache is asked for the local misses before anything compiles.
     """
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
-                      fail_fast=fail_fast, progress=progress)
+                      fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
+                      remote_cache_mode=remote_cache_mode)
     if as_json:
         echo_json(result.to_json())
     else:
@@ -72,13 +85,27 @@ def _render(result: api.CookResult, explain: bool) -> None:
     if explain:
         for line in doc["explain"]:
             defines = ",".join(f"{k}={v}" for k, v in sorted(line["defines"].items()))
-            click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}}: {line['reason']}")
+            click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}} on {line['where']}: {line['reason']}")
     click.echo(
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
-        f"{doc['compiled']} compiled, {doc['cache_hits']} cached, {len(doc['errors'])} errors; "
+        f"{doc['compiled']} compiled, {doc['cache_hits']} cached{_fetched(doc)}, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
     )
+    if doc["farm"]:
+        click.echo(_farm_line(doc["farm"]))
+
+
+def _farm_line(farm: dict) -> str:
+    """One line on what the build farm did and measured."""
+    return (f"farm {farm['scheduler']}: {farm['workers']} workers, {farm['batches']} batches "
+            f"(mean {farm['mean_batch']} jobs), {farm['per_job_ms']:.1f} ms per job, "
+            f"{farm['overhead_ms']:.1f} ms scheduling per batch, startup {farm['startup_s']:.2f} s")
+
+
+def _fetched(doc: dict) -> str:
+    """`` (12 fetched from the shared cache)`` when the shared tier supplied any."""
+    return f" ({doc['fetched']} fetched from the shared cache)" if doc["fetched"] else ""
 
 
 def _stages(stages: dict) -> str:

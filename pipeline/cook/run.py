@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
 from pipeline.cache.store import Store
+from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree
@@ -39,6 +40,7 @@ class CookOptions:
     fail_fast: bool = False
     optimize: bool = False
     target: str = "vulkan1.2"
+    scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.cook.farm); None: this machine
 
 
 @dataclass
@@ -57,6 +59,8 @@ class CookResult:
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     display_prefix: str = "materials/"                   # how errors name the shader library
+    farm: dict | None = None                             # what the build farm measured (FarmStats)
+    remote: dict | None = None                           # what the shared cache tier did
 
     @property
     def ok(self) -> bool:
@@ -67,7 +71,8 @@ class CookResult:
         for key in self.run.compiled:
             r = self.plan.jobs[key].request
             lines.append({"job": key[:12], "source": r.source, "stage": r.stage,
-                          "defines": dict(r.defines), "reason": self.run.reasons.get(key, "")})
+                          "defines": dict(r.defines), "reason": self.run.reasons.get(key, ""),
+                          "where": self.run.where.get(key, "local")})
         return sorted(lines, key=lambda d: (d["source"], d["job"]))
 
     def to_json(self) -> dict:
@@ -75,6 +80,7 @@ class CookResult:
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
             "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
+            "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": self.errors, "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
         }
@@ -90,25 +96,43 @@ def display_prefix(materials_dir: Path) -> str:
 
 
 def cook_keys(world: World, found, store: Store, options: CookOptions,
-              progress: Progress | None = None, compiler: JobRunner | None = None) -> CookResult:
+              progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
-    :class:`~pipeline.keys.incremental.CookInput`)."""
+    :class:`~pipeline.keys.incremental.CookInput`); ``remote``: a shared cache tier
+    (:class:`~pipeline.cook.shared.SharedTier`) behind ``store``."""
     families, materials_dir = world.families, world.materials_dir
     found = found if isinstance(found, CookInput) else from_keys(found, world)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix)
-    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, prefix)
+    compiler = compiler or _compiler(options, materials_dir, tree)
     job_options = JobOptions(options.target, options.optimize, compiler.identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
-    run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress)
+    run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
+    record_use(store, plan.jobs)
+    if remote is not None:
+        remote.record_use(plan.jobs)
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
     result.fallbacks = fallbacks
+    stats = getattr(compiler, "stats", None)
+    result.farm = stats.to_json() if stats is not None and stats.workers else None
+    if remote is not None:
+        result.remote = remote.to_json()
+        result.warnings += remote.warnings
     _write_outputs(result, found, families, store, options.out, progress)
     return result
+
+
+def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
+    """The local process pool, or the build farm when a scheduler is configured."""
+    runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix)
+    if options.scheduler:
+        from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
+        return FarmCompiler(options.scheduler, tree, options.backend, runner.identity)
+    return runner
 
 
 # ------------------------------------------------------------------ errors

@@ -67,6 +67,8 @@ class RunResult:
     compiled: list[str] = field(default_factory=list)              # job keys compiled this run
     reasons: dict[str, str] = field(default_factory=dict)          # job key -> why it ran
     cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
+    where: dict[str, str] = field(default_factory=dict)            # job key -> where it compiled
+    fetched: list[str] = field(default_factory=list)               # job keys copied from the shared cache
 
     @property
     def cache_hits(self) -> int:
@@ -153,8 +155,13 @@ class JobRunner:
 
 
 def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
-             explain: bool = False, progress: Progress | None = None) -> RunResult:
-    """Look every job up in the store, compile the misses, store what they produce."""
+             explain: bool = False, progress: Progress | None = None, remote=None) -> RunResult:
+    """Look every job up in the store, compile the misses, store what they produce.
+
+    ``remote`` (a :class:`~pipeline.cook.shared.SharedTier`) is asked for the local
+    misses first; what it holds is copied into the store and counts as a cache hit
+    (``fetched``).  What this cook compiles is handed back to it (write-back).
+    """
     progress = progress or NullProgress()
     run = RunResult()
     misses: list[StageJob] = []
@@ -166,17 +173,36 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
         else:
             misses.append(job)
             run.reasons[key] = why(job, store, had_record=record is not None)
+    if misses and remote is not None:
+        misses = _fetch(misses, remote, store, run)
     if misses:
         progress.start("compiling", len(misses))
 
-        def on_done(job: StageJob, output: CompileOutput) -> None:
+        def on_done(job: StageJob, output: CompileOutput, where: str = "local") -> None:
             run.results[job.key] = _store_result(job, output, store)
             run.compiled.append(job.key)
+            run.where[job.key] = where
+            if remote is not None:
+                remote.compiled(job, output)
             progress.advance()
 
         run.cancelled = compiler.run(misses, on_done, fail_fast)
         progress.finish()
+    if remote is not None:
+        remote.finish()
     return run
+
+
+def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult) -> list[StageJob]:
+    """Copy what the shared tier holds into the store; the jobs still to compile."""
+    found = remote.fetch(misses)
+    for job in misses:
+        if job.key in found:
+            stored = _store_result(job, found[job.key], store)
+            run.results[job.key] = JobResult(stored.blob, stored.diagnostics, cached=True)
+            run.fetched.append(job.key)
+            run.reasons.pop(job.key, None)
+    return [job for job in misses if job.key not in found]
 
 
 def _cached_result(record, store: Store) -> JobResult | None:

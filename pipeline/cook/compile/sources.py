@@ -118,9 +118,13 @@ class SourceTree:
             candidate = posixpath.normpath(posixpath.join(folder, name.replace("\\", "/")))
             if candidate.startswith("../") or candidate == ".." or posixpath.isabs(candidate):
                 continue
-            if self.path(candidate).is_file():
+            if self.has_file(candidate):
                 return candidate
         return None
+
+    def has_file(self, relpath: str) -> bool:
+        """True when the tree holds a file at this root-relative path."""
+        return self.path(relpath).is_file()
 
     def resolve_include(self, include: Include, includer: str) -> str:
         """Like :meth:`resolve` but a missing file is a located :class:`CompileError`."""

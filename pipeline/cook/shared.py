@@ -1,0 +1,122 @@
+"""The shared cache tier as the cook uses it: read-through and write-back.
+
+The scheduler looks every job up in the local store first.  The local misses are
+asked of the shared tier (:class:`~pipeline.cache.remote.RemoteCache`) in one
+batched read of their job records and one of their blobs; what it holds (digest
+checked) is copied into the local store and counts as a cache hit, ``fetched``.
+What is still missing compiles here (or on the farm), and in ``readwrite`` mode
+every result this machine compiled is written back, in groups of
+:data:`WRITE_BACK_EVERY` as they arrive, the rest when the cook's compiles end.
+
+Diagnostics are stored relative to the shader library and shown under this
+machine's display prefix, so a record written from one checkout reads right in
+another.  A job whose diagnostics name a file outside the shader library is not
+written back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from pipeline.cook.compile import CompileOutput
+from pipeline.cook.jobs import StageJob
+from pipeline.digest import bytes_hash
+from pipeline.errors import Diagnostic, Location
+
+if TYPE_CHECKING:
+    from pipeline.cache.remote import RemoteCache
+
+WRITE_BACK_EVERY = 32
+
+
+class SharedTier:
+    """Read-through and write-back between a cook and a :class:`RemoteCache`."""
+
+    def __init__(self, cache: RemoteCache, display_prefix: str):
+        self.cache = cache
+        self.prefix = display_prefix
+        self.fetched = 0
+        self.written = 0
+        self.seconds = 0.0
+        self._blobs: dict[str, bytes] = {}
+        self._records: dict[str, dict] = {}
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.cache.warnings
+
+    def to_json(self) -> dict:
+        return {"url": self.cache.url, "mode": self.cache.mode, "fetched": self.fetched,
+                "written_back": self.written, "seconds": round(self.seconds, 4)}
+
+    # ------------------------------------------------------------ read-through
+    def fetch(self, jobs: list[StageJob]) -> dict[str, CompileOutput]:
+        """What the shared tier holds for ``jobs``, by job key (records whose blob is missing are misses)."""
+        began = time.perf_counter()
+        records = self.cache.get_records([j.key for j in jobs])
+        blobs = self.cache.get_blobs({r["blob"] for r in records.values() if isinstance(r.get("blob"), str)})
+        found = {}
+        for key, record in records.items():
+            output = self._output(key, record, blobs)
+            if output is not None:
+                found[key] = output
+        self.fetched += len(found)
+        self.seconds += time.perf_counter() - began
+        return found
+
+    def _output(self, key: str, record: dict, blobs: dict[str, bytes]) -> CompileOutput | None:
+        try:
+            diagnostics = tuple(self._diagnostic(d) for d in record.get("diagnostics", ()))
+        except (KeyError, TypeError, AttributeError):
+            self.cache.warn(f"job {key[:12]}: malformed diagnostics; ignoring the record")
+            return None
+        blob = record.get("blob")
+        if blob is None:  # a remembered compile error
+            return CompileOutput(None, diagnostics) if any(d.severity == "error" for d in diagnostics) else None
+        return CompileOutput(blobs[blob], diagnostics) if blob in blobs else None
+
+    def _diagnostic(self, data: dict) -> Diagnostic:
+        location = Location(self.prefix + data["file"], data.get("line"), data.get("col"))
+        return Diagnostic(location, str(data["message"]), data.get("severity", "error"))
+
+    # ------------------------------------------------------------ write-back
+    def compiled(self, job: StageJob, output: CompileOutput) -> None:
+        """Queue a result this machine compiled; written back in groups."""
+        if not self.cache.writable:
+            return
+        diagnostics = [self._relative(d) for d in output.diagnostics]
+        if any(d is None for d in diagnostics):
+            return
+        blob = None
+        if output.spirv is not None:
+            blob = bytes_hash(output.spirv)
+            self._blobs[blob] = output.spirv
+        self._records[job.key] = {"blob": blob, "diagnostics": diagnostics, "compiler": job.options.compiler}
+        if len(self._records) >= WRITE_BACK_EVERY:
+            self.flush()
+
+    def _relative(self, d: Diagnostic) -> dict | None:
+        if not d.location.file.startswith(self.prefix):
+            return None
+        return {"file": d.location.file[len(self.prefix):], "line": d.location.line, "col": d.location.col,
+                "severity": d.severity, "message": d.message}
+
+    def flush(self) -> None:
+        if not self._records:
+            return
+        began = time.perf_counter()
+        self.cache.put(self._blobs, self._records)
+        self.written += len(self._records)
+        self._blobs, self._records = {}, {}
+        self.seconds += time.perf_counter() - began
+
+    def finish(self) -> None:
+        """The cook's compiles are over: write back what is queued."""
+        self.flush()
+
+    def record_use(self, job_keys) -> None:
+        """Tell the shared tier which jobs this cook used (what ``gc`` keeps)."""
+        began = time.perf_counter()
+        self.cache.record_use(list(job_keys))
+        self.seconds += time.perf_counter() - began
