@@ -1,4 +1,4 @@
-"""The benchmark suite behind ``bench/run``: eight figures, each against a baseline of the same run.
+"""The benchmark suite behind ``bench/run``: ten figures, each against a baseline of the same run.
 
     bench/run [--quick] [--out bench/RESULTS.md] [--plot bench/scaling.svg] [--workdir DIR]
 
@@ -14,6 +14,9 @@ Figures (issue 6):
 8. scaling at 1k, 3k and 10k files: cold cook, no-op and one-chunk edit against world size.
 9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
    overhead per job against the local pool's, a projection to 8/32/128 workers (bench_farm.py).
+10. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
+   (manifest + pak + modules + pipelines), against the same pipelines from .spv files on disk
+   (bench_runtime.py; left out with a note where Vulkan cannot run).
 
 Cold cooks run in a child process (``--child``) on an empty cache, timed inside the
 child around ``api.cook`` (interpreter start-up and imports excluded, reported
@@ -437,6 +440,32 @@ def world_figures(cfg: Config, results: Results, runs: list[WorldRun], log) -> N
 
 
 # ---------------------------------------------------------------- report
+def figure_runtime(cfg: Config, results: Results, workdir: Path, log) -> None:
+    import bench_runtime as br
+
+    from pipeline.runtime.device import available
+
+    reason = available(validation=False)
+    if reason is not None:
+        log(f"figure 10 left out: Vulkan cannot run here: {reason}")
+        return
+    world_dir = cfg.corpus if cfg.corpus and Path(cfg.corpus).is_dir() else br.SAMPLE
+    workdir.mkdir(parents=True, exist_ok=True)
+    m = br.measure(Path(world_dir), workdir, max(6, cfg.runs))
+    log(f"figure 10: {m}")
+    results.extra["runtime"] = m
+    where = f"{m['pipelines']} states, {m['chunks']} chunks of {Path(world_dir).name}, {m['device'].split(' (')[0]}"
+    results.figures.append(Figure(
+        10, f"pipeline creation from a chunk's pak ({where})", m["pak_rate"], "pipelines/s",
+        f".spv files: {m['files_rate']:.0f}/s", m["pak_rate"] / m["files_rate"], "-", None,
+        "creation calls only, validation layer off; the same driver calls, so ~1x up to noise"))
+    results.figures.append(Figure(
+        10, "load a chunk: manifest + pak + modules + pipelines", m["pak_chunk_ms"], "ms/chunk",
+        f".spv files + same pipelines: {m['files_chunk_ms']:.1f} ms", m["pak_chunk_ms"] / m["files_chunk_ms"],
+        "-", None, "the baseline's pipeline descriptions are prepared before timing; the pak path also parses "
+        "its manifest (JSON with every blob's reflection) and checks each blob's SHA-256"))
+
+
 def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) -> str:
     m = results.machine
     lines = [
@@ -517,7 +546,8 @@ def plot(results: Results, path: Path) -> None:
 
 # ---------------------------------------------------------------- main
 def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick: bool, log=print,
-            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli", "farm")) -> Results:
+            figures: tuple[str, ...] = ("compile", "scan", "validcount", "worlds", "cli", "farm", "runtime")
+            ) -> Results:
     snapshot_library(workdir)
     results = Results(machine())
     clock = CompileClock(LIBRARY["materials"])
@@ -527,6 +557,8 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
         figure_compile(cfg, results, log)
     if "scan" in figures:
         figure_scan(cfg, results, log)
+    if "runtime" in figures:
+        figure_runtime(cfg, results, workdir / "runtime", log)
     runs = []
     if "worlds" in figures:
         for i, (chunks, files) in enumerate(cfg.sizes):

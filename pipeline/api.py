@@ -269,3 +269,45 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
     with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         return _explain.explain_key(w, found, key, store, _report.ReportOptions(backend=backend))
+
+
+# ------------------------------------------------------------------ runtime (a Vulkan driver)
+def runtime_check(out: Path | str = "build", *, chunk: str | None = None, progress: Progress | None = None):
+    """Create every shader module and pipeline state of cooked outputs with validation on
+    (:mod:`pipeline.runtime.check`); needs Vulkan (``pip install '.[runtime]'``)."""
+    from pipeline.runtime.check import check  # imported on use: loads the Vulkan bindings
+
+    return check(Path(out), chunk, progress)
+
+
+def runtime_render(world: World | Path | str, file: str, *, out: Path | str = "build",
+                   size: tuple[int, int] = (256, 256), miss_log: Path | str | None = None):
+    """Render one glTF file (path relative to the world root) with its cooked pipelines
+    (:mod:`pipeline.runtime.render`); returns a ``RenderResult`` (``.image``, ``.mask``)."""
+    from pipeline.runtime.render import render
+
+    w = _world(world)
+    return render(w.root, _relative(w.root, file), Path(out), size, Path(miss_log) if miss_log else None,
+                  w.config.limits)
+
+
+def check_log(world: World | Path | str, log: Path | str, *, out: Path | str = "build",
+              cache: Path | str | None = None):
+    """Whether each miss of a runtime miss log is covered by the current cook (:mod:`pipeline.runtime.checklog`)."""
+    from pipeline.runtime.checklog import check_log as _check_log
+
+    from pipeline.keys.required import RequiredKeys
+
+    w = _world(world, cache)
+    with w.open_store() as store:
+        return _check_log(w, log, out, lambda c: keys(w, chunk=c, store=store).by_chunk.get(c, RequiredKeys()))
+
+
+def _relative(root: Path, file: str) -> str:
+    path = Path(file)
+    if path.is_absolute() or path.exists():
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return Path(file).as_posix()

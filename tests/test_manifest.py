@@ -49,8 +49,9 @@ def forest_c00():
 
 def test_chunk_manifest_shape():
     doc = json.loads(dump_json(forest_c00().to_json()))
-    assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors"}
-    assert (doc["format"], doc["chunk"], doc["level"]) == (2, "forest/c00", "forest")
+    assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors", "draws", "pipelines", "reflection",
+                        "fallbacks"}
+    assert (doc["format"], doc["chunk"], doc["level"]) == (3, "forest/c00", "forest")
     assert re.fullmatch(r"c00\.[0-9a-f]{16}\.pak", doc["pak"])  # named by the blobs it holds
     opaque = doc["keys"][entry().key]
     assert set(opaque) == {"hash", "shader", "pass", "features", "render_states", "specialization", "stages", "draws"}

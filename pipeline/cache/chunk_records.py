@@ -1,11 +1,12 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 2), one per chunk state (see
+``chunk-keys:<fingerprint>`` (version 3), one per chunk state (see
 :mod:`pipeline.keys.incremental` for what the fingerprint covers)::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
      "keys": [[shader, pass, [[feature, value], ...], key text, key hash,
-               draws, [render state, ...], {feature: [values]}], ...],
+               draws, [render state, ...], {feature: [values]},
+               [[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...]], ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
 
@@ -27,7 +28,7 @@ from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey
 
-CHUNK_KEYS = RecordKind("chunk-keys", 2)
+CHUNK_KEYS = RecordKind("chunk-keys", 3)  # 2: per-draw bindings (the runtime contract's draws); 3: file stamps
 EVALUATIONS = RecordKind("evaluations", 1)
 
 

@@ -4,18 +4,23 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 
 - ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
 
-    {"format": 2, "chunk": "forest/c00", "level": "forest", "pak": "c00.<16 hex>.pak",
+    {"format": 3, "chunk": "forest/c00", "level": "forest", "pak": "c00.<16 hex>.pak",
      "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
               "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
               "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
-     "errors": [{...}]}
+     "errors": [{...}],
+     "draws": [{file, node, mesh, primitive, material, variant, "passes": {"shader/pass": {key, pipeline, fallback}}}],
+     "pipelines": {id: {key, vertex_layout, render_state, specialization}},
+     "reflection": {sha256: {...}}, "fallbacks": {"shader/pass": key text}}
+
+  The last four are the runtime contract (pipeline.cook.contract, docs/formats.md).
 
 - ``<out>/<level>.level.json``: the level's union manifest::
 
-    {"format": 2, "level": "forest",
+    {"format": 3, "level": "forest",
      "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.<16 hex>.pak"}},
      "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
-     "errors": [{..., "chunk": name}]}
+     "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
 
   The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
   whose last path component ends in ``.level`` is refused (:func:`check_name`).
@@ -56,7 +61,7 @@ from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 ROOT = "."            # the chunk (and level) of glTF files directly in the world root
 ROOT_STEM = ".root"   # the file name its outputs use
 _PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")
@@ -118,6 +123,11 @@ class ChunkManifest:
     level: str
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
+    # the runtime contract (pipeline.cook.contract): draws, pipeline states, blob reflection, fallback keys
+    draws: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    fallbacks: Mapping[str, str] = field(default_factory=dict)
     pak_name: str | None = None  # as read from a file; built manifests derive it
 
     @property
@@ -131,7 +141,9 @@ class ChunkManifest:
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
                 "keys": {k: e.to_json() for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors)}
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "draws": list(self.draws), "pipelines": dict(self.pipelines), "reflection": dict(self.reflection),
+                "fallbacks": dict(self.fallbacks)}
 
 
 @dataclass(frozen=True)
@@ -140,13 +152,15 @@ class LevelManifest:
     chunks: tuple[str, ...]
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
     paks: Mapping[str, str] = field(default_factory=dict)  # chunk -> its pak's file name
 
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "level": self.level,
                 "chunks": {c: self._chunk_files(c) for c in sorted(set(self.chunks))},
                 "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors)}
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "pipelines": dict(self.pipelines)}
 
     def _chunk_files(self, chunk: str) -> dict:
         start = posixpath.dirname(output_stem(self.level)) or "."
@@ -157,11 +171,12 @@ class LevelManifest:
 
 # ------------------------------------------------------------------ building
 def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
-                   errors: Iterable[Mapping[str, Any]] = ()) -> ChunkManifest:
-    """A chunk manifest from entries; entries with the same key text are merged."""
+                   errors: Iterable[Mapping[str, Any]] = (), **contract: Any) -> ChunkManifest:
+    """A chunk manifest from entries; entries with the same key text are merged.  ``contract``:
+    the runtime contract fields (draws, pipelines, reflection, fallbacks)."""
     check_name(chunk, "chunk")
     check_name(level, "level")
-    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors))
+    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors), **contract)
 
 
 STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
@@ -190,8 +205,9 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
             merged[entry.key] = merge_entries(old, entry) if old is not None else entry
     errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
     errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
+    pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
     return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
-                         {m.chunk: m.pak for m in chunks})
+                         dict(sorted(pipelines.items())), {m.chunk: m.pak for m in chunks})
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -339,7 +355,9 @@ def load_chunk_manifest(path: Path | str) -> ChunkManifest:
     if pak_stem(pak) is None or "/" in pak or "\\" in pak:
         raise where.at("pak").error(f"not a pak file name: {pak[:80]!r}")
     return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
-                         tuple(where.get(doc, "errors", list)), pak)
+                         tuple(where.get(doc, "errors", list)), tuple(where.get(doc, "draws", list)),
+                         where.get(doc, "pipelines", dict), where.get(doc, "reflection", dict),
+                         where.get(doc, "fallbacks", dict), pak)
 
 
 def load_level_manifest(path: Path | str) -> LevelManifest:
@@ -350,7 +368,7 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     chunks = where.get(doc, "chunks", dict)
     paks = {c: posixpath.basename(str(v.get("pak", ""))) for c, v in chunks.items() if isinstance(v, dict)}
     return LevelManifest(where.get(doc, "level", str), tuple(chunks), keys,
-                         tuple(where.get(doc, "errors", list)), paks)
+                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict), paks)
 
 
 def _load(path: Path | str) -> dict:

@@ -21,6 +21,8 @@ from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
 from pipeline.cook.compile import SourceTree
+from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
+from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import level_files, sweep_outputs
@@ -60,6 +62,7 @@ class CookResult:
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
     removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
+    fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     display_prefix: str = "materials/"                   # how errors name the shader library
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
@@ -105,6 +108,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     (:class:`~pipeline.cook.shared.SharedTier`) behind ``store``."""
     families, materials_dir = world.families, world.materials_dir
     found = found if isinstance(found, CookInput) else from_keys(found, world)
+    fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix, options.allowed_roots)
@@ -118,6 +122,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
+    result.fallbacks = fallbacks
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:
@@ -274,7 +279,10 @@ def _record_ok(record) -> bool:
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
                  store: Store, out: Path, blobs: dict, record) -> mf.ChunkManifest:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
-    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True)
+    def reflection(digest: str) -> dict:
+        return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
+
+    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
     pak_stat = _stat_of(mf.chunk_pak_path(out, manifest))
     if _record_ok(record) and record[2] == manifest.pak and record[3] == _as_tuple(pak_stat) is not None \
             and mf.chunk_outputs_current(out, manifest):
@@ -283,7 +291,7 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
         manifest = _chunk_manifest(chunk, level, required, result, families, errors,
-                                   lambda digest: blobs.get(digest) is not None)
+                                   lambda digest: blobs.get(digest) is not None, reflection)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
     result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
     return manifest
@@ -307,7 +315,7 @@ def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors
 
 def _code_hash() -> str:
     """The source of the modules that write outputs: a change there rebuilds every output once."""
-    return code_hash("cook/run.py", "cook/manifest.py", "cook/pak.py")
+    return code_hash("cook/run.py", "cook/manifest.py", "cook/pak.py", "cook/contract.py", "cook/reflection.py")
 
 
 def _level_state(out: Path, level: str) -> str:
@@ -349,9 +357,13 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
 
 
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,
-                    file_errors: list[dict], has_blob) -> mf.ChunkManifest:
-    """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error)."""
+                    file_errors: list[dict], has_blob, reflection) -> mf.ChunkManifest:
+    """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error).
+    ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.cook.contract`)."""
     entries, errors = [], list(file_errors)
+    contract = ContractBuilder(reflection, families)
+    fallbacks = result.fallbacks.get(chunk, {})
+    fallback_stages = {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
         stages = {}
         jobs = result.plan.jobs_for(key)
@@ -360,10 +372,18 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
             if job is not None and job.blob and has_blob(job.blob):
                 stages[stage] = job.blob
         entries.append(_entry(key, info, stages, families[key.shader]))
+        contract.add_key(key, stages, info.bindings)
+        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
+            fallback_stages[key] = stages
         if len(stages) < len(jobs):
             missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
             errors += _key_errors(key, result) or [missing]
-    return mf.chunk_manifest(chunk, level, entries, errors)
+    by_pass = bindings_by_pass(required)
+    for key, stages in fallback_stages.items():
+        contract.add_fallback(key, stages, by_pass)
+    result.warnings += [w for w in dict.fromkeys(contract.warnings) if w not in result.warnings]
+    return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
+                             reflection=contract.blobs, fallbacks=fallbacks)
 
 
 def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) -> mf.ManifestEntry:

@@ -57,6 +57,8 @@ class KeyUses:
     draws: int
     render_states: list[dict]
     specialization: dict[str, list]
+    # per draw: [[file, node, mesh, primitive, material, variant], render state, specialization values]
+    bindings: list = field(default_factory=list)
 
 
 @dataclass
@@ -73,8 +75,8 @@ class ChunkKeys:
 
     def to_record(self) -> dict:
         """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.cache.chunk_records`)."""
-        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization]
-                for k, u in self.keys.items()]
+        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
+                 u.bindings] for k, u in self.keys.items()]
         return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
                 "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                 "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
@@ -83,13 +85,14 @@ class ChunkKeys:
     def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
         uses = {}
-        for shader, pass_name, features, text, digest, count, states, spec in record["keys"]:
+        for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
             ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            uses[key] = KeyUses(int(count), list(states), {n: list(v) for n, v in spec.items()})
+            uses[key] = KeyUses(int(count), list(states), {n: list(v) for n, v in spec.items()},
+                                [(list(d), dict(st), dict(sp)) for d, st, sp in bindings])
         deps = record["deps"]
         return cls(str(record["name"]), record["level"], int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
@@ -111,8 +114,13 @@ class CookInput:
 
 
 def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
-    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()})
+    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()},
+                         [(_draw_id(src), state, spec) for src, state, spec in info.bindings])
             for key, info in required.keys.items()}
+
+
+def _draw_id(src) -> list:
+    return [src.file, src.node, src.mesh, src.primitive, src.material, src.variant]
 
 
 def from_keys(found, world: World) -> CookInput:

@@ -32,9 +32,12 @@ class KeyInfo:
     render_states: list[dict] = field(default_factory=list)
     specialization: dict[str, list] = field(default_factory=dict)
     trace: Trace | None = None
+    bindings: list[tuple[DrawSource, dict, dict]] = field(default_factory=list)  # per draw: render state, spec values
 
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
+        spec = {n: v for n, (_, v) in use.specialization.items()}
+        self.bindings.extend((source, use.render_state, spec) for source in sources)
         self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
         if self.trace is None:
             self.trace = use.trace
@@ -42,6 +45,7 @@ class KeyInfo:
     def merge(self, other: "KeyInfo") -> None:
         """Take in another KeyInfo of the same key (from another chunk, say)."""
         self.draws.extend(other.draws)
+        self.bindings.extend(other.bindings)
         self._add_states(other.render_states, other.specialization)
         if self.trace is None:
             self.trace = other.trace

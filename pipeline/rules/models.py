@@ -203,6 +203,9 @@ class Pass(Model):
     normalize: tuple[NormalizeRule, ...] = Field((), description="extra normalize rules for this pass")
     render_state: dict[str, Expression] = Field({}, description="render state overrides (facts and features)")
     defines: dict[str, Define] = Field({}, description="extra #defines of this pass")
+    fallback: dict[str, Value] | None = Field(
+        None, description="static feature values of a key always cooked for this pass (others take their "
+                          "default); the runtime draws with it when a draw's own key is missing")
     description: str = Field("", description="what the pass draws")
 
 
@@ -219,6 +222,7 @@ class RuleSet(Model):
     passes: dict[str, Pass] = Field(min_length=1, description="pass name -> pass")
     render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
     defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
+    instance_inputs: tuple[int, ...] = Field((), description="vertex input locations fed per instance")
     path: str = Field("", description="where the rule set was loaded from (set by the loader)")
     _compiled: Compiled = PrivateAttr()
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # numpy is imported on first use: most scans never read a buf
 OPTIONAL_FACTS = frozenset({"mesh.colorAllWhite", "mesh.maxJointInfluences"})
 WHITE_TOLERANCE = 1 / 512
 
-_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}
+_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
 _DTYPES = {5120: "<i1", 5121: "<u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 _DATA_URI = re.compile(r"^data:[^,]*?;base64,", re.IGNORECASE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

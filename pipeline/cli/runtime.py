@@ -1,0 +1,82 @@
+"""``pipeline runtime check`` and ``pipeline runtime render``: cooked outputs on a real Vulkan driver."""
+
+from __future__ import annotations
+
+import click
+
+from pipeline import api
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded, rules_option
+from pipeline.progress import for_stream
+
+
+@click.group("runtime")
+def command() -> None:
+    """Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU).
+
+    Needs the Vulkan bindings (pip install '.[runtime]') and the Debian packages
+    libvulkan1, mesa-vulkan-drivers and vulkan-validationlayers.
+    """
+
+
+@command.command("check")
+@click.argument("out", type=click.Path(exists=True, file_okay=False))
+@click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@guarded
+def check_command(out, chunk, as_json, quiet):
+    """Create every shader module and pipeline state of the outputs in OUT.
+
+    The Khronos validation layer is on; every message it gives is a failure.  Prints
+    how many pipeline states there are and how many were created, with each validation
+    message and failure naming its chunk, pipeline state and key.  Exit code 1 on any.
+    """
+    result = api.runtime_check(out, chunk=chunk, progress=for_stream(quiet=quiet or as_json))
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        for f in result.validation_errors + result.failed:
+            where = " ".join(x for x in (f.chunk, f.key and f"(key {f.key})") if x)
+            click.echo(f"{where or out}: error: {f.message}", err=True)
+        click.echo(f"{result.created} of {result.pipelines} pipeline states created on {result.device} "
+                   f"({result.modules} shader modules, {len(result.chunks)} chunks); "
+                   f"{len(result.validation_errors)} validation messages, {len(result.failed)} failures")
+    return EXIT_OK if result.ok else EXIT_USER
+
+
+@command.command("render")
+@click.argument("world", type=click.Path(exists=True, file_okay=False))
+@click.argument("file")
+@click.option("-o", "--output", "png", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")
+@click.option("--out", "build", default="build", show_default=True, type=click.Path(file_okay=False),
+              help="The cooked outputs folder.")
+@click.option("--size", default="256x256", show_default=True, metavar="WxH", help="Image size in pixels.")
+@click.option("--miss-log", type=click.Path(dir_okay=False), help="Append misses (fallback draws) to this JSON lines file.")
+@rules_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@guarded
+def render_command(world, file, png, build, size, miss_log, rules, as_json):
+    """Render FILE (a glTF file of WORLD) offscreen with its cooked pipelines into a PNG.
+
+    Each draw uses the pipeline state its chunk manifest names for the forward pass;
+    a draw whose key is missing is drawn with the pass's fallback and logged as a miss.
+    Fixed camera framing the file's bounds, one directional light.
+    """
+    from pipeline.runtime.render import write_png
+
+    width, _, height = size.lower().partition("x")
+    if not (width.isdigit() and height.isdigit()) or not (0 < int(width) <= 8192 and 0 < int(height) <= 8192):
+        raise click.BadParameter(f"expected WxH, got {size!r}", param_hint="--size")
+    result = api.runtime_render(api.open_world(world, rules=rules), file, out=build, size=(int(width), int(height)),
+                                miss_log=miss_log)
+    write_png(png, result.image)
+    if as_json:
+        echo_json(result.to_json() | {"png": png})
+    else:
+        for line in result.not_drawn:
+            click.echo(f"{line}: warning: not drawn", err=True)
+        for message in result.validation_messages:
+            click.echo(f"{file}: error: validation: {message}", err=True)
+        click.echo(f"{png}: {result.drawn} draws ({result.fallbacks} through a fallback), "
+                   f"{int(result.mask.sum())} pixels covered")
+    return EXIT_USER if result.validation_messages else EXIT_OK

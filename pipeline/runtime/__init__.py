@@ -1,0 +1,1 @@
+"""Loading what was cooked on a real Vulkan driver: devices, chunks, pipelines, renders, misses."""

@@ -1,0 +1,82 @@
+"""``pipeline runtime check``: create every shader module and pipeline state of cooked outputs.
+
+Every chunk manifest under the output folder (or one chunk) is loaded with
+:class:`~pipeline.runtime.loader.Loader` on a device with the Khronos validation layer
+on.  The result counts the pipeline states (deduplicated by id over the chunks) and
+those created, and lists every validation message and failure with its chunk, pipeline
+state and key.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cook import manifest as mf
+from pipeline.progress import NullProgress, Progress
+from pipeline.runtime.device import Device
+from pipeline.runtime.loader import Failure, Loader
+
+
+@dataclass
+class CheckResult:
+    device: str
+    chunks: list[str]
+    pipelines: int
+    created: int
+    modules: int
+    validation_errors: list[Failure] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.validation_errors and not self.failed and self.created == self.pipelines
+
+    def to_json(self) -> dict:
+        return {"device": self.device, "chunks": self.chunks, "pipelines": self.pipelines, "created": self.created,
+                "modules": self.modules, "validation_errors": [f.to_json() for f in self.validation_errors],
+                "failed": [f.to_json() for f in self.failed]}
+
+
+def chunk_names(out: Path, chunk: str | None = None) -> list[str]:
+    """Every chunk with a manifest under ``out`` (or just ``chunk``), by name."""
+    if chunk is not None:
+        return [chunk]
+    names = []
+    for path in sorted(Path(out).rglob("*.json")):
+        if path.name.endswith(mf.LEVEL_SUFFIX + ".json") or path.name.startswith("."):
+            continue
+        names.append(path.relative_to(out).with_suffix("").as_posix())
+    return names
+
+
+def check(out: Path | str, chunk: str | None = None, progress: Progress | None = None) -> CheckResult:
+    out = Path(out)
+    progress = progress or NullProgress()
+    names = chunk_names(out, chunk)
+    failed: list[Failure] = []
+    states: set[str] = set()
+    with Device(validation=True) as device:
+        loader = Loader(device, out)
+        try:
+            progress.start("creating pipelines", len(names))
+            for name in names:
+                try:
+                    loaded = loader.load(name)
+                except Exception as exc:  # noqa: BLE001 - a bad manifest or pak is reported, the rest still checked
+                    failed.append(Failure(name, None, None, str(exc) if isinstance(exc, mf.ManifestError)
+                                          else f"{type(exc).__name__}: {exc}"))
+                else:
+                    states |= set(loaded.manifest.pipelines)
+                    failed += loaded.failures
+                progress.advance()
+            progress.finish()
+            created, modules = len(loader.created), len(loader.factory.modules)
+        finally:
+            loader.close()
+    # messages while creating a pipeline name it; any other (module creation, teardown) is listed unattributed
+    messages = [m for c in loader.chunks.values() for m in c.messages]
+    remaining = Counter(device.messages) - Counter(m.message for m in messages)
+    messages += [Failure("", None, None, text) for text in sorted(remaining.elements())]
+    return CheckResult(device.name, names, len(states), created, modules, messages, failed)

@@ -1,0 +1,162 @@
+"""``pipeline check-log``: is every miss of a runtime miss log covered by the current cook?
+
+For each logged miss (:mod:`pipeline.runtime.misses`) the draw is looked up in the
+world's content as it is now (scan + rules, through :func:`pipeline.api.keys`):
+
+- ``stale``: the content requires the logged key for that draw and the cooked outputs do
+  not hold it (missing from the chunk manifest, or its blobs from the pak): cook again.
+- ``cooked``: the content requires it and the outputs now hold it (the log is older than
+  the cook).
+- ``runtime``: the content does not require that key for that draw: the draw is not in
+  the content (made at run time), or the content gives it another key; the result names
+  the content's key and, for each feature that differs, the rule that set it.  Covered
+  only when some cooked chunk holds the key.
+
+A miss that is not covered makes the check fail (exit 1): strict matching, offline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cook import manifest as mf
+from pipeline.cook.contract import DRAW_FIELDS
+from pipeline.cook.pak import read_index
+from pipeline.runtime.misses import read_log
+
+
+@dataclass
+class MissVerdict:
+    line: int
+    key: str | None
+    chunk: str
+    draw: dict
+    pass_name: str | None
+    status: str                 # stale | cooked | runtime
+    covered: bool
+    reason: str
+    content_key: str | None = None
+    rules: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "key": self.key, "chunk": self.chunk, "draw": self.draw, "pass": self.pass_name,
+                "status": self.status, "covered": self.covered, "reason": self.reason,
+                "content_key": self.content_key, "rules": self.rules}
+
+
+@dataclass
+class CheckLogResult:
+    log: str
+    misses: list[MissVerdict]
+    errors: list[dict]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(m.covered for m in self.misses)
+
+    def to_json(self) -> dict:
+        return {"log": self.log, "misses": [m.to_json() for m in self.misses],
+                "covered": sum(m.covered for m in self.misses),
+                "uncovered": sum(not m.covered for m in self.misses), "errors": self.errors}
+
+
+def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLogResult:
+    """``keys_of_chunk(chunk)`` gives the chunk's :class:`~pipeline.keys.evaluate.RequiredKeys` now."""
+    out = Path(out)
+    verdicts, errors = [], []
+    content: dict[str, dict] = {}
+    cooked: dict[str, set[str]] = {}
+    anywhere: dict[str, bool] = {}
+
+    def cooked_anywhere(key: str) -> bool:
+        if key not in anywhere:
+            anywhere[key] = _cooked_anywhere(out, key)
+        return anywhere[key]
+
+    for line, record in read_log(log):
+        if isinstance(record, str):
+            errors.append({"file": str(log), "line": line, "message": record})
+            continue
+        chunk = record["chunk"]
+        if chunk not in content:
+            content[chunk] = _content_uses(keys_of_chunk(chunk))
+            cooked[chunk] = _cooked_keys(out, chunk)
+        verdicts.append(_verdict(line, record, content[chunk], cooked[chunk], cooked_anywhere))
+    return CheckLogResult(str(log), verdicts, errors)
+
+
+def _content_uses(required) -> dict[tuple, dict[str, tuple]]:
+    """draw id -> shader/pass -> (key, trace) as the content requires now."""
+    uses: dict[tuple, dict[str, tuple]] = {}
+    for key, info in required.keys.items():
+        for src in info.draws:
+            draw = (src.file, src.node, src.mesh, src.primitive, src.material, src.variant)
+            uses.setdefault(draw, {})[f"{key.shader}/{key.pass_name}"] = (key, info.trace)
+    return uses
+
+
+def _cooked_keys(out: Path, chunk: str) -> set[str]:
+    """Keys of the chunk's manifest whose every stage blob is in its pak."""
+    try:
+        manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
+        present = read_index(mf.chunk_pak_path(out, manifest)) or frozenset()
+    except (mf.ManifestError, OSError, ValueError):
+        return set()
+    return {k for k, e in manifest.keys.items() if e.stages and set(e.stages.values()) <= present}
+
+
+def _cooked_anywhere(out: Path, key: str) -> bool:
+    for path in sorted(out.rglob("*.json")):
+        if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
+            continue
+        chunk = path.relative_to(out).with_suffix("").as_posix()
+        if key in _cooked_keys(out, chunk):
+            return True
+    return False
+
+
+def _verdict(line: int, record: dict, content: dict, cooked: set[str], anywhere) -> MissVerdict:
+    draw = record["draw"] if isinstance(record["draw"], dict) else {}
+    draw_id = tuple(draw.get(f) for f in DRAW_FIELDS)
+    key, label = record["key"], record.get("pass")
+    base = dict(line=line, key=key, chunk=record["chunk"], draw=draw, pass_name=label)
+    now = content.get(draw_id, {}).get(label) if label else None
+    if now is not None and key == now[0].text:
+        if key in cooked:
+            return MissVerdict(**base, status="cooked", covered=True, content_key=key,
+                               reason="the content requires this key and the current cook holds it")
+        return MissVerdict(**base, status="stale", covered=False, content_key=key,
+                           reason="the content requires this key but the cooked chunk lacks it: cook again")
+    covered = key is not None and anywhere(key)
+    if draw_id not in content:
+        reason = "the draw is not in the content: made at run time"
+        return MissVerdict(**base, status="runtime", covered=covered, reason=reason)
+    if now is None:
+        return MissVerdict(**base, status="runtime", covered=covered,
+                           reason=f"no rule set gives this draw a key for {label}: a runtime path asked for it")
+    return MissVerdict(**base, status="runtime", covered=covered, content_key=now[0].text,
+                       reason="the content gives this draw another key: a runtime change (material or mesh) "
+                              "made this one", rules=_differences(key, now))
+
+
+def _differences(key: str | None, now: tuple) -> list[dict]:
+    """For each feature whose value differs from the content's key: the rule that set the content's value."""
+    content_key, trace = now
+    logged = _features(key)
+    out = []
+    for name, value in content_key.features:
+        shown = "1" if value is True else "0" if value is False else str(value)
+        if logged.get(name) not in (None, shown):
+            where = trace.features.get(name) if trace else None
+            out.append({"feature": name, "logged": logged.get(name), "content": shown,
+                        "rule": where.location if where else None,
+                        "expression": where.expression if where else None})
+    return out
+
+
+def _features(key: str | None) -> dict[str, str]:
+    if not key or "{" not in key:
+        return {}
+    body = key[key.index("{") + 1:key.rindex("}")]
+    return dict(item.split("=", 1) for item in body.split(",") if "=" in item)

@@ -1,0 +1,49 @@
+"""The miss log: every time the runtime drew with a fallback because a draw's key was missing.
+
+A miss log is JSON lines, one object per miss, appended (and flushed) as they happen so a
+crash loses nothing::
+
+    {"chunk": "forest/c00", "draw": {"file", "node", "mesh", "primitive", "material", "variant"},
+     "key": "pbr/forward{...}", "pass": "pbr/forward", "time": "2026-01-01T12:00:00.000000+00:00"}
+
+``key`` is null when the draw is not in the chunk's manifest at all (content the cook never
+saw, such as a material made at run time).  ``pipeline check-log`` reads it back
+(:mod:`pipeline.runtime.checklog`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+
+@dataclass
+class MissLog:
+    path: Path
+
+    def append(self, *, key: str | None, chunk: str, draw: dict, pass_: str) -> None:
+        record = {"key": key, "chunk": chunk, "draw": draw, "pass": pass_,
+                  "time": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as f:
+            f.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+            f.flush()
+
+
+def read_log(path: Path | str) -> list[tuple[int, dict | str]]:
+    """(line number, record) per non-empty line; a line that is not a miss record gives its error text."""
+    out: list[tuple[int, dict | str]] = []
+    for number, line in enumerate(Path(path).read_bytes().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            out.append((number, f"not JSON: {exc}"))
+            continue
+        missing = [f for f in ("key", "chunk", "draw") if not isinstance(record, dict) or f not in record]
+        out.append((number, f"not a miss record (missing {', '.join(missing)})" if missing else record))
+    return out
