@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.cook.compile import CompileRequest, SourceTree
-from pipeline.digest import stable_hash
+from pipeline.digest import bytes_hash, stable_hash
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import RuleSet
@@ -52,7 +52,8 @@ class StageJob:
 
 
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
-    return stable_hash({
+    extra = {"problems": [d.to_json() for d in request.problems]} if request.problems else {}
+    return stable_hash(extra | {
         "format": FORMAT_VERSION,
         "source": request.source,
         "stage": request.stage,
@@ -73,6 +74,7 @@ class JobPlan:
     jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
     stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
+    shapes: dict[PermutationKey, str] = field(default_factory=dict)    # key -> graph shape (materialx)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
         return self.stages.get(key, {})
@@ -98,17 +100,50 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     """Project every key's defines per stage and dedup into unique jobs."""
     plan = JobPlan()
     sources = ClosureCache(tree)
+    generators: dict[str, object] = {}
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
-        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+        if ruleset.kind != "ubershader":
+            jobs = generated_jobs(ruleset, key, generators, tree, options, plan)
+        else:
+            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+            jobs = {stage: make_job(source, stage, defines, sources, options)
+                    for stage, source in sorted(ruleset.sources.items())}
         per_stage: dict[str, str] = {}
-        for stage, source in sorted(ruleset.sources.items()):
-            job = make_job(source, stage, defines, sources, options)
+        for stage, job in jobs.items():
             plan.jobs.setdefault(job.key, job)
             per_stage[stage] = job.key
             plan.stage_uses += 1
         plan.stages[key] = per_stage
     return plan
+
+
+STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
+
+
+def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree: SourceTree,
+                   options: JobOptions, plan: JobPlan | None = None) -> dict[str, StageJob]:
+    """The stage jobs of a key of a generated family (:mod:`pipeline.cook.generate`).
+
+    A stage's source is named after its text (``generated/<sha256[:16]>.frag``), so
+    keys generating the same text (and defines) are one job; the closure is the
+    files the text was made from.
+    """
+    from pipeline.cook.generate import generator_for  # the generator modules load on first use
+
+    if ruleset.kind not in generators:
+        generators[ruleset.kind] = generator_for(ruleset, tree)
+    out = {}
+    for stage, made in sorted(generators[ruleset.kind].generate(ruleset, key).items()):
+        text = made.text or ""
+        name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage]}"
+        closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
+        request = CompileRequest(source=name, stage=stage, defines=made.defines, target=options.target,
+                                 optimize=options.optimize, text=made.text, problems=made.problems)
+        out[stage] = StageJob(request, closure, options, job_key(request, closure, options))
+        if plan is not None and made.shape is not None:
+            plan.shapes[key] = made.shape
+    return out
 
 
 class ClosureCache:

@@ -56,6 +56,8 @@ def _outside_mode(mode: str) -> str:
 
 def _feature_defines(ruleset: RuleSet, name: str, mode: str, value: FeatureValue) -> list[tuple[str, str]]:
     domain = ruleset.domain(name)
+    if domain.kind == "name":
+        return []  # a reference a source generator reads, never a #define
     out = []
     if domain.kind == "enum":
         out = [(f"{name}_{v}", str(i)) for i, v in enumerate(domain.values)]

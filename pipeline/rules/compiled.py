@@ -12,6 +12,7 @@ same cycle detection.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,7 @@ class Compiled:
     derive: dict[str, tuple[CompiledCase, ...]]
     passes: dict[str, CompiledPass]
     feature_locations: dict[str, Location]
+    fragments: tuple[tuple[str, Located | None], ...] = ()  # (file, when over features), chain order
 
     def fact_paths(self) -> frozenset[str]:
         """Every fact path an expression of the family reads."""
@@ -124,7 +126,12 @@ def format_value(value: FeatureValue) -> str:
     return str(value)
 
 
+NAME_VALUE = re.compile(r"^[A-Za-z0-9_./#:-]+$")
+
+
 def in_domain(domain: Domain, value: Any) -> bool:
+    if domain.kind == "name":  # an open set: any reference-shaped string
+        return isinstance(value, str) and NAME_VALUE.match(value) is not None
     return any(same_value(value, v) for v in domain.values)
 
 
@@ -251,6 +258,8 @@ class _Builder:
         derive = {n: self.derive(n) for n in self.rs.derive if self.feature_ref(n, ("derive", n), key=True)}
         family_rules = self.rules(self.rs.normalize, ("normalize",), None)
         passes = {name: self.pass_(name, family_rules) for name in self.rs.passes}
+        fragments = tuple((f.file, self.expr(f.when, ("fragments", i, "when"), self.feats) if f.when else None)
+                          for i, f in enumerate(self.rs.fragments))
         if self.errors:
             raise RuleError(sorted(self.errors, key=lambda d: (d.location.line or 0, d.location.col or 0)))
         return Compiled(
@@ -259,6 +268,7 @@ class _Builder:
             constant_ids={n: f.constant_id for n, f in self.rs.features.items() if f.constant_id is not None},
             derive=derive, passes=passes,
             feature_locations={n: self.doc.at(("features", n), key=True) for n in self.rs.features},
+            fragments=fragments,
         )
 
     def check_features(self) -> None:
@@ -280,6 +290,9 @@ class _Builder:
             if not (Path(self.materials_dir) / source.file).is_file():
                 self.error(self.doc.at(("sources", stage)),
                            f"{stage} source '{source.file}' not found in the materials folder")
+        for i, fragment in enumerate(self.rs.fragments):
+            if not (Path(self.materials_dir) / fragment.file).is_file():
+                self.error(self.doc.at(("fragments", i)), f"fragment '{fragment.file}' not found in the materials folder")
 
     def derive(self, name: str) -> tuple[CompiledCase, ...]:
         out = []

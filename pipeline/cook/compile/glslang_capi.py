@@ -204,7 +204,7 @@ class GlslangCapiBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
-        text = tree.read(request.source)
+        text = request.text if request.text is not None else tree.read(request.source)
         with self.api.lock:
             log, spirv = self._run(request, tree, text)
         return compile_output(spirv, log, request, tree)

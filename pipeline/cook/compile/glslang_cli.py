@@ -60,10 +60,16 @@ class GlslangCliBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
-        tree.read(request.source)  # a missing source is a located error, as with the C API
+        if request.text is None:
+            tree.read(request.source)  # a missing source is a located error, as with the C API
         with tempfile.TemporaryDirectory() as folder:
             output = Path(folder) / "out.spv"
-            proc = subprocess.run(command(request, tree.root, output), cwd=tree.root, capture_output=True,
+            cwd = tree.root
+            if request.text is not None:  # a generated stage: its text under its name, in a scratch folder
+                cwd = Path(folder) / "src"
+                (cwd / request.source).parent.mkdir(parents=True, exist_ok=True)
+                (cwd / request.source).write_text(request.text, encoding="utf-8")
+            proc = subprocess.run(command(request, tree.root, output), cwd=cwd, capture_output=True,
                                   text=True, env=tool_env())
             spirv = output.read_bytes() if proc.returncode == 0 and output.exists() else None
         return compile_output(spirv, proc.stdout + proc.stderr, request, tree)

@@ -56,7 +56,9 @@ class CompileRequest:
 
     ``source`` is relative to the materials root, '/'-separated (``'pbr/pbr.frag'``).
     ``defines`` are ``(name, value)`` pairs, injected as a preamble of ``#define``
-    lines (see :mod:`pipeline.cook.compile.preamble`).
+    lines (see :mod:`pipeline.cook.compile.preamble`).  A generated stage
+    (:mod:`pipeline.cook.generate`) carries its ``text``; ``source`` is then its
+    name (``generated/<hash>.frag``) and includes resolve from the materials root.
     """
 
     source: str
@@ -66,6 +68,8 @@ class CompileRequest:
     defines: tuple[tuple[str, str], ...] = ()
     target: str = "vulkan1.2"
     optimize: bool = False
+    text: str | None = None                # generated source text (``source`` then only names it)
+    problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
