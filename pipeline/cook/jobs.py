@@ -136,9 +136,10 @@ def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree
     out = {}
     for stage, made in sorted(generators[ruleset.kind].generate(ruleset, key).items()):
         text = made.text or ""
-        name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage]}"
+        stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
+        name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
         closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
-        request = CompileRequest(source=name, stage=stage, defines=made.defines, target=options.target,
+        request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, target=options.target,
                                  optimize=options.optimize, text=made.text, problems=made.problems)
         out[stage] = StageJob(request, closure, options, job_key(request, closure, options))
         if plan is not None and made.shape is not None:

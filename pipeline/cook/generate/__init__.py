@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from pipeline.errors import Diagnostic
+from pipeline.errors import Diagnostic, Location
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,27 @@ class SourceGenerator(Protocol):
     def generate(self, ruleset, key) -> dict[str, GeneratedStage]: ...
 
 
+class Unavailable:
+    """A generator that cannot run here: every key fails with the same located reason."""
+
+    def __init__(self, reason: Diagnostic):
+        self.reason = reason
+
+    def generate(self, ruleset, key) -> dict[str, GeneratedStage]:
+        failed = GeneratedStage(None, problems=(self.reason,))
+        return {"vertex": failed, "fragment": failed}
+
+
 def generator_for(ruleset, tree) -> SourceGenerator:
     """The generator of a generated family (``kind`` fragments or materialx)."""
     if ruleset.kind == "fragments":
         from pipeline.cook.generate.chain import ChainGenerator
         return ChainGenerator(tree)
     if ruleset.kind == "materialx":
-        from pipeline.cook.generate.materialx import MaterialxGenerator  # imports MaterialX: only when used
+        try:
+            from pipeline.cook.generate.materialx import MaterialxGenerator  # imports MaterialX: only when used
+        except ImportError as exc:
+            return Unavailable(Diagnostic(Location(ruleset.path), f"a materialx family needs the MaterialX package "
+                                                                  f"(pip install 'permutation-pipeline[materialx]'): {exc}"))
         return MaterialxGenerator(tree)
     raise ValueError(f"family {ruleset.shader} of kind {ruleset.kind} has no source generator")

@@ -74,7 +74,7 @@ class ChainGenerator:
         out = {}
         for stage, text in linked.stages.items():
             used = set(IDENT_RE.findall(text))
-            out[stage] = GeneratedStage(text, linked.files, tuple((n, str(v)) for n, v in defines if n in used))
+            out[stage] = GeneratedStage(text, linked.files[stage], tuple((n, str(v)) for n, v in defines if n in used))
         return out
 
 

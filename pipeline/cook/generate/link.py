@@ -16,7 +16,8 @@ Given the fragments a key selects, in chain order (:mod:`.fragment_file`):
    kept fragment's body with ``run`` renamed after its file, then a ``main`` calling
    them in order, one local variable per export.  ``#line N "path"`` directives map
    every line back to a fragment file: bodies to their own lines, each call to its
-   fragment's ``run`` line, interpolators to the import that needs them, so a
+   fragment's ``run`` line, interpolators to the export (vertex side) and the import
+   (fragment side) they carry, so a
    glslang error names the fragment's file and line.
 
 The result depends only on the fragments' text and the selection, so two keys that
@@ -42,7 +43,7 @@ class LinkedChain:
     """What linking gave: per-stage text, the files it came from, and the errors."""
 
     stages: dict[str, str] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
+    files: dict[str, tuple[str, ...]] = field(default_factory=dict)  # stage -> the fragment files it holds
     errors: list[Diagnostic] = field(default_factory=list)
 
 
@@ -62,7 +63,7 @@ def link_chain(chain: list[FragmentFile], family: str = "") -> LinkedChain:
             out.errors.append(Diagnostic(Location(f.display, line), "a fragment has no #version line (the linker writes it)"))
     live = _live(chain, edges)
     for stage in ("vertex", "fragment"):
-        if not any(chain[i].stage == stage for i in live):
+        if not out.errors and not any(chain[i].stage == stage for i in live):
             out.errors.append(Diagnostic(Location(family or "<chain>"),
                                          f"the chain keeps no {stage}-stage fragment for this key"))
     if out.errors:
@@ -70,7 +71,8 @@ def link_chain(chain: list[FragmentFile], family: str = "") -> LinkedChain:
     varyings = _varyings(chain, edges, live)
     out.stages = {"vertex": _emit(chain, edges, live, varyings, "vertex"),
                   "fragment": _emit(chain, edges, live, varyings, "fragment")}
-    out.files = tuple(sorted({chain[i].path for i in live}))
+    out.files = {stage: tuple(sorted({chain[i].path for i in live if chain[i].stage == stage}))
+                 for stage in ("vertex", "fragment")}
     return out
 
 
@@ -126,6 +128,10 @@ def _varyings(chain, edges, live) -> dict[str, tuple[int, Port, int]]:
     return out
 
 
+def _exporter(chain, indexes, export: Port) -> FragmentFile:
+    return next(chain[i] for i in indexes if any(e is export for e in chain[i].exports))
+
+
 def _line(f: FragmentFile, line: int) -> str:
     return f'#line {line} "{f.path}"'
 
@@ -139,10 +145,11 @@ def _emit(chain, edges, live, varyings, stage: str) -> str:
     lines = [VERSION, LINE_EXTENSION]
     direction = "out" if stage == "vertex" else "in"
     for name, (location, export, importer) in varyings.items():
-        port = chain[importer].port(name)
+        # the vertex side maps to the export, the fragment side to the import that needs it
+        where = _line(_exporter(chain, live, export), export.line) if stage == "vertex" else \
+            _line(chain[importer], chain[importer].port(name).line)
         flat = "flat " if export.type.startswith(INTEGER) else ""
-        lines += [_line(chain[importer], port.line),
-                  f"layout(location = {location}) {flat}{direction} {export.type} v_{name};"]
+        lines += [where, f"layout(location = {location}) {flat}{direction} {export.type} v_{name};"]
     for i in mine:
         f = chain[i]
         lines += [_line(f, f.body_line), RUN_CALL.sub(_run_name(f), f.body)]
@@ -175,7 +182,6 @@ def _main(chain, edges, mine, varyings, stage: str) -> list[str]:
         lines.append(f"    {_run_name(f)}({', '.join(args)});")
     if stage == "vertex":
         for name, (_, export, _importer) in varyings.items():
-            producer = next(chain[i] for i in mine if any(e is export for e in chain[i].exports))
-            lines += [_line(producer, export.line), f"    v_{name} = {bound[name]};"]
+            lines += [_line(_exporter(chain, mine, export), export.line), f"    v_{name} = {bound[name]};"]
     lines.append("}")
     return lines

@@ -120,10 +120,20 @@ def load_document(text: str, display: str) -> mx.Document:
     except Exception as exc:  # MaterialX raises its own exception types for malformed documents
         raise CompileError.at(display, f"invalid MaterialX document: {exc}") from None
     doc.importLibrary(library())
+    unknown = [_at_name(text, display, e.getName(), f"unknown node '{e.getCategory()}' of type {e.getType()}: "
+                                                    "no MaterialX node definition")
+               for e in doc.traverseTree() if e.isA(mx.Node) and e.getNodeDef() is None]
+    if unknown:
+        raise CompileError(unknown[:8])
     valid, message = doc.validate()
     if not valid:
         raise CompileError([_locate(text, display, line) for line in message.strip().splitlines()[:8]])
     return doc
+
+
+def _at_name(text: str, display: str, name: str, message: str) -> Diagnostic:
+    line, col = locate_name(text, name)
+    return Diagnostic(Location(display, line, col), message)
 
 
 def find_material(doc: mx.Document, name: str, text: str, display: str) -> mx.Node:
