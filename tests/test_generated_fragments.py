@@ -178,3 +178,12 @@ def test_the_workshop_chunk_cooks_with_the_real_compiler(tmp_path) -> None:
                      "chain/forward{BASE_COLOR_MAP=1,LIGHTS_DIRECTIONAL=1,LIGHTS_POINT=2,LIGHTS_SPOT=1}"]
     sources = {job.request.source for job in result.plan.jobs.values()}
     assert all(s.startswith("generated/") for s in sources) and len(sources) == 4
+
+
+def test_verify_family_compiles_the_chains_whole_valid_space(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from pipeline.cli import main
+    run = CliRunner().invoke(main, ["verify-family", "chain", "--all", "--cache", str(tmp_path / "cache"), "-q"])
+    assert run.exit_code == 0, run.output
+    assert "128 keys -> " in run.output and "; ok" in run.output

@@ -173,6 +173,8 @@ def test_the_corpus_cooks_every_material_through_gltf_pbr_graphs(corpus: Path, t
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2)
     assert [e["file"] for e in result.errors] == [FAKE]
     assert all(r.ok for r in result.run.results.values()) and result.plan.shapes
+    stages = result.plan.stage_report()  # graphs of one vertex interface share their vertex source
+    assert stages["vertex"]["jobs"] < stages["fragment"]["jobs"] == len(set(result.plan.shapes.values()))
     report = api.report(world, cache=tmp_path / "cache").to_json()
     (row,) = [r for r in report["totals"] if r["shader"] == "gltf_mx"]
     assert row["materials"] > row["graph_shapes"] > 1

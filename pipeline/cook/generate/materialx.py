@@ -103,7 +103,7 @@ def _generate(material: mx.Node, files: tuple[str, ...], display: str, text: str
     for stage, mx_stage in STAGES.items():
         source = shader.getSourceCode(mx_stage)
         first, _, rest = source.partition("\n")
-        stamped = f"{first}\n// MaterialX {materialx_version()} VkShaderGenerator, graph shape {shape}\n{rest}"
+        stamped = f"{first}\n// MaterialX {materialx_version()} VkShaderGenerator\n{rest}"  # same text, one job
         out[stage] = GeneratedStage(stamped, files, shape=shape)
     return out
 
