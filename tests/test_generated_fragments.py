@@ -187,3 +187,21 @@ def test_verify_family_compiles_the_chains_whole_valid_space(tmp_path) -> None:
     run = CliRunner().invoke(main, ["verify-family", "chain", "--all", "--cache", str(tmp_path / "cache"), "-q"])
     assert run.exit_code == 0, run.output
     assert "128 keys -> " in run.output and "; ok" in run.output
+
+
+def test_a_fragment_may_include_a_library_file_which_joins_the_closure(tmp_path) -> None:
+    tree = write(tmp_path, {
+        "lib/tone.glsl": "vec3 tone(vec3 c) { return c * EXPOSURE; }\n",
+        "v.glsl": "//! stage vertex\nlayout(location=0) in vec3 i;\nvoid run() { gl_Position = vec4(i, 1); }\n",
+        "o.glsl": '//! stage fragment\n#include "lib/tone.glsl"\nlayout(location=0) out vec4 o;\n'
+                  "void run() { o = vec4(tone(vec3(1)), 1); }\n",
+    })
+    rs = load_ruleset_text("shader: t\nkind: fragments\nfeatures: {EXPOSURE: {values: [1, 2]}}\n"
+                           "fragments: [v.glsl, o.glsl]\npasses: {main: {}}\n", "t.yaml", materials_dir=tmp_path)
+    key = PermutationKey.parse("t/main{EXPOSURE=2}", [rs])
+    plan = plan_jobs([key], {"t": rs}, tree, JobOptions(compiler="test"))
+    (frag,) = [j for j in plan.jobs.values() if j.request.stage == "fragment"]
+    assert [f for f, _ in frag.closure] == ["lib/tone.glsl", "o.glsl"]
+    assert frag.request.defines == (("EXPOSURE", "2"),)
+    out = compile_one(frag.request, tree, default_backend())
+    assert out.ok, out.diagnostics

@@ -14,8 +14,9 @@ over the key's features (the same expressions as ``normalize``)::
 
 The selected fragments are linked (:mod:`.link`).  The key's defines (the same
 convention as an ubershader's) are then projected onto the identifiers the stage's
-text uses, so a fragment may read ``LIGHTS_POINT`` as a loop bound, and two keys
-differing only in what no selected fragment reads generate the same text.
+text (and the files its fragments ``#include``) uses, so a fragment may read
+``LIGHTS_POINT`` as a loop bound, and two keys differing only in what no selected
+fragment reads are one job.  A stage's closure is its kept fragments and their includes.
 """
 
 from __future__ import annotations
@@ -73,8 +74,10 @@ class ChainGenerator:
         defines = stage_defines(ruleset, key)
         out = {}
         for stage, text in linked.stages.items():
-            used = set(IDENT_RE.findall(text))
-            out[stage] = GeneratedStage(text, linked.files[stage], tuple((n, str(v)) for n, v in defines if n in used))
+            # a fragment may #include library files: they are part of the closure and may read defines too
+            files = sorted({f for fragment in linked.files[stage] for f in self.tree.files(fragment)})
+            used = set(IDENT_RE.findall(text)).union(*(IDENT_RE.findall(self.tree.read(f)) for f in files))
+            out[stage] = GeneratedStage(text, tuple(files), tuple((n, str(v)) for n, v in defines if n in used))
         return out
 
 
