@@ -15,29 +15,16 @@ import pytest
 pytest.importorskip("MaterialX", reason="the materialx extra is not installed")
 
 from pipeline import api  # noqa: E402
-from pipeline.builtin import builtin_materials_dir, builtin_rules_dir  # noqa: E402
+from pipeline.builtin import builtin_materials_dir  # noqa: E402
 from pipeline.cook.compile import SourceTree  # noqa: E402
 from pipeline.cook.generate.materialx import MaterialxGenerator  # noqa: E402
 from pipeline.cook.generate.mx_graph import MATERIAL, gltf_pbr_document, load_document, shape_of  # noqa: E402
 from pipeline.cook.manifest import load_chunk_manifest  # noqa: E402
 from pipeline.keys.key import PermutationKey  # noqa: E402
-from pipeline.rules.models import load_rulesets  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_world"
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
 RUST = "surfaces/rust.mtlx#M_rust"
-
-
-def mtlx_key(families, document="gltf_pbr", **maps) -> PermutationKey:
-    names = ("BASE_COLOR_MAP", "EMISSIVE_MAP", "METALLIC_ROUGHNESS_MAP", "NORMAL_MAP", "OCCLUSION_MAP")
-    inner = ",".join(f"{n}={int(maps.get(n, 0))}" for n in names[:1]) + f",DOCUMENT={document}," + \
-        ",".join(f"{n}={int(maps.get(n, 0))}" for n in names[1:])
-    return PermutationKey.parse(f"mtlx/forward{{{inner}}}", families.values())
-
-
-@pytest.fixture(scope="module")
-def families():
-    return {rs.shader: rs for rs in load_rulesets(builtin_rules_dir(), materials_dir=builtin_materials_dir())}
 
 
 # ------------------------------------------------------------------ graphs and shapes
@@ -73,7 +60,7 @@ def test_a_colour_change_makes_no_new_key() -> None:
     plain = [(k, info) for k, info in found.required.keys.items() if k.shader == "mtlx"
              and dict(k.features)["DOCUMENT"] == "gltf_pbr" and not dict(k.features)["BASE_COLOR_MAP"]]
     assert len(plain) == 1
-    key, info = plain[0]
+    _, info = plain[0]
     assert sorted(d.material for d in info.draws) == [3, 4], "paint_green and paint_yellow share one key"
     documents = sorted(dict(k.features)["DOCUMENT"] for k in found.required.keys if k.shader == "mtlx")
     assert documents == ["gltf_pbr", "gltf_pbr", "surfaces/glaze.mtlx#M_glaze", RUST]
@@ -119,7 +106,7 @@ def test_document_errors_name_the_mtlx_file_and_every_other_draw_cooks(tmp_path:
     assert len(cooked) == 2 and all(set(manifest.keys[k].stages) == {"vertex", "fragment"} for k in cooked)
 
 
-def test_a_document_that_is_not_there_is_a_located_error(tmp_path: Path, families) -> None:
+def test_a_document_that_is_not_there_is_a_located_error(tmp_path: Path) -> None:
     made = MaterialxGenerator(SourceTree(tmp_path)).generate(None, _rust_key())
     (problem,) = made["fragment"].problems
     assert str(problem.location) == "materials/surfaces/rust.mtlx" and "not found" in problem.message
@@ -129,7 +116,7 @@ def test_a_document_that_is_not_there_is_a_located_error(tmp_path: Path, familie
 def test_the_shrine_chunk_cooks_with_the_real_compiler(tmp_path: Path) -> None:
     result = api.cook(SAMPLE, chunk="forest/c03", cache=tmp_path / "cache", out=tmp_path / "out", jobs=1)
     assert result.ok, result.errors
-    shapes = {shape for key, shape in result.plan.shapes.items()}
+    shapes = set(result.plan.shapes.values())
     assert len(shapes) == 4  # rust, glaze, the textured slate, the two paints
     report = api.report(SAMPLE, chunk="forest/c03", cache=tmp_path / "cache")
     row = next(r for r in report.families if r.shader == "mtlx")
