@@ -168,3 +168,15 @@ def test_the_corpus_cooks_every_material_through_gltf_pbr_graphs(corpus: Path, t
     assert row["unique_sources"] == len(result.plan.jobs) and row["unique_binaries"] <= row["unique_sources"]
     assert row["failed"] == 0 and row["missing"] == 0
     (tmp_path / "report.json").write_text(json.dumps(row))
+
+
+def test_without_the_materialx_package_the_family_fails_with_a_located_reason(monkeypatch, tmp_path) -> None:
+    import sys
+
+    from pipeline.cook.generate import generator_for
+    monkeypatch.setitem(sys.modules, "pipeline.cook.generate.materialx", None)  # as if MaterialX were absent
+    family = api.open_world(SAMPLE).families["mtlx"]
+    made = generator_for(family, SourceTree(tmp_path)).generate(family, _rust_key())
+    (problem,) = made["fragment"].problems
+    assert str(problem.location) == "rules/mtlx.yaml" or problem.location.file.endswith("rules/mtlx.yaml")
+    assert "permutation-pipeline[materialx]" in problem.message
