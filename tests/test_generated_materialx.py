@@ -180,3 +180,12 @@ def test_without_the_materialx_package_the_family_fails_with_a_located_reason(mo
     (problem,) = made["fragment"].problems
     assert str(problem.location) == "rules/mtlx.yaml" or problem.location.file.endswith("rules/mtlx.yaml")
     assert "permutation-pipeline[materialx]" in problem.message
+
+
+def test_a_document_outside_the_materials_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "materials").mkdir()
+    shutil.copy(builtin_materials_dir() / "surfaces" / "rust.mtlx", tmp_path / "secret.mtlx")
+    key = PermutationKey("mtlx", "forward", (("DOCUMENT", "../secret.mtlx#M_rust"),))
+    made = MaterialxGenerator(SourceTree(tmp_path / "materials")).generate(None, key)
+    (problem,) = made["fragment"].problems
+    assert made["fragment"].text is None and "outside the allowed roots" in problem.message
