@@ -205,3 +205,24 @@ def test_a_fragment_may_include_a_library_file_which_joins_the_closure(tmp_path)
     assert frag.request.defines == (("EXPOSURE", "2"),)
     out = compile_one(frag.request, tree, default_backend())
     assert out.ok, out.diagnostics
+
+
+def test_an_ubershader_reads_the_light_setup_as_defines(tmp_path) -> None:
+    """The same scene facts, bucketed by a rule set, reach an ubershader as LIGHTS_<TYPE>=<count>."""
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "lit.yaml").write_text(
+        "shader: lit\nsources: {vertex: lit.vert, fragment: lit.frag}\nselect: material.extras.shader == 'chain'\n"
+        "features:\n  LIGHTS_POINT: {values: [0, 1, 2, 4]}\n  LIGHTS_SPOT: {values: [0, 1, 2, 4]}\n"
+        "derive:\n  LIGHTS_POINT: bucket(scene.lights.point, [0, 1, 2, 4])\n"
+        "  LIGHTS_SPOT: bucket(scene.lights.spot, [0, 1, 2, 4])\npasses: {forward: {}}\n")
+    tree = write(tmp_path / "materials", {
+        "lit.vert": "#version 450\nlayout(location=0) in vec3 p;\nvoid main() { gl_Position = vec4(p, 1); }\n",
+        "lit.frag": "#version 450\nlayout(location=0) out vec4 o;\n#if LIGHTS_POINT > 0 || LIGHTS_SPOT > 0\n"
+                    "void main() { o = vec4(float(LIGHTS_POINT), float(LIGHTS_SPOT), 0, 1); }\n#endif\n"})
+    world = api.open_world(SAMPLE, rules=tmp_path / "rules", materials=tmp_path / "materials")
+    found = api.keys(world, chunk="town/workshop", cache=tmp_path / "cache")
+    assert [k.text for k in found.required.keys] == ["lit/forward{LIGHTS_POINT=2,LIGHTS_SPOT=1}"]
+    plan = plan_jobs(found.required.keys, world.families, tree, JobOptions(compiler="test"))
+    (frag,) = [j for j in plan.jobs.values() if j.request.stage == "fragment"]
+    assert frag.request.defines == (("LIGHTS_POINT", "2"), ("LIGHTS_SPOT", "1"))
+    assert compile_one(frag.request, tree, default_backend()).ok
