@@ -18,6 +18,7 @@ from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.cook import run as _cook
 from pipeline.cook.shared import SharedTier
+from pipeline.cpus import usable_cpus
 from pipeline.errors import ConfigError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of, optional_facts
@@ -125,7 +126,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
-        options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
+        options = _cook.CookOptions(out=out_dir, jobs=jobs or usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler))
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -20,6 +19,7 @@ from pipeline.cli._common import (
 )
 from pipeline.cook.run import display_prefix
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
+from pipeline.cpus import usable_cpus
 from pipeline.progress import for_stream
 from pipeline.rules.models import load_rulesets
 
@@ -50,7 +50,7 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
     """
     materials_dir = Path(materials) if materials else builtin_materials_dir()
     ruleset = find_family(load_rulesets(rules or builtin_rules_dir()), family)
-    options = VerifyOptions(sample=None if every else sample, seed=seed, jobs=jobs or os.cpu_count() or 1,
+    options = VerifyOptions(sample=None if every else sample, seed=seed, jobs=jobs or usable_cpus(),
                             backend=backend)
     progress = for_stream(quiet=quiet or as_json)
     with api.open_store(cache) as store:

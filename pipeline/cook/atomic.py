@@ -21,13 +21,14 @@ mtime stays put and downstream tools see nothing to do.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock
 
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
@@ -162,20 +163,26 @@ def _unlink_quietly(path: Path) -> bool:
     return True
 
 
+LOCK_SUFFIX = ".lock"
+
+
+def lock_path_for(directory: Path | str) -> Path:
+    """The lock file guarding ``directory``: ``.<name>.lock`` beside it, never inside it."""
+    directory = Path(directory).absolute()
+    return directory.with_name(f".{directory.name}{LOCK_SUFFIX}")
+
+
 @contextlib.contextmanager
 def locked(directory: Path | str) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``directory`` for a read-modify-write inside it.
+    """Hold an exclusive lock on ``directory`` for a read-modify-write inside it.
 
     Used where several processes rebuild one file from shared state (a level
     manifest from its chunks' manifests): without it the last writer could drop
-    what another wrote in between.  The lock is taken on the folder itself, so no
-    lock file ever appears among the outputs.
+    what another wrote in between.  The lock is a ``filelock.FileLock`` (``flock``
+    on POSIX, ``msvcrt.locking`` on Windows) on a hidden file *beside* the folder
+    (:func:`lock_path_for`), so no lock file ever appears among its outputs.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with FileLock(str(lock_path_for(directory))):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
 from pipeline.cook.compile import CompileOutput, compile_batch, get_backend
 from pipeline.cook.jobs import JobPlan, StageJob
+from pipeline.cpus import usable_cpus
 from pipeline.errors import Diagnostic
 from pipeline.progress import NullProgress, Progress
 
@@ -82,7 +82,7 @@ class JobRunner:
                  display_prefix: str = "materials/"):
         self.materials_dir = Path(materials_dir)
         self.backend = backend
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, jobs or usable_cpus())
         self.display_prefix = display_prefix
         self.calls = 0  # requests compiled, for tests
 
