@@ -210,7 +210,16 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
                                     since=Path(since) if since is not None else None, backend=backend)
     with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
-        return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
+        scope = {"level": level, "chunk": chunk.replace("\\", "/").strip("/") if chunk else None}
+        return _report.build_report(w, found, store, options, scope)
+
+
+def timings(world: World | Path | str, *, cache: Path | str | None = None, top: int = 10):
+    """The slowest jobs and families of the last cook, from the timing log in the cache."""
+    from pipeline.cook.timings import read_log, summarize
+
+    w = _world(world, cache)
+    return summarize(read_log(w.cache_dir), top=top)
 
 
 def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,

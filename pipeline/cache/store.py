@@ -100,10 +100,12 @@ class Store:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.warnings: list[str] = []
+        self.on_disk = True  # False: a newer tool's cache, left alone (nothing may be written beside it)
         found = _peek_format(self.directory / DATABASE)
         if isinstance(found, int) and found > FORMAT_VERSION:
             self.warn(f"{self.directory}: cache format {found} is newer than this tool's ({FORMAT_VERSION}); "
                       "leaving it alone and working without a cache")
+            self.on_disk = False
             self._cache = _MemoryCache()
             return
         self._cache = self._open()
@@ -224,7 +226,7 @@ def _peek_format(database: Path) -> Any:
     if not database.is_file():
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM Cache WHERE key = ? AND raw = 1", (_META,)).fetchone()
     except sqlite3.Error:
         return None

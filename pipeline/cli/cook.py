@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 from pipeline import api
@@ -9,16 +11,22 @@ from pipeline.cli._common import (
     EXIT_OK,
     EXIT_USER,
     cache_option,
+    color_severity,
+    display_path,
     echo_json,
     guarded,
     materials_option,
+    output_options,
     rules_option,
+    styled,
+    verbosity,
 )
 from pipeline.errors import Location
 from pipeline.progress import for_stream
 
 
 @click.command("cook")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.option("--level", "-l", metavar="L", help="Cook only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
@@ -37,12 +45,13 @@ from pipeline.progress import for_stream
                    "[default: pipeline.toml [cache] remote].")
 @click.option("--remote-cache-mode", type=click.Choice(["read", "readwrite"]), default=None,
               help="read: only fetch; readwrite: also write back what this machine compiled [default: readwrite].")
-@click.option("--explain", is_flag=True, help="Print why each compiled job ran, and where.")
+@click.option("--explain", is_flag=True,
+              help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
             fail_fast, rules, materials, as_json, quiet):
@@ -57,6 +66,11 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
       <chunk>.pak         the chunk's SPIR-V blobs (see docs/formats.md)
       <level>.level.json  the union of the level's chunk manifests
 
+    After the cook, a short change block says what changed and why: the files
+    written, the keys that appeared in or vanished from a chunk, and each compiled
+    job with the key that needs it and the reason (-v lists everything).  Every
+    compile's time goes to the timing log in the cache (`pipeline report --timings`).
+
     A bad file or a shader that fails to compile is reported with its location;
     every other chunk and job still cooks, and the exit code is 1.
 
@@ -70,22 +84,26 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
                       remote_cache_mode=remote_cache_mode)
     if as_json:
+        for e in result.errors:  # machines read stdout; people and logs still see the errors
+            click.echo(color_severity(_located(e, w.root)), err=True)
         echo_json(result.to_json())
     else:
-        _render(result, explain)
+        _render(result, explain, verbosity(quiet), w.root)
     return EXIT_USER if result.errors else EXIT_OK
 
 
-def _render(result: api.CookResult, explain: bool) -> None:
+def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     doc = result.to_json()
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
     for e in result.errors:
-        click.echo(_located(e), err=True)
-    if explain:
+        click.echo(color_severity(_located(e, root)), err=True)
+    if level >= 0:
+        for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
+            click.echo(line)
+    elif explain:  # asked for by name: shown with --quiet too
         for line in doc["explain"]:
-            defines = ",".join(f"{k}={v}" for k, v in sorted(line["defines"].items()))
-            click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}} on {line['where']}: {line['reason']}")
+            click.echo(job_line(line))
     click.echo(
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
@@ -113,8 +131,124 @@ def _stages(stages: dict) -> str:
     return ", ".join(f"{stage} {s['uses']}->{s['jobs']}" for stage, s in stages.items())
 
 
-def _located(e: dict) -> str:
-    """One error document of the cook as ``path:line:col: error: message (key ...)``."""
-    where = Location(e["file"] or "?", e.get("line"), e.get("col"), e.get("pointer"))
+CHANGE_LIMIT = 8  # lines per list in the change block without -v
+
+
+def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LIMIT) -> list[str]:
+    """What this cook changed and why, from its JSON document; empty when nothing changed."""
+    changes, ran = doc["changes"], doc["explain"]
+    lines: list[str] = []
+    if changes["written"]:
+        lines.append(f"  files written ({len(changes['written'])}): "
+                     + ", ".join(_cut([display_path(p) for p in changes["written"]], limit)))
+    diffs: dict[str, str] = {}
+    lines += _key_lines(changes, limit, diffs)
+    if ran:
+        lines.append(f"  compiled {len(ran)} job{'s' if len(ran) != 1 else ''}:")
+        if explain or limit is None or len(ran) <= limit:
+            lines += [f"    {job_line(line, diffs.get(line['key']))}" for line in ran]
+        else:  # many: by reason, with -v/--explain for each job
+            reasons = Counter(line["reason"].split(":", 1)[0] for line in ran)
+            lines += [f"    {n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+            lines.append("    (--explain lists each job with its key)")
+    return ["changes:", *lines] if lines else []
+
+
+def _key_lines(changes: dict, limit: int | None, diffs: dict[str, str]) -> list[str]:
+    """Keys per chunk: a chunk cooked for the first time as a count; elsewhere each key, an added key
+    shown as the features that differ from the nearest removed one of its shader and pass."""
+    added, removed = _by_chunk(changes["keys_added"]), _by_chunk(changes["keys_removed"])
+    new_chunks = set(changes.get("new_chunks", ()))
+    n_added, n_removed = len(changes["keys_added"]), len(changes["keys_removed"])
+    if not n_added and not n_removed:
+        return []
+    head = f"  keys {styled(f'+{n_added}', fg='green')} {styled(f'-{n_removed}', fg='red')}"
+    fresh = sorted(c for c in added if c in new_chunks)
+    rows = []
+    if fresh:
+        head += f" ({sum(len(added[c]) for c in fresh)} in {len(fresh)} chunk(s) cooked for the first time)"
+    for chunk in sorted(set(added) | set(removed)):
+        if chunk in new_chunks:
+            continue
+        gone = list(removed.get(chunk, []))
+        for key in added.get(chunk, []):
+            near = _nearest(key, gone)
+            if near is not None:
+                gone.remove(near)
+                diffs.setdefault(key, f"{chunk}: {_feature_diff(near, key)}")
+                rows.append(f"    {styled('~', fg='yellow')} {chunk}: {key}  ({_feature_diff(near, key)})")
+            else:
+                rows.append(f"    {styled('+', fg='green')} {chunk}: {key}")
+        rows += [f"    {styled('-', fg='red')} {chunk}: {key}" for key in gone]
+    return [head + (":" if rows else ""), *_cut(rows, limit, "    ")]
+
+
+def _by_chunk(items: list[dict]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for item in items:
+        found.setdefault(item["chunk"], []).append(item["key"])
+    return found
+
+
+def _split_key(text: str) -> tuple[str, dict[str, str]]:
+    head, _, body = text.partition("{")
+    pairs = [p.split("=", 1) for p in body.rstrip("}").split(",") if "=" in p]
+    return head, dict(pairs)
+
+
+def _nearest(key: str, candidates: list[str]) -> str | None:
+    head, features = _split_key(key)
+    best, best_n = None, None
+    for other in candidates:
+        other_head, other_features = _split_key(other)
+        if other_head != head:
+            continue
+        n = sum(1 for f in set(features) | set(other_features) if features.get(f) != other_features.get(f))
+        if best_n is None or n < best_n:
+            best, best_n = other, n
+    return best
+
+
+def _feature_diff(old: str, new: str) -> str:
+    a, b = _split_key(old)[1], _split_key(new)[1]
+    return ", ".join(f"{f} {a.get(f, '-')} -> {b.get(f, '-')}" for f in sorted(set(a) | set(b)) if a.get(f) != b.get(f))
+
+
+def job_line(line: dict, key_change: str | None = None) -> str:
+    """``pbr/pbr.frag [fragment] for KEY: reason; NORMAL_MAP 0 -> 1`` (not the whole define set).
+
+    The changed input is the key's own change when it replaced a key of its chunk
+    (``key_change``), else the defines that differ from the nearest cached job."""
+    where = f" on {line['where']}" if line.get("where", "local") != "local" else ""
+    text = f"{line['source']} [{line['stage']}] for {line['key'] or '?'}{where}: {line['reason']}"
+    if key_change:
+        text += f"; key changed in {key_change}"
+    elif line.get("changed"):
+        text += "; " + ", ".join(f"{name} {_show(old)} -> {_show(new)}" for name, (old, new) in line["changed"].items())
+    return text
+
+
+def _show(value) -> str:
+    return "(undefined)" if value is None else str(value)
+
+
+def _cut(items: list[str], limit: int | None, indent: str = "") -> list[str]:
+    if limit is None or len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"{indent}... and {len(items) - limit} more (-v lists all)"]
+
+
+def _located(e: dict, root=None) -> str:
+    """One error document of the cook as ``path:line:col: error: message (key ...)``, the path
+    relative to the current folder."""
+    file = e["file"] or "?"
+    where = Location(display_path(file, root if _in_world(file, root) else None), e.get("line"), e.get("col"),
+                     e.get("pointer"))
     suffix = f" (key {e['key']})" if e.get("key") else ""
     return f"{where}: error: {e['message']}{suffix}"
+
+
+def _in_world(file: str, root) -> bool:
+    """Scan and rule errors name files from the world root; shader errors are already relative to here."""
+    from pathlib import Path
+    return root is not None and not Path(file).is_absolute() and (Path(root) / file).exists()

@@ -24,6 +24,7 @@ from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_p
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
+from pipeline.cook.timings import append_cook, cook_stamp
 from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import Diagnostic, Location
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
@@ -61,19 +62,35 @@ class CookResult:
     display_prefix: str = "materials/"                   # how errors name the shader library
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
+    keys_added: list[tuple[str, str]] = field(default_factory=list)    # (chunk, key) new in a rewritten manifest
+    keys_removed: list[tuple[str, str]] = field(default_factory=list)  # (chunk, key) gone from it
+    new_chunks: list[str] = field(default_factory=list)                # chunks with no manifest before
+    first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
+    timing_log: str | None = None                                      # where this cook's job times went
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
     def explain_lines(self) -> list[dict]:
+        """Why each compiled job ran: the key needing it, the reason, and the defines that differ
+        from the nearest job of the same source and stage the cache already held."""
+        changed = _define_changes(self.plan, self.run)
         lines = []
         for key in self.run.compiled:
             r = self.plan.jobs[key].request
-            lines.append({"job": key[:12], "source": r.source, "stage": r.stage,
+            lines.append({"job": key[:12], "source": r.source, "stage": r.stage, "key": self.first_keys.get(key),
                           "defines": dict(r.defines), "reason": self.run.reasons.get(key, ""),
-                          "where": self.run.where.get(key, "local")})
+                          "where": self.run.where.get(key, "local"),
+                          "changed": changed.get(key, {}), "seconds": round(self.run.seconds.get(key, 0.0), 6)})
         return sorted(lines, key=lambda d: (d["source"], d["job"]))
+
+    def changes_json(self) -> dict:
+        """The change block: files written, keys that appeared or vanished per chunk."""
+        return {"written": self.written,
+                "keys_added": [{"chunk": c, "key": k} for c, k in self.keys_added],
+                "keys_removed": [{"chunk": c, "key": k} for c, k in self.keys_removed],
+                "new_chunks": self.new_chunks}
 
     def to_json(self) -> dict:
         return {
@@ -83,6 +100,7 @@ class CookResult:
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": self.errors, "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
+            "changes": self.changes_json(), "timing_log": self.timing_log,
         }
 
 
@@ -109,19 +127,24 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     compiler = compiler or _compiler(options, materials_dir, tree)
     job_options = JobOptions(options.target, options.optimize, compiler.identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
+    stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
     if remote is not None:
         remote.record_use(plan.jobs)
-    errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
+    first = _first_keys(found.keys, plan)
+    errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
-                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
+                        first_keys=first)
     result.fallbacks = fallbacks
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:
         result.remote = remote.to_json()
         result.warnings += remote.warnings
+    log = append_cook(store.directory, _timing_rows(stamp, result)) if store.on_disk else None
+    result.timing_log = str(log) if log else None
     _write_outputs(result, found, families, store, options.out, progress)
     return result
 
@@ -135,6 +158,40 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     return runner
 
 
+def _timing_rows(stamp: str, result: CookResult) -> list[dict]:
+    rows = []
+    for job_key in result.run.compiled:
+        request = result.plan.jobs[job_key].request
+        key = result.first_keys.get(job_key)
+        job = result.run.results.get(job_key)
+        rows.append({"cook": stamp, "job": job_key, "key": key, "family": key.split("/", 1)[0] if key else None,
+                     "source": request.source, "stage": request.stage,
+                     "seconds": round(result.run.seconds.get(job_key, 0.0), 6), "ok": bool(job and job.ok)})
+    return rows
+
+
+def _define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
+    """For each compiled job, ``{define: [cached value, new value]}`` against the cached job of the
+    same source and stage with the fewest differing defines (none cached: no entry)."""
+    compiled = set(run.compiled)
+    cached: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for job_key, job in plan.jobs.items():
+        if job_key not in compiled and job_key in run.results:
+            cached[(job.request.source, job.request.stage)].append(dict(job.request.defines))
+    changes = {}
+    for job_key in compiled:
+        request = plan.jobs[job_key].request
+        new = dict(request.defines)
+        best = None
+        for old in cached.get((request.source, request.stage), ())[:5000]:
+            diff = {n: [old.get(n), new.get(n)] for n in sorted(set(old) | set(new)) if old.get(n) != new.get(n)}
+            if best is None or len(diff) < len(best):
+                best = diff
+        if best:
+            changes[job_key] = best
+    return changes
+
+
 # ------------------------------------------------------------------ errors
 def _scan_errors(found: CookInput) -> list[dict]:
     return [_error_doc(None, d) for d in found.diagnostics if d.severity == "error"]
@@ -145,12 +202,17 @@ def _error_doc(key: str | None, d: Diagnostic) -> dict:
     return d.to_json() | {"key": key}
 
 
-def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[dict]:
-    """One error per (job diagnostic), naming the first key (by text) that needs the job."""
+def _first_keys(keys, plan: JobPlan) -> dict[str, str]:
+    """Job key -> the first key (by text) that needs the job."""
     first_key: dict[str, str] = {}
     for key in sorted(keys, key=lambda k: k.text):
         for job_key in plan.jobs_for(key).values():
             first_key.setdefault(job_key, key.text)
+    return first_key
+
+
+def _compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[dict]:
+    """One error per (job diagnostic), naming the first key (by text) that needs the job."""
     errors = []
     for job_key, result in sorted(run.results.items()):
         errors += [_error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
@@ -234,7 +296,26 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         manifest = _chunk_manifest(chunk, level, required, result, families, errors,
                                    lambda digest: blobs.get(digest) is not None, reflection)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
-    result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
+    before = _manifest_keys(mf.chunk_manifest_path(out, chunk))
+    written = mf.write_chunk_outputs(out, manifest, needed)
+    result.written += [str(p) for p in written]
+    if written and before is None:
+        result.new_chunks.append(chunk)
+    if written:
+        before = before or set()
+        now = set(manifest.keys)
+        result.keys_added += [(chunk, k) for k in sorted(now - before)]
+        result.keys_removed += [(chunk, k) for k in sorted(before - now)]
+
+
+def _manifest_keys(path: Path) -> set[str] | None:
+    """The keys of the chunk manifest on disk (None when missing or unreadable)."""
+    if not path.is_file():
+        return None
+    try:
+        return set(mf.load_chunk_manifest(path).keys)
+    except mf.ManifestError:
+        return None
 
 
 OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers

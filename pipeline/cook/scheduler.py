@@ -69,6 +69,7 @@ class RunResult:
     cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
     where: dict[str, str] = field(default_factory=dict)            # job key -> where it compiled
     fetched: list[str] = field(default_factory=list)               # job keys copied from the shared cache
+    seconds: dict[str, float] = field(default_factory=dict)        # job key -> compile wall time
 
     @property
     def cache_hits(self) -> int:
@@ -182,6 +183,7 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
             run.results[job.key] = _store_result(job, output, store)
             run.compiled.append(job.key)
             run.where[job.key] = where
+            run.seconds[job.key] = output.seconds
             if remote is not None:
                 remote.compiled(job, output)
             progress.advance()

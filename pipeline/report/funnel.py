@@ -138,7 +138,7 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
         report.what_if = what_if(families, found.scan, options.what_if, report.families)
     report.budgets = budget_checks(world, report, found, options.budget)
     if options.since is not None:
-        report.since = since_diff(options.since, report.keys)
+        report.since = since_diff(options.since, report.keys, report.scope)
     return report
 
 

@@ -1,0 +1,70 @@
+"""Messages: --since scope mismatch, errors on stderr with --json, paths from the current
+folder, and -q/-v/--color on every command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
+COMMANDS = [["cook"], ["explain"], ["keys"], ["report"], ["rules", "check"], ["scan"], ["verify-family"]]
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    shutil.copytree(SAMPLE, tmp_path / "world")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_takes_quiet_verbose_and_color(command):
+    help_text = run(*command, "--help").output
+    for option in ("-q, --quiet", "-v, --verbose", "--color [auto|always|never]"):
+        assert option in help_text, (command, option)
+
+
+def test_since_a_whole_world_report_scoped_to_a_chunk_warns(site):
+    whole = run("report", "world", "--cache", "cache", "--format", "json")
+    assert whole.exit_code == 0, whole.output
+    (site / "old.json").write_text(whole.stdout)
+    doc = json.loads(whole.stdout)
+    assert doc["scope"] == {"level": None, "chunk": None}
+    scoped = run("report", "world", "--cache", "cache", "--chunk", "forest/c01/", "--format", "json",
+                 "--since", "old.json")
+    assert scoped.exit_code == 0, scoped.output
+    since = json.loads(scoped.stdout)["since"]
+    assert since["removed"] == [] and since["added"] == []  # not "everything else removed"
+    assert since["warning"].startswith("scope mismatch: old.json covers the whole world, this report chunk forest/c01")
+    assert f"old.json: warning: {since['warning']}" in scoped.stderr
+    same = run("report", "world", "--cache", "cache", "--format", "json", "--since", "old.json")
+    assert json.loads(same.stdout)["since"]["warning"] is None
+
+
+def test_errors_go_to_stderr_as_lines_with_json_and_name_files_from_here(site):
+    (site / "world" / "forest" / "c01" / "broken.gltf").write_text("{bad")
+    line = "world/forest/c01/broken.gltf:1:2: error: invalid JSON: key must be a string"
+    for command in (["keys", "world", "--cache", "cache", "--json"],
+                    ["cook", "world", "--cache", "cache", "--out", "build", "-j", "1", "--json"],
+                    ["report", "world", "--cache", "cache", "--format", "json"]):
+        result = run(*command)
+        assert result.exit_code == 1, (command, result.output)
+        assert line in result.stderr.splitlines(), (command, result.stderr)
+        json.loads(result.stdout)  # stdout stays one JSON document
+
+
+def test_color_always_marks_errors_and_never_does_not(site):
+    (site / "world" / "forest" / "c01" / "broken.gltf").write_text("{bad")
+    coloured = run("keys", "world", "--cache", "cache", "--color", "always")
+    plain = run("keys", "world", "--cache", "cache", "--color", "never")
+    assert "\x1b[31m" in coloured.stderr and "\x1b[" not in plain.stderr
