@@ -59,13 +59,15 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @cache_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
+@click.option("--history", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="Earlier --format json reports: the page charts required keys, binaries and bytes per build.")
 @click.option("--timings", is_flag=True,
               help="Show the slowest compile jobs and families of the last cook (from the timing log in the "
                    "cache) instead of the funnel; with --format json, as JSON.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Jobs listed by --timings.")
 @guarded
-def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend, timings,
-            top):
+def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend, history,
+            timings, top):
     """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
     sources -> unique binaries, per shader family and pass, level and chunk.
 
@@ -89,7 +91,7 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
     if timings:
         return _timings(api.timings(w, cache=cache, top=top), fmt)
     result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
-                        backend=backend)
+                        backend=backend, history=history)
     doc = result.to_json()
     text = render_html(doc) if fmt == "html" else render(doc, fmt)
     if output:
