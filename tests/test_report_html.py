@@ -85,7 +85,7 @@ def test_chromium_renders_the_figures_and_sorts(page, tmp_path):
     assert 'data-sorted="2:asc"' in html  # the page's script ran and sorted the chunks table
     body = html[html.index('id="t-chunks"'):]
     body = body[:body.index("</table>")]
-    order = re.findall(r'<td>([a-z]+/[a-z0-9]+)</td><td>[a-z]+</td><td class="num" data-v="(\d+)"', body)
+    order = re.findall(r'<td>([a-z]+/<wbr>[a-z0-9]+)</td><td>[a-z]+</td><td class="num" data-v="(\d+)"', body)
     assert [int(v) for _, v in order] == sorted(r["required"] for r in doc["chunks"])
 
 
@@ -164,9 +164,10 @@ def test_the_page_leads_with_what_needs_action_and_its_figures_match_the_json(ov
     assert int(_figure(action, "compressed-total").group(1)) == sizes["compressed"]
     table = html[html.index('id="t-size-chunks"'):]
     table = table[:table.index("</table>")]
-    rows = re.findall(r'<tr><td>([^<]+)</td><td>[^<]+</td><td class="num" data-v="(\d+)">[^<]*</td>'
+    rows = re.findall(r'<tr><td>((?:[^<]|<wbr>)+)</td><td>[^<]+</td><td class="num" data-v="(\d+)">[^<]*</td>'
                       r'<td class="num" data-v="(\d+)">[^<]*</td><td class="num" data-v="(\d+)">', table)
-    assert rows == [(c["name"], str(c["blobs"]), str(c["bytes"]), str(c["compressed"])) for c in doc["sizes"]["chunks"]]
+    assert [(name.replace("<wbr>", ""), *rest) for name, *rest in rows] == \
+        [(c["name"], str(c["blobs"]), str(c["bytes"]), str(c["compressed"])) for c in doc["sizes"]["chunks"]]
     prov = doc["provenance"]
     assert prov["rules_hash"][:12] in html and "report format 2" in html
     assert 'id="history-required"' in html and 'id="history-bytes"' in html

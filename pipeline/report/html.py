@@ -238,7 +238,7 @@ def _cell(value: Any) -> str:
         return "<td class=\"num\" data-v=\"-1\">&ndash;</td>"
     if isinstance(value, Raw):
         return f"<td>{value}</td>"
-    return f"<td>{escape(str(value))}</td>"
+    return f"<td>{escape(str(value)).replace('/', '/<wbr>')}</td>"  # paths break after a slash, not mid-name
 
 
 # ------------------------------------------------------------------ charts

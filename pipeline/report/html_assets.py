@@ -39,7 +39,7 @@ th.desc::after{content:" \\25BC";font-size:10px;color:var(--accent)}
 td.num{text-align:right}
 tbody tr:nth-child(even){background:#fbfbfd}
 tbody tr:hover{background:#f1f2fb}
-td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:180px}
+td:first-child{white-space:normal;overflow-wrap:break-word;min-width:180px}
 h3{margin:16px 0 0;font-size:14px;color:#374151}
 #t-keys td:first-child{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;white-space:normal}
 ul.plain{list-style:none;padding:0;margin:0}
