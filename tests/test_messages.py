@@ -68,3 +68,17 @@ def test_color_always_marks_errors_and_never_does_not(site):
     coloured = run("keys", "world", "--cache", "cache", "--color", "always")
     plain = run("keys", "world", "--cache", "cache", "--color", "never")
     assert "\x1b[31m" in coloured.stderr and "\x1b[" not in plain.stderr
+
+
+def test_table_report_leads_with_what_needs_action(site):
+    assert run("cook", "world", "--cache", "cache", "--out", "build", "-j", "1", "-q").exit_code == 0
+    result = run("report", "world", "--cache", "cache", "--budget", "25")
+    assert result.exit_code == 1
+    doc = json.loads(run("report", "world", "--cache", "cache", "--format", "json").stdout)
+    total = doc["sizes"]["total"]
+    lines = result.stdout.splitlines()
+    assert lines[2] == f"OVER BUDGET: world (all) needs {doc['totals'][0]['required']} keys, budget 25"
+    assert lines[3].startswith(f"required keys {doc['totals'][0]['required']}; {total['blobs']} binaries, "
+                               f"{total['bytes']:,} bytes ({total['compressed']:,} compressed); compile time ")
+    assert lines[4].startswith(f"pipeline {doc['provenance']['tool_version']}, rules "
+                               f"{doc['provenance']['rules_hash'][:12]}, world ")
