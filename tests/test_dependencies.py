@@ -34,8 +34,12 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+SELF = _norm(PYPROJECT["project"]["name"])
 RUNTIME = {_dist(r): r for r in PYPROJECT["project"]["dependencies"]}
-EXTRAS = {extra: {_dist(r) for r in reqs} for extra, reqs in PYPROJECT["project"]["optional-dependencies"].items()}
+EXTRAS = {extra: {_dist(r) for r in reqs} - {SELF}  # "permutation-pipeline[dask]" points at other extras
+          for extra, reqs in PYPROJECT["project"]["optional-dependencies"].items()}
+# Loaded by name, never imported: fsspec imports s3fs for s3:// URLs.
+PLUGINS = {"s3fs": "fsspec's implementation of s3:// URLs"}
 
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
@@ -47,6 +51,8 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Import):
                 found.extend((alias.name.split(".")[0], top) for alias in child.names)
+            elif _is_importorskip(child):
+                found.append((child.args[0].value.split(".")[0], top))
             elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
                 found.append((child.module.split(".")[0], top))
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -58,6 +64,12 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
 
     visit(tree, True)
     return found
+
+
+def _is_importorskip(node) -> bool:
+    """``pytest.importorskip("moto.server")``: an import a test makes by name."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "importorskip"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))
 
 
 def _is_type_checking(test) -> bool:
@@ -82,6 +94,44 @@ PIPELINE = sorted((ROOT / "pipeline").rglob("*.py"))
 EVERYWHERE = PIPELINE + sorted(p for d in ("tests", "bench", "examples") for p in (ROOT / d).rglob("*.py"))
 
 
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _pipeline_imports(path: Path) -> list[tuple[str, bool]]:
+    """(pipeline module, at module level?) for every ``from pipeline.x import`` / ``import pipeline.x``."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+
+    def visit(node, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ImportFrom) and child.level == 0 and (child.module or "").startswith("pipeline"):
+                found.append((child.module, top))
+                found.extend((f"{child.module}.{a.name}", top) for a in child.names)
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, top) for a in child.names if a.name.startswith("pipeline"))
+            nested = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or \
+                (isinstance(child, ast.If) and _is_type_checking(child.test))
+            visit(child, top and not nested)
+
+    visit(tree, True)
+    return found
+
+
+def extra_modules() -> dict[str, list[str]]:
+    """Modules of pipeline/ that import an extra at module level -> the extras' modules they import."""
+    found: dict[str, list[str]] = {}
+    for path in PIPELINE:
+        for module, top in _imports(path):
+            if module in sys.stdlib_module_names or module in ("pipeline", "__future__") or not top:
+                continue
+            dists = _distributions_of(module)
+            if dists and not dists & set(RUNTIME):
+                found.setdefault(_module_name(path), []).append(module)
+    return found
+
+
 def test_everything_the_package_imports_is_declared():
     undeclared = {}
     for module, levels in _third_party(PIPELINE).items():
@@ -89,12 +139,21 @@ def test_everything_the_package_imports_is_declared():
         assert dists, f"pipeline/ imports {module!r}, which no installed distribution provides"
         if dists & set(RUNTIME):
             continue
-        extra = [name for name, members in EXTRAS.items() if dists & members]
-        if not extra:
+        if not [name for name, members in EXTRAS.items() if dists & members]:
             undeclared[module] = sorted(dists)
-        else:
-            assert levels == {False}, f"{module} (extra {extra}) must be imported inside functions only"
     assert not undeclared, f"imported by pipeline/ but not declared: {undeclared}"
+
+
+def test_extras_are_imported_only_where_used():
+    """A module importing an extra at its top (farm: distributed; remote: fsspec) is itself imported
+    only inside functions, so ``import pipeline.<anything else>`` never needs an extra."""
+    lazy = extra_modules()
+    assert lazy, "expected the farm and shared-cache modules to import their extras"
+    for path in PIPELINE:
+        if _module_name(path) in lazy:
+            continue
+        for module, top in _pipeline_imports(path):
+            assert not (top and module in lazy), f"{path.relative_to(ROOT)} imports {module} (needs an extra) at its top"
 
 
 def test_every_runtime_dependency_is_imported_by_the_package():
@@ -115,7 +174,7 @@ def test_abi_bound_dependencies_have_upper_bounds():
 def test_every_extra_package_is_imported_somewhere(extra):
     imported = set().union(*(_distributions_of(m) for m in _third_party(EVERYWHERE)))
     imported |= {"pytest", "pytest-xdist"}  # the runner itself and its -n plugin
-    unused = EXTRAS[extra] - imported
+    unused = EXTRAS[extra] - imported - set(PLUGINS)
     assert not unused, f"extra [{extra}] declares {sorted(unused)}, imported nowhere"
 
 

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from pipeline.cli import main
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
-COMMANDS = [["cook"], ["explain"], ["keys"], ["report"], ["rules", "check"], ["scan"], ["verify-family"]]
+COMMANDS = [["cache", "gc"], ["cache", "stats"], ["cook"], ["explain"], ["keys"], ["report"], ["rules", "check"],
+            ["scan"], ["verify-family"]]
 
 
 @pytest.fixture
