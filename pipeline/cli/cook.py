@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import click
 
@@ -250,5 +251,4 @@ def _located(e: dict, root=None) -> str:
 
 def _in_world(file: str, root) -> bool:
     """Scan and rule errors name files from the world root; shader errors are already relative to here."""
-    from pathlib import Path
     return root is not None and not Path(file).is_absolute() and (Path(root) / file).exists()

@@ -21,9 +21,11 @@ mtime stays put and downstream tools see nothing to do.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,13 +165,11 @@ def _unlink_quietly(path: Path) -> bool:
     return True
 
 
-LOCK_SUFFIX = ".lock"
-
-
 def lock_path_for(directory: Path | str) -> Path:
-    """The lock file guarding ``directory``: ``.<name>.lock`` beside it, never inside it."""
-    directory = Path(directory).absolute()
-    return directory.with_name(f".{directory.name}{LOCK_SUFFIX}")
+    """The lock file guarding ``directory``: in the temp folder, named by a hash of its absolute path,
+    so no lock file ever appears among the outputs (nor beside them)."""
+    key = hashlib.sha256(str(Path(directory).resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / "pipeline-locks" / f"{key}.lock"
 
 
 @contextlib.contextmanager
@@ -179,10 +179,13 @@ def locked(directory: Path | str) -> Iterator[None]:
     Used where several processes rebuild one file from shared state (a level
     manifest from its chunks' manifests): without it the last writer could drop
     what another wrote in between.  The lock is a ``filelock.FileLock`` (``flock``
-    on POSIX, ``msvcrt.locking`` on Windows) on a hidden file *beside* the folder
-    (:func:`lock_path_for`), so no lock file ever appears among its outputs.
+    on POSIX, ``msvcrt.locking`` on Windows) on a file in the temp folder named by
+    the folder's path (:func:`lock_path_for`): processes of one machine exclude each
+    other, and no lock file ever appears among the outputs.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_path_for(directory))):
+    lock = lock_path_for(directory)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock)):
         yield

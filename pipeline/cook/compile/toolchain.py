@@ -115,8 +115,8 @@ def library_path(name: str, platform: str | None = None) -> Path:
     for path in tried:
         if path.exists():
             return path
-    raise ToolchainError(f"shared library {tried[0].name} not found (looked for "
-                         f"{', '.join(p.name for p in tried)}); {INSTALL}", tried[0])
+    also = f" (looked for {', '.join(p.name for p in tried)})" if len(tried) > 1 else ""
+    raise ToolchainError(f"shared library {tried[0].name} not found{also}; {INSTALL}", tried[0])
 
 
 def executable(name: str, platform: str | None = None) -> Path:
