@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from pipeline.cli import main
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
-COMMANDS = [["cache", "gc"], ["cache", "stats"], ["cook"], ["explain"], ["keys"], ["report"], ["rules", "check"],
-            ["scan"], ["verify-family"]]
+COMMANDS = [["cache", "gc"], ["cache", "stats"], ["check-log"], ["cook"], ["explain"], ["keys"], ["report"],
+            ["rules", "check"], ["runtime", "check"], ["runtime", "render"], ["scan"], ["verify-family"]]
 
 
 @pytest.fixture
