@@ -64,7 +64,9 @@ def block(output: str) -> str:
 def test_one_material_edit_prints_the_pinned_change_block(site):
     first = cook()
     assert first.exit_code == 0, first.output
-    assert "keys +54 -0 (54 in 6 chunk(s) cooked for the first time)" in first.output
+    manifests = [json.loads(p.read_text()) for p in (site / "build").rglob("*.json") if ".level." not in p.name]
+    n = sum(len(m["keys"]) for m in manifests)
+    assert f"keys +{n} -0 ({n} in 6 chunk(s) cooked for the first time)" in first.output
     assert "changes:" not in cook().output  # nothing changed, nothing said
     edit_bark(site)
     again = cook()
@@ -99,7 +101,7 @@ def test_quiet_drops_the_block_and_verbose_lists_everything(site):
 def test_every_compile_lands_in_the_timing_log(site):
     first = json.loads(cook("--json").output)
     rows = read_log(site / "cache")
-    assert len(rows) == first["compiled"] == 39
+    assert len(rows) == first["compiled"] == first["jobs"] > 0
     assert {r["family"] for r in rows} == {"pbr"} and all(r["seconds"] > 0 and r["ok"] for r in rows)
     edit_bark(site)
     cook()
