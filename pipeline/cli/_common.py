@@ -81,7 +81,8 @@ def display_path(path: str, root: Path | str | None = None) -> str:
     if not path or path == "?":
         return path
     full = Path(path) if Path(path).is_absolute() or root is None else Path(root) / path
-    full, here = full.resolve(), Path.cwd().resolve()
+    # abspath, not resolve: the file may be a dangling link or a link loop (that is what the message is about)
+    full, here = Path(os.path.abspath(full)), Path(os.path.abspath(Path.cwd()))
     try:
         return full.relative_to(here).as_posix()
     except ValueError:  # outside the current folder: the whole path, as shader errors show it
