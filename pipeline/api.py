@@ -10,16 +10,18 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.cook import run as _cook
+from pipeline.cook.atomic import cleanup_stale_temps
 from pipeline.cook.shared import SharedTier
+from pipeline.cook.sweep import sweep_outputs
 from pipeline.cpus import usable_cpus
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, PipelineError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of, optional_facts
 from pipeline.progress import NullProgress, Progress
@@ -82,15 +84,17 @@ def _scan_progress(progress: Progress | None):
 # ------------------------------------------------------------------ keys
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
-         store: Store | None = None) -> KeysResult:
-    """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all."""
+         store: Store | None = None, verify: bool = False) -> KeysResult:
+    """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all.
+
+    ``verify`` re-reads every input instead of trusting recorded file stats."""
     w = _world(world, cache)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
     store = store or w.open_store()
     try:
         scanned = _scan(w, store=store, optional_facts=optional_facts(rulesets),
-                        level=level, chunk=chunk, progress=_scan_progress(progress))
+                        level=level, chunk=chunk, progress=_scan_progress(progress), verify=verify)
     finally:
         if own:
             store.close()
@@ -103,12 +107,14 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
-         remote_options: dict | None = None) -> CookResult:
+         remote_options: dict | None = None, verify: bool = False) -> CookResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False``.
+    rules again; the result is the same as with ``incremental=False``.  ``verify``
+    trusts no recorded file stat: every input is read and hashed again (and the
+    records refreshed), and every output compared with what it should hold.
 
     ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
     a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
@@ -120,15 +126,17 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     w = _world(world, cache)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
+    _check_folder(out_dir, "output folder")
     with w.open_store() as store:
         found = None
-        if incremental:
+        if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
-            found = keys(w, level=level, chunk=chunk, progress=progress, store=store)
+            found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
-                                    scheduler=_scheduler(w, scheduler))
+                                    scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
+                                    sweep=_sweep_scope(w, level, chunk))
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         return _cook.cook_keys(w, found, store, options,
                                progress=progress, compiler=compiler, remote=remote)
@@ -183,6 +191,45 @@ def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: W
     with open_store(cache) as store:
         local = _gc.gc(store, keep_days)
     return _gc.CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
+
+
+def _check_folder(path: Path, what: str) -> None:
+    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if os.path.lexists(probe) and not probe.is_dir():
+        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
+
+
+def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:
+    """What a cook covers whole, so outputs of chunks gone from it can be removed: the world
+    (""), one level, or nothing (one chunk, or a scope inside the world)."""
+    if chunk is not None or w.scope:
+        return None
+    return level or ""
+
+
+def clean(world: World | Path | str, *, out: Path | str | None = None,
+          cache: Path | str | None = None) -> CleanResult:
+    """Remove from ``out`` what no cook of ``world`` would write: outputs of chunks and levels that
+    no longer exist, paks no manifest names, temp files of killed writers."""
+    w = _world(world, cache)
+    out_dir = Path(out) if out is not None else Path("build")
+    if w.scope:
+        raise PipelineError.at(str(world), "clean takes a whole world (its root folder), not a part of one")
+    with w.open_store() as store:
+        found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store), w)
+    removed = sweep_outputs(out_dir, found.chunk_levels) + cleanup_stale_temps(out_dir)
+    return CleanResult(sorted(str(p) for p in removed))
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    removed: list[str]
+
+    def to_json(self) -> dict:
+        return {"removed": self.removed}
 
 
 # ------------------------------------------------------------------ report / explain

@@ -5,6 +5,8 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     level_depth = 1              # path components of a chunk name that name its level
     rules = "rules"              # rule-set folder, relative to the world root
     materials = "materials"      # shader library folder, relative to the world root
+    allowed_roots = ["../shared"]  # folders outside the world, rules and materials roots that
+                                   # glTF symlinks and rule set sources may lead to
 
     [levels.forest]              # per-level settings, by level name
     chunking = { grid = 64.0 }   # split the level into world-space cells of this size
@@ -16,6 +18,7 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     max_elements = 1000000       # most entries in one top-level array or extras container
     max_data_uri_bytes = 67108864  # longest buffer data: URI: 64 MiB
     max_string_length = 65536    # longest other string kept (names, URIs, extras)
+    max_count_cells = 1048576    # largest table counting a family's valid keys builds (time and memory)
 
     [cook]
     spirv_opt = false
@@ -33,6 +36,8 @@ located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -41,8 +46,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import ConfigError
+from pipeline.fileio import read_text
 
 CONFIG_NAME = "pipeline.toml"
+MAX_CONFIG_BYTES = 2**20
+MAX_LEVEL_DEPTH = 64
+_HUGE = 2**62  # upper bound of every integer setting: larger values are a located error, not an overflow
 
 
 class _Config(BaseModel):
@@ -55,17 +64,19 @@ class Chunking(_Config):
 
 class LevelConfig(_Config):
     chunking: Chunking | None = Field(None, description="split the level's scenes into a spatial grid")
-    budget: int | None = Field(None, ge=0, description="permutation budget for this level (checked by report)")
+    budget: int | None = Field(None, ge=0, le=_HUGE, description="permutation budget for this level (checked by report)")
 
 
 class Limits(_Config):
     """Reader limits: inputs over a limit are a located error, never a crash or a hang."""
 
-    max_file_bytes: int = Field(256 * 2**20, gt=0, description="largest .gltf/.glb file read")
-    max_json_depth: int = Field(64, gt=0, description="deepest JSON nesting accepted")
-    max_elements: int = Field(1_000_000, gt=0, description="most entries in one top-level glTF array")
-    max_data_uri_bytes: int = Field(64 * 2**20, gt=0, description="longest data: URI of a buffer")
-    max_string_length: int = Field(64 * 2**10, gt=0, description="longest other string kept (names, URIs, extras)")
+    max_file_bytes: int = Field(256 * 2**20, gt=0, le=_HUGE, description="largest .gltf/.glb file read")
+    max_json_depth: int = Field(64, gt=0, le=_HUGE, description="deepest JSON nesting accepted")
+    max_elements: int = Field(1_000_000, gt=0, le=_HUGE, description="most entries in one top-level glTF array")
+    max_data_uri_bytes: int = Field(64 * 2**20, gt=0, le=_HUGE, description="longest data: URI of a buffer")
+    max_string_length: int = Field(64 * 2**10, gt=0, le=_HUGE, description="longest other string kept (names, URIs, extras)")
+    max_count_cells: int = Field(2**20, gt=0, le=_HUGE,
+                                 description="largest table (cells) counting a family's valid keys may build")
 
 
 class CookConfig(_Config):
@@ -82,14 +93,20 @@ class CacheConfig(_Config):
 
 
 class WorldConfig(_Config):
-    level_depth: int = Field(1, ge=1, description="path components of a chunk name that name its level")
+    level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
     rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
     materials: Path | None = Field(None, description="shader library folder relative to the world root; None: built-in")
     levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")
     limits: Limits = Field(Limits(), description="reader limits")
+    allowed_roots: tuple[Path, ...] = Field((), description="folders outside the world, rules and materials roots "
+                                            "that symlinks and rule set sources may lead to (relative to the world root)")
     cook: CookConfig = Field(CookConfig(), description="cook options")
     farm: FarmConfig = Field(FarmConfig(), description="build farm")
     cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
+
+    def allowed_paths(self, root: Path) -> tuple[Path, ...]:
+        """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""
+        return _allowed_paths(self.allowed_roots, str(Path(root)))
 
     def level(self, name: str) -> LevelConfig:
         """Settings of one level (defaults when the level is not configured)."""
@@ -110,15 +127,18 @@ class WorldConfig(_Config):
         return chunking.grid if chunking else None
 
 
+@functools.lru_cache(maxsize=64)
+def _allowed_paths(allowed: tuple[Path, ...], root: str) -> tuple[Path, ...]:
+    base = Path(os.path.realpath(root))
+    return (base, *(Path(os.path.realpath(base / p)) for p in allowed))
+
+
 def load_world_config(root: Path) -> WorldConfig:
     """Read ``root/pipeline.toml``; defaults when absent.  Raises ConfigError."""
     path = Path(root) / CONFIG_NAME
-    if not path.is_file():
+    if not os.path.lexists(path):
         return WorldConfig()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError.at(CONFIG_NAME, f"cannot read: {exc}") from None
+    text = read_text(path, CONFIG_NAME, limit=MAX_CONFIG_BYTES, error=ConfigError)
     return parse_world_config(text)
 
 
@@ -128,6 +148,10 @@ def parse_world_config(text: str, file: str = CONFIG_NAME) -> WorldConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(exc, file) from None
+    except RecursionError:
+        raise ConfigError.at(file, "invalid TOML: arrays or tables nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ConfigError.at(file, f"invalid TOML: {str(exc).splitlines()[0][:200]}") from None
     try:
         return WorldConfig.model_validate(data)
     except ValidationError as exc:

@@ -8,7 +8,22 @@ a bug: traceback, exit code 2.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+MAX_MESSAGE = 400  # characters of a message kept; the rest is elided
+MAX_NAME = 200     # characters of a file name or pointer printed
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` on one line of at most about ``limit`` characters: control characters escaped
+    (a newline in a folder name prints as ``\\n``), the middle of a longer text elided."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 40, 8)
+    return f"{text[:keep // 2]}...[{len(text) - keep} characters]...{text[-(keep - keep // 2):]}"
 
 
 @dataclass(frozen=True)
@@ -21,13 +36,13 @@ class Location:
     pointer: str | None = None
 
     def __str__(self) -> str:
-        text = self.file
+        text = one_line(self.file, MAX_NAME)
         if self.line is not None:
             text += f":{self.line}"
             if self.col is not None:
                 text += f":{self.col}"
         if self.pointer is not None:
-            text += f": {self.pointer or '/'}"
+            text += f": {one_line(self.pointer, MAX_NAME) or '/'}"
         return text
 
 
@@ -38,6 +53,10 @@ class Diagnostic:
     location: Location
     message: str
     severity: str = "error"
+
+    def __post_init__(self) -> None:  # one bounded line, wherever the message is shown or stored
+        if len(self.message) > MAX_MESSAGE or _CONTROL.search(self.message):
+            object.__setattr__(self, "message", one_line(self.message))
 
     def __str__(self) -> str:
         return f"{self.location}: {self.severity}: {self.message}"

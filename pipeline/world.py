@@ -21,6 +21,7 @@ Rule sets are loaded on first use: scanning never needs them.
 from __future__ import annotations
 
 import difflib
+import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
@@ -78,6 +79,11 @@ class World:
     @cached_property
     def families(self) -> dict[str, RuleSet]:
         return {r.shader: r for r in self.rulesets}
+
+    @property
+    def allowed_roots(self) -> tuple[Path, ...]:
+        """Folders outside the world, rules and materials roots that reads may lead to (pipeline.toml)."""
+        return self.config.allowed_paths(self.root)[1:]
 
     # ------------------------------------------------------------ levels and chunks
     def level_of(self, chunk: str) -> str:
@@ -141,7 +147,13 @@ class World:
 
     # ------------------------------------------------------------ the cache
     def open_store(self) -> Store:
-        return Store(self.cache_dir)
+        """The cache; one that cannot be made or opened (under a file, read-only, a full disk) is a located error."""
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            return Store(self.cache_dir)
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise PipelineError.at(str(self.cache_dir), f"cannot open the cache: {reason}") from None
 
 
 def _clean_name(name: str) -> str:
@@ -179,15 +191,17 @@ def open_world(path: Path | str, *, rules: Path | str | None = None, materials: 
     config = load_world_config(root)
     scope = resolved.relative_to(root).as_posix()
     return World(root, config,
-                 _folder(rules, config.rules, root, builtin_rules_dir()),
-                 _folder(materials, config.materials, root, builtin_materials_dir()),
+                 _folder(rules, config.rules, root, builtin_rules_dir(), "rules"),
+                 _folder(materials, config.materials, root, builtin_materials_dir(), "materials"),
                  Path(cache) if cache is not None else default_cache_dir(),
                  "" if scope == "." else scope)
 
 
-def _folder(explicit, configured, root: Path, builtin: Path) -> Path:
+def _folder(explicit, configured, root: Path, builtin: Path, name: str) -> Path:
     if explicit is not None:
         return Path(explicit)
     if configured is not None:
+        if not (root / configured).is_dir():
+            raise PipelineError.at(CONFIG_NAME, f"{name}: {str(configured)[:200]!r} is not a folder")
         return root / configured
     return builtin

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import api
-from pipeline.cook.pak import PakReader
+from pipeline.cook.pak import PakError, PakReader
 
 # ---------------------------------------------------------------- valid content
 POSITIONS = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)
@@ -395,16 +395,41 @@ def outputs(out: Path) -> dict[str, bytes]:
     return found
 
 
+def check_manifest(path: Path) -> None:
+    """A manifest parses; a chunk manifest names a pak that exists and holds all its blobs.
+
+    As docs/formats.md tells readers: when the named pak is gone, a newer manifest has
+    replaced the one read (and its old pak was removed), so the manifest is read again.
+    """
+    for _ in range(100):
+        data = path.read_bytes()
+        doc = json.loads(data)
+        if "chunk" not in doc:
+            return
+        stages = {h for k in doc["keys"].values() for h in k["stages"].values()}
+        try:
+            hashes = set(PakReader(path.with_name(doc["pak"])).hashes())
+        except PakError:
+            assert path.read_bytes() != data, f"{path} names a pak that does not exist"
+            continue
+        assert stages <= hashes, f"{path}: its pak lacks blobs it names"
+        return
+    raise AssertionError(f"{path} kept changing")
+
+
 def check_readable(out: Path) -> None:
     """Every output name parses (no partial file is ever visible); other names are writer temps."""
     for path in out.rglob("*") if out.is_dir() else []:
         if path.is_dir():
             continue
-        if path.name.startswith("."):
+        if path.name.startswith(".") and not path.name.startswith(".root."):  # .root.*: the root chunk's outputs
             assert TEMP_NAME.match(path.name), f"unexpected hidden file {path}"
         elif path.suffix == ".json":
-            json.loads(path.read_bytes())
+            check_manifest(path)
         elif path.suffix == ".pak":
-            PakReader(path).verify()
+            try:
+                PakReader(path).verify()
+            except PakError:  # an old pak a writer removed after replacing its manifest
+                assert not path.exists(), f"{path} is not a whole pak"
         else:
             raise AssertionError(f"unexpected output file {path}")

@@ -20,7 +20,7 @@ BARK = "forest/c01/rocks.gltf"
 # stays: other draws of the chunk still use it).
 EDIT_BLOCK = """\
 changes:
-  files written (3): build/forest/c01.pak, build/forest/c01.json, build/forest.level.json
+  files written (3): build/forest/{pak}, build/forest/c01.json, build/forest.level.json
   keys +1 -0:
     + forest/c01: {new}
   compiled 1 job:
@@ -71,9 +71,11 @@ def test_one_material_edit_prints_the_pinned_change_block(site):
     edit_bark(site)
     again = cook()
     assert again.exit_code == 0, again.output
-    assert block(again.output) == EDIT_BLOCK.format(new=NEW)
+    pak = json.loads((site / "build" / "forest" / "c01.json").read_text())["pak"]  # named by its content
+    assert pak.startswith("c01.") and pak.endswith(".pak")
+    assert block(again.output) == EDIT_BLOCK.format(new=NEW, pak=pak)
     doc = json.loads(cook("--json").output)  # nothing left to do
-    assert doc["changes"] == {"written": [], "keys_added": [], "keys_removed": [], "new_chunks": []}
+    assert doc["changes"] == {"written": [], "removed": [], "keys_added": [], "keys_removed": [], "new_chunks": []}
 
 
 def test_json_carries_the_changes_and_explain_names_key_and_change(site):

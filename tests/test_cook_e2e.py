@@ -128,7 +128,7 @@ def test_cold_cook_outputs_hold_valid_spirv_for_every_key(cold) -> None:
                                                "town/market", "town/square")]
     for manifest_path in manifests:
         manifest = load_chunk_manifest(manifest_path)
-        pak = PakReader(manifest_path.with_suffix(".pak"))
+        pak = PakReader(manifest_path.with_name(json.loads(manifest_path.read_bytes())["pak"]))
         pak.verify()
         assert not manifest.errors
         for entry in manifest.keys.values():
@@ -182,10 +182,13 @@ def test_editing_one_gltf_recompiles_only_the_new_jobs(warm) -> None:
     result, compiler = cook(site)
     new_jobs = set(result.plan.jobs) - set(first.plan.jobs)
     assert new_jobs and set(result.run.compiled) == new_jobs and compiler.calls == len(new_jobs)
-    rewritten = {site.at("forest/c00.json"), site.at("forest/c00.pak"), site.at("forest.level.json")}
+    new_pak = site.at("forest/") + json.loads((site.out / site.at("forest/c00.json")).read_bytes())["pak"]
+    rewritten = {site.at("forest/c00.json"), new_pak, site.at("forest.level.json")}
     assert rel(result.written, site.out) == rewritten
     after = snapshot(site.out)
-    untouched = set(before) - rewritten
+    old_pak = next(p for p in before if p.startswith(site.at("forest/c00.")) and p.endswith(".pak"))
+    assert old_pak != new_pak and old_pak not in after  # a new pak by its content; the old one removed
+    untouched = set(before) - rewritten - {old_pak}
     assert {p: after[p] for p in untouched} == {p: before[p] for p in untouched}
     assert all(result.run.reasons[k].startswith("new:") for k in new_jobs)
 

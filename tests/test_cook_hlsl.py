@@ -98,7 +98,7 @@ def test_hlsl_and_glsl_families_cook_together(site, tmp_path: Path) -> None:
                            "simple/forward{ALPHA_MODE=OPAQUE,TEXTURED=1,VERTEX_COLOR=0}"]
 
     manifest = load_chunk_manifest(tmp_path / "out" / "level" / "mixed.json")
-    pak = PakReader(tmp_path / "out" / "level" / "mixed.pak")
+    pak = PakReader(tmp_path / "out" / "level" / manifest.pak)
     entries = {text: e for text, e in manifest.keys.items() if e.shader == "simple"}
     assert sorted(entries) == simple_keys
     for entry in entries.values():

@@ -84,11 +84,16 @@ def files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+def pak_name(manifest: Path) -> str:
+    """The file name of the pak a chunk manifest names."""
+    return json.loads(manifest.read_bytes())["pak"]
+
+
 def comparable(doc: dict, out: Path) -> dict:
     doc = dict(doc)
-    for name in ("outputs", "written"):
+    for name in ("outputs", "written", "removed"):
         doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
-    doc["changes"] = {**doc["changes"], "written": doc["written"]}
+    doc["changes"] = {**doc["changes"], "written": doc["written"], "removed": doc["removed"]}
     doc["explain"] = [{k: v for k, v in line.items() if k != "seconds"} for line in doc["explain"]]  # wall time
     doc.pop("timing_log")  # in each cache folder
     return doc
@@ -152,9 +157,12 @@ def test_delete_file(site, missed, at):
 
 
 def test_delete_chunk_folder(site, missed, at):
+    pak = at("forest/") + pak_name(site / "out" / at("forest/c01.json"))
     shutil.rmtree(site / "world" / at("forest/c01"))
     doc, _ = both(site)
     assert missed == [] and doc["chunks"] == len(SAMPLE_CHUNKS) - 1
+    assert sorted(doc["removed"]) == sorted([at("forest/c01.json"), pak])  # outputs of a chunk that is gone
+    assert not (site / "out" / at("forest/c01.json")).exists()
 
 
 def test_touch_file(site, missed, at):
@@ -207,9 +215,10 @@ def test_broken_file_keeps_its_diagnostics(site, missed, at):
 # ------------------------------------------------------------------ outputs repaired without a blob read
 def test_deleted_pak_is_restored(site, at):
     before = files(site / "out")
-    (site / "out" / at("forest/c00.pak")).unlink()
+    pak = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c00.json"))
+    pak.unlink()
     result, _ = run_cook(site, site / "cache", site / "out")
-    assert result.to_json()["written"] == [str(site / "out" / at("forest/c00.pak"))]
+    assert result.to_json()["written"] == [str(pak)]
     assert files(site / "out") == before
 
 
@@ -225,7 +234,7 @@ def test_truncated_manifest_is_restored(site, at):
 @pytest.mark.parametrize("where", ["blob", "truncate"])
 def test_corrupt_pak_is_restored(site, where, at):
     before = files(site / "out")
-    path = site / "out" / at("forest/c01.pak")
+    path = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c01.json"))
     data = bytearray(path.read_bytes())
     if where == "blob":
         data[-9] ^= 0xFF  # a blob byte: the index still reads fine

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -50,7 +51,8 @@ def test_chunk_manifest_shape():
     doc = json.loads(dump_json(forest_c00().to_json()))
     assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors", "draws", "pipelines", "reflection",
                         "fallbacks"}
-    assert (doc["format"], doc["chunk"], doc["level"], doc["pak"]) == (2, "forest/c00", "forest", "c00.pak")
+    assert (doc["format"], doc["chunk"], doc["level"]) == (3, "forest/c00", "forest")
+    assert re.fullmatch(r"c00\.[0-9a-f]{16}\.pak", doc["pak"])  # named by the blobs it holds
     opaque = doc["keys"][entry().key]
     assert set(opaque) == {"hash", "shader", "pass", "features", "render_states", "specialization", "stages", "draws"}
     assert opaque["specialization"] == {"DOUBLE_SIDED": {"constant_id": 0, "values": [False]}}
@@ -82,7 +84,7 @@ def test_conflicting_entries_refused():
 def test_write_and_load_chunk(tmp_path):
     manifest = forest_c00()
     written = write_chunk_outputs(tmp_path, manifest, BLOBS)
-    assert written == [tmp_path / "forest/c00.pak", tmp_path / "forest/c00.json"]
+    assert written == [tmp_path / "forest" / manifest.pak, tmp_path / "forest/c00.json"]
     loaded = load_chunk_manifest(tmp_path / "forest/c00.json")
     assert loaded.to_json() == manifest.to_json()
     pak = PakReader(tmp_path / "forest" / loaded.pak)
@@ -110,7 +112,7 @@ def test_level_union(tmp_path):
     level = level_manifest("forest", [c01, forest_c00()])
     doc = level.to_json()
     assert list(doc["chunks"]) == ["forest/c00", "forest/c01"]
-    assert doc["chunks"]["forest/c01"] == {"manifest": "forest/c01.json", "pak": "forest/c01.pak"}
+    assert doc["chunks"]["forest/c01"] == {"manifest": "forest/c01.json", "pak": "forest/" + c01.pak}
     opaque = doc["keys"][entry().key]
     assert opaque["draws"] == 6 and opaque["chunks"] == ["forest/c00", "forest/c01"]
     assert opaque["specialization"]["DOUBLE_SIDED"]["values"] == [False, True]
@@ -150,7 +152,7 @@ def _write(tmp_path, doc) -> str:
 def test_newer_format_refused(tmp_path):
     doc = forest_c00().to_json()
     doc["format"] = FORMAT_VERSION + 1
-    with pytest.raises(ManifestVersionError, match="format 3 is not supported"):
+    with pytest.raises(ManifestVersionError, match=f"format {FORMAT_VERSION + 1} is not supported"):
         load_chunk_manifest(_write(tmp_path, doc))
 
 

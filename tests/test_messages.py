@@ -7,14 +7,27 @@ import json
 import shutil
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
-COMMANDS = [["cache", "gc"], ["cache", "stats"], ["check-log"], ["cook"], ["explain"], ["keys"], ["report"],
-            ["rules", "check"], ["runtime", "check"], ["runtime", "render"], ["scan"], ["verify-family"]]
+
+
+def _leaf_commands(group, prefix=()):
+    """Every command of the CLI (walked from the group, so a new command is checked too)."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from _leaf_commands(command, (*prefix, name))
+        else:
+            yield [*prefix, name]
+
+
+COMMANDS = list(_leaf_commands(main))
 
 
 @pytest.fixture
@@ -30,6 +43,7 @@ def run(*args: str):
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_command_takes_quiet_verbose_and_color(command):
+    assert len(COMMANDS) >= 13 and ["clean"] in COMMANDS and ["runtime", "render"] in COMMANDS
     help_text = run(*command, "--help").output
     for option in ("-q, --quiet", "-v, --verbose", "--color [auto|always|never]"):
         assert option in help_text, (command, option)

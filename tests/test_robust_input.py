@@ -102,7 +102,7 @@ def test_cli_cook_reports_every_kind_and_still_cooks_the_good_chunks(all_bad_wor
         check_error_line(line, LINE.match(line)["file"], files[LINE.match(line)["file"]])
     for chunk in (*GOOD_CHUNKS, BAD_CHUNK):
         assert load_chunk_manifest(out / f"{chunk}.json").keys
-        PakReader(out / f"{chunk}.pak").verify()
+        PakReader(out / Path(chunk).parent / load_chunk_manifest(out / f"{chunk}.json").pak).verify()
 
 
 @pytest.mark.parametrize("name", ["glb_chunk_length_past_end", "json_trailing_comma", "dangling_material",
@@ -130,7 +130,7 @@ def test_cli_cook_one_bad_file_exit_1_and_good_chunks_cooked(tmp_path, name):
     check_error_line(line, bad, case)
     for chunk in GOOD_CHUNKS:
         assert load_chunk_manifest(out / f"{chunk}.json").keys
-        PakReader(out / f"{chunk}.pak").verify()
+        PakReader(out / Path(chunk).parent / load_chunk_manifest(out / f"{chunk}.json").pak).verify()
     bad_chunk = load_chunk_manifest(out / f"{BAD_CHUNK}.json")
     assert bad_chunk.keys  # the good file next to the bad one still cooked
     assert [e["file"] for e in bad_chunk.errors] == [bad]  # and the manifest records the bad one

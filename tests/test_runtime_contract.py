@@ -142,5 +142,5 @@ def test_reflect_a_real_blob(cooked: Path) -> None:
 
     doc = json.loads((cooked / "forest" / "c00.json").read_bytes())
     digest = next(iter(doc["reflection"]))
-    blob = PakReader(cooked / "forest" / "c00.pak").get(digest)
+    blob = PakReader(cooked / "forest" / doc["pak"]).get(digest)
     assert reflect(blob) == doc["reflection"][digest]

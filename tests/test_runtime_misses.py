@@ -48,8 +48,9 @@ def _delete_key(out: Path, chunk: str, file: str, label: str = "pbr/forward") ->
     others = {d for k, e in doc["keys"].items() if k != key for d in e["stages"].values()}
     gone = set(doc["keys"][key]["stages"].values()) - others
     assert gone, "the key shares every blob with another key"
-    pak = PakReader(out / f"{chunk}.pak")
-    (out / f"{chunk}.pak").write_bytes(write_pak({d: b for d, b in pak.items() if d not in gone}))
+    pak_path = (out / f"{chunk}.json").with_name(doc["pak"])
+    pak = PakReader(pak_path)
+    pak_path.write_bytes(write_pak({d: b for d, b in pak.items() if d not in gone}))
     return key, {f: record[f] for f in ("file", "node", "mesh", "primitive", "material", "variant")}
 
 

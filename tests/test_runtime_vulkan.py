@@ -62,7 +62,7 @@ def test_check_reports_a_pipeline_state_the_shaders_do_not_match(sample_out: Pat
     out = tmp_path / "out"
     (out / "forest").mkdir(parents=True)
     doc = json.loads((sample_out / "forest" / "c00.json").read_bytes())
-    (out / "forest" / "c00.pak").write_bytes((sample_out / "forest" / "c00.pak").read_bytes())
+    (out / "forest" / doc["pak"]).write_bytes((sample_out / "forest" / doc["pak"]).read_bytes())
     broken = next(pid for pid, s in doc["pipelines"].items() if "forward" in s["key"])
     doc["pipelines"][broken]["vertex_layout"] = [a for a in doc["pipelines"][broken]["vertex_layout"]
                                                  if a["location"] != 1]
@@ -81,7 +81,7 @@ def test_check_reports_a_corrupt_pak_and_still_checks_the_rest(sample_out: Path,
         if p.is_file():
             (out / p.relative_to(sample_out)).parent.mkdir(parents=True, exist_ok=True)
             (out / p.relative_to(sample_out)).write_bytes(p.read_bytes())
-    (out / "town" / "market.pak").write_bytes(b"not a pak")
+    (out / "town" / json.loads((out / "town" / "market.json").read_bytes())["pak"]).write_bytes(b"not a pak")
     result = api.runtime_check(out)
     assert [f.chunk for f in result.failed] == ["town/market"]
     assert result.created > 0 and not result.validation_errors

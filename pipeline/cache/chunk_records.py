@@ -1,6 +1,6 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 2), one per chunk state (see
+``chunk-keys:<fingerprint>`` (version 3), one per chunk state (see
 :mod:`pipeline.keys.incremental` for what the fingerprint covers)::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
@@ -8,7 +8,7 @@
                draws, [render state, ...], {feature: [values]},
                [[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...]], ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
-     "deps": [[path, mtime_ns, size], ...] | null}
+     "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
 
 ``evaluations:<hash of rules, config, code and projected facts>`` (version 1): the
 keys one distinct projected fact combination needs (rule errors are not stored)::
@@ -28,7 +28,7 @@ from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey
 
-CHUNK_KEYS = RecordKind("chunk-keys", 2)  # 2: per-draw bindings (the runtime contract's draws)
+CHUNK_KEYS = RecordKind("chunk-keys", 3)  # 2: per-draw bindings (the runtime contract's draws); 3: file stamps
 EVALUATIONS = RecordKind("evaluations", 1)
 
 

@@ -1,18 +1,19 @@
 """Scan records: the facts of a chunk's files, reused while the files do not change.
 
-``scan:<chunk key>`` (version 1), one per chunk and scan configuration (the chunk key
+``scan:<chunk key>`` (version 2), one per chunk and scan configuration (the chunk key
 hashes the world root, chunk, level, grid, reader limits, optional facts, the facts
 schema and :data:`pipeline.scan.scanner.FORMAT_VERSION`)::
 
-    {"files": {"<file>": {"mtime_ns": int, "size": int, "sha256": "<content hash>",
-                          "deps": [["<external buffer path>", mtime_ns, size], ...],
+    {"files": {"<file>": {"stat": [mtime_ns, size, inode, ctime_ns], "size": int, "sha256": "<content hash>",
+                          "deps": [["<external buffer path>", mtime_ns, size, inode, ctime_ns], ...],
                           "draws": [[node, mesh, primitive, material, variant, facts index], ...],
                           "diagnostics": [diagnostic, ...]}},
      "facts": [<DrawFacts as JSON>, ...],        # de-duplicated within the chunk
      "signatures": ["<facts signature>", ...]}   # parallel to "facts"
 
-A file is reused when its (mtime_ns, size) match, else when its content hash does,
-and its external buffers are unchanged.  Facts read back are validated again (a
+A file is reused when its stat (mtime_ns, size, inode, ctime_ns, as ninja and git
+judge a file unchanged) matches, else when its content hash does, and its external
+buffers' stats are unchanged.  Facts read back are validated again (a
 cache is input, not trusted code).  Anything that does not decode is a miss.
 """
 
@@ -22,14 +23,14 @@ from pipeline.cache.store import RecordKind
 from pipeline.errors import Diagnostic
 from pipeline.scan.facts import DrawFacts
 
-SCAN = RecordKind("scan", 1)
+SCAN = RecordKind("scan", 2)
 
 
 def encode(entry: dict) -> dict:
     """An in-memory chunk entry (see the scanner's ``_ChunkScan.entry``) as a record."""
     files = {}
-    for file, (mtime_ns, size, digest, deps, rows, diagnostics) in entry["files"].items():
-        files[file] = {"mtime_ns": mtime_ns, "size": size, "sha256": digest, "deps": deps, "draws": rows,
+    for file, (stat, size, digest, deps, rows, diagnostics) in entry["files"].items():
+        files[file] = {"stat": stat, "size": size, "sha256": digest, "deps": deps, "draws": rows,
                        "diagnostics": [d.to_json() for d in diagnostics]}
     return {"files": files, "facts": [f.model_dump(mode="json") for f in entry["facts"]],
             "signatures": entry["signatures"]}
@@ -39,10 +40,10 @@ def decode(data: dict) -> dict:
     """The record as the scanner's in-memory entry; raises on anything of another layout."""
     files = {}
     for file, f in data["files"].items():
-        deps = tuple((str(p), int(m), int(s)) for p, m, s in f["deps"])
+        deps = tuple((str(p), *(int(v) for v in stat)) for p, *stat in f["deps"])
         rows = tuple((node, mesh, primitive, material, variant, int(index))
                      for node, mesh, primitive, material, variant, index in f["draws"])
-        files[str(file)] = (int(f["mtime_ns"]), int(f["size"]), str(f["sha256"]), deps, rows,
+        files[str(file)] = (tuple(int(v) for v in f["stat"]), int(f["size"]), str(f["sha256"]), deps, rows,
                             tuple(Diagnostic.from_json(d) for d in f["diagnostics"]))
     facts = [DrawFacts.model_validate(f) for f in data["facts"]]
     signatures = [str(s) for s in data["signatures"]]

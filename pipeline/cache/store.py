@@ -226,7 +226,7 @@ def _peek_format(database: Path) -> Any:
     if not database.is_file():
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        with contextlib.closing(sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM Cache WHERE key = ? AND raw = 1", (_META,)).fetchone()
     except sqlite3.Error:
         return None

@@ -22,7 +22,7 @@ from pipeline.cli._common import (
     styled,
     verbosity,
 )
-from pipeline.errors import Location
+from pipeline.errors import MAX_NAME, Location, one_line
 from pipeline.progress import for_stream
 
 
@@ -33,7 +33,7 @@ from pipeline.progress import for_stream
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
-              help="Output folder for <chunk>.json, <chunk>.pak and <level>.level.json.")
+              help="Output folder for <chunk>.json, its <name>.<hex>.pak and <level>.level.json.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Compile workers [default: all cores].")
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
@@ -49,13 +49,15 @@ from pipeline.progress import for_stream
 @click.option("--explain", is_flag=True,
               help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
+@click.option("--verify", is_flag=True,
+              help="Trust no recorded file stat: read and hash every input again, compare every output.")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
-            fail_fast, rules, materials, as_json, quiet):
+            fail_fast, verify, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
     Scans the world (cached), evaluates the rule sets into permutation keys,
@@ -64,7 +66,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
 
     \b
       <chunk>.json        keys -> features, render states, stage blob hashes
-      <chunk>.pak         the chunk's SPIR-V blobs (see docs/formats.md)
+      <name>.<hex>.pak    the chunk's SPIR-V blobs, named by content (docs/formats.md)
       <level>.level.json  the union of the level's chunk manifests
 
     After the cook, a short change block says what changed and why: the files
@@ -73,7 +75,9 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     compile's time goes to the timing log in the cache (`pipeline report --timings`).
 
     A bad file or a shader that fails to compile is reported with its location;
-    every other chunk and job still cooks, and the exit code is 1.
+    every other chunk and job still cooks, and the exit code is 1.  Cooking a whole
+    world (or a --level) also removes the outputs of chunks that no longer exist.
+    Ctrl-C stops with exit code 130; what was written is complete.
 
     With --scheduler the misses compile on a Dask cluster (the cache and outputs
     are still written here, byte-identical to a local cook); with --remote-cache
@@ -83,7 +87,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
-                      remote_cache_mode=remote_cache_mode)
+                      remote_cache_mode=remote_cache_mode, verify=verify)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e, w.root)), err=True)
@@ -110,6 +114,7 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached{_fetched(doc)}, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
+        + (f"; removed {len(doc['removed'])} outputs of chunks that no longer exist" if doc["removed"] else "")
     )
     if doc["farm"]:
         click.echo(_farm_line(doc["farm"]))
@@ -142,6 +147,9 @@ def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LI
     if changes["written"]:
         lines.append(f"  files written ({len(changes['written'])}): "
                      + ", ".join(_cut([display_path(p) for p in changes["written"]], limit)))
+    if changes.get("removed"):
+        lines.append(f"  files removed ({len(changes['removed'])}, of chunks that no longer exist): "
+                     + ", ".join(_cut([display_path(p) for p in changes["removed"]], limit)))
     diffs: dict[str, str] = {}
     lines += _key_lines(changes, limit, diffs)
     if ran:
@@ -245,8 +253,8 @@ def _located(e: dict, root=None) -> str:
     file = e["file"] or "?"
     where = Location(display_path(file, root if _in_world(file, root) else None), e.get("line"), e.get("col"),
                      e.get("pointer"))
-    suffix = f" (key {e['key']})" if e.get("key") else ""
-    return f"{where}: error: {e['message']}{suffix}"
+    suffix = f" (key {one_line(e['key'], MAX_NAME)})" if e.get("key") else ""
+    return f"{where}: error: {one_line(e['message'])}{suffix}"
 
 
 def _in_world(file: str, root) -> bool:

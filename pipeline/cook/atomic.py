@@ -21,6 +21,7 @@ mtime stays put and downstream tools see nothing to do.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -32,9 +33,13 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pipeline.fileio import FileReadError, read_regular
+
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
 DEFAULT_STALE_AGE = 3600.0
+_TEMP_NAME_BYTES = 200
+MAX_COMPARED_BYTES = 1 << 32  # a file larger than any output is rewritten, not read
 
 # Seam for tests: the one call that publishes a finished temp file.
 _replace = os.replace
@@ -47,7 +52,8 @@ class AtomicWriteError(OSError):
 def temp_path_for(path: Path | str) -> Path:
     """A fresh temp name next to ``path``: ``.<name>.tmp-<pid>-<random hex>``."""
     path = Path(path)
-    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    name = path.name.encode()[:_TEMP_NAME_BYTES].decode(errors="ignore")  # a name near NAME_MAX still fits
+    return path.with_name(f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
 
 
 def is_temp_name(name: str) -> bool:
@@ -58,7 +64,10 @@ def is_temp_name(name: str) -> bool:
 def write_atomic(path: Path | str, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically; creates parent folders."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a regular file where a folder of the path should be
+        raise AtomicWriteError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
     temp = temp_path_for(path)
     try:
         _write_synced(temp, data)
@@ -66,7 +75,7 @@ def write_atomic(path: Path | str, data: bytes) -> None:
     except BaseException as exc:
         _unlink_quietly(temp)
         if isinstance(exc, OSError) and not isinstance(exc, AtomicWriteError):
-            raise AtomicWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
+            raise AtomicWriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
     _fsync_dir(path.parent)
 
@@ -85,8 +94,8 @@ def write_if_changed(path: Path | str, data: bytes) -> bool:
 def read_if_exists(path: Path | str) -> bytes | None:
     """The bytes of ``path``, or None when it is missing or not a readable file."""
     try:
-        return Path(path).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return read_regular(path, limit=MAX_COMPARED_BYTES)
+    except FileReadError:
         return None
 
 

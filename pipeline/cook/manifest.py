@@ -4,7 +4,7 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 
 - ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
 
-    {"format": 2, "chunk": "forest/c00", "level": "forest", "pak": "c00.pak",
+    {"format": 3, "chunk": "forest/c00", "level": "forest", "pak": "c00.<16 hex>.pak",
      "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
               "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
               "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
@@ -17,14 +17,23 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 
 - ``<out>/<level>.level.json``: the level's union manifest::
 
-    {"format": 2, "level": "forest",
-     "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.pak"}},
+    {"format": 3, "level": "forest",
+     "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.<16 hex>.pak"}},
      "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
      "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
 
   The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
   whose last path component ends in ``.level`` is refused (:func:`check_name`).
   Paths inside a level manifest are relative to the folder holding it.
+
+- A chunk's pak is named by its content (``<name>.<16 hex>.pak``, the hex from the
+  sorted blob hashes it holds) and written before the manifest that names it; the
+  chunk's older paks are removed after the manifest is in place, all under a lock
+  on the folder.  So the manifest on disk names a pak that exists and holds every
+  blob it names, at every instant, even after a ``kill -9``.
+- The chunk ``.`` (glTF files directly in the world root) and its level ``.``
+  write ``<out>/.root.json``, ``<out>/.root.<hex>.pak`` and ``<out>/.root.level.json``
+  (no chunk is named ``.root``: hidden folders are never chunks).
 
 Every file is deterministic JSON: UTF-8, sorted keys, 2-space indent, trailing
 newline; lists are sorted (render states, values and errors by their canonical
@@ -35,7 +44,10 @@ See docs/formats.md.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -47,8 +59,13 @@ from pipeline.cook import atomic as atomic
 from pipeline.cook.pak import read_index, write_pak
 from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
+from pipeline.fileio import read_regular
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+ROOT = "."            # the chunk (and level) of glTF files directly in the world root
+ROOT_STEM = ".root"   # the file name its outputs use
+_PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")
+MAX_MANIFEST_BYTES = 1 << 30
 LEVEL_SUFFIX = ".level"
 Scalar = bool | int | str
 
@@ -111,11 +128,15 @@ class ChunkManifest:
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     fallbacks: Mapping[str, str] = field(default_factory=dict)
+    pak_name: str | None = None  # as read from a file; built manifests derive it
 
     @property
     def pak(self) -> str:
-        """File name of the chunk's .pak, relative to the manifest's folder."""
-        return PurePosixPath(self.chunk).name + ".pak"
+        """File name of the chunk's .pak, relative to the manifest's folder: named by the blobs it holds."""
+        if self.pak_name is not None:
+            return self.pak_name
+        digest = hashlib.sha256("\n".join(sorted(stage_hashes(self))).encode()).hexdigest()
+        return f"{PurePosixPath(output_stem(self.chunk)).name}.{digest[:16]}.pak"
 
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
@@ -132,6 +153,7 @@ class LevelManifest:
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
+    paks: Mapping[str, str] = field(default_factory=dict)  # chunk -> its pak's file name
 
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "level": self.level,
@@ -141,9 +163,10 @@ class LevelManifest:
                 "pipelines": dict(self.pipelines)}
 
     def _chunk_files(self, chunk: str) -> dict:
-        start = posixpath.dirname(self.level) or "."
-        rel = posixpath.relpath(chunk, start)
-        return {"manifest": rel + ".json", "pak": rel + ".pak"}
+        start = posixpath.dirname(output_stem(self.level)) or "."
+        rel = posixpath.relpath(output_stem(chunk), start)
+        pak = self.paks.get(chunk) or posixpath.basename(rel) + ".pak"
+        return {"manifest": rel + ".json", "pak": posixpath.join(posixpath.dirname(rel), pak)}
 
 
 # ------------------------------------------------------------------ building
@@ -184,7 +207,7 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
     errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
     pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
     return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
-                         dict(sorted(pipelines.items())))
+                         dict(sorted(pipelines.items())), {m.chunk: m.pak for m in chunks})
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -214,7 +237,9 @@ def _merge_all(entries: Iterable[ManifestEntry]) -> dict[str, ManifestEntry]:
 
 
 def check_name(name: str, what: str) -> None:
-    """Refuse names that would escape ``<out>`` or collide with a level manifest."""
+    """Refuse names that would escape ``<out>`` or collide with a level manifest (``.`` is the root chunk)."""
+    if name == ROOT:
+        return
     parts = name.split("/")
     if not name or any(p in ("", ".", "..") or "\\" in p for p in parts):
         raise ManifestError.at(name or "<empty>", f"invalid {what} name {name!r}")
@@ -234,35 +259,69 @@ def dump_json(doc: Mapping[str, Any]) -> bytes:
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
+def output_stem(name: str) -> str:
+    """The path (without suffix) a chunk's or level's outputs use under ``<out>``."""
+    return ROOT_STEM if name == ROOT else name
+
+
 def chunk_manifest_path(out: Path | str, chunk: str) -> Path:
     check_name(chunk, "chunk")
-    return Path(out) / f"{chunk}.json"
+    return Path(out) / f"{output_stem(chunk)}.json"
 
 
-def chunk_pak_path(out: Path | str, chunk: str) -> Path:
-    check_name(chunk, "chunk")
-    return Path(out) / f"{chunk}.pak"
+def chunk_pak_path(out: Path | str, manifest: ChunkManifest) -> Path:
+    """Where the pak a manifest names lives: next to the manifest."""
+    return chunk_manifest_path(out, manifest.chunk).with_name(manifest.pak)
 
 
 def level_manifest_path(out: Path | str, level: str) -> Path:
     check_name(level, "level")
-    return Path(out) / f"{level}{LEVEL_SUFFIX}.json"
+    return Path(out) / f"{output_stem(level)}{LEVEL_SUFFIX}.json"
+
+
+def pak_stem(name: str) -> str | None:
+    """The chunk file name a content-addressed pak name belongs to (``c00`` for ``c00.<hex>.pak``)."""
+    match = _PAK_NAME.match(name)
+    return match["stem"] if match else None
 
 
 def write_chunk_outputs(out: Path | str, manifest: ChunkManifest,
                         blobs: Mapping[str, bytes]) -> list[Path]:
-    """Write the chunk's .pak, then its manifest (so a manifest never names a missing blob).
+    """Write the chunk's pak, then the manifest naming it, then remove the chunk's other paks.
 
-    ``blobs`` maps SHA-256 hex -> SPIR-V and must hold every stage blob the
-    manifest names (extra blobs are ignored).  Returns the files actually rewritten.
+    All under a lock on the folder, so a concurrent cook of the same chunk never
+    removes the pak the manifest on disk names.  ``blobs`` maps SHA-256 hex ->
+    SPIR-V and must hold every stage blob the manifest names (extra blobs are
+    ignored).  Returns the files actually rewritten.
     """
-    needed = {h for e in manifest.keys.values() for h in e.stages.values()}
+    needed = stage_hashes(manifest)
     missing = sorted(needed - set(blobs))
     if missing:
         raise ValueError(f"{manifest.chunk}: no blob for {len(missing)} stage hash(es), e.g. {missing[0][:12]}")
-    writes = [(chunk_pak_path(out, manifest.chunk), write_pak({h: blobs[h] for h in needed})),
-              (chunk_manifest_path(out, manifest.chunk), dump_json(manifest.to_json()))]
-    return [path for path, data in writes if atomic.write_if_changed(path, data)]
+    json_path = chunk_manifest_path(out, manifest.chunk)
+    writes = [(chunk_pak_path(out, manifest), write_pak({h: blobs[h] for h in needed})),
+              (json_path, dump_json(manifest.to_json()))]
+    with atomic.locked(json_path.parent):
+        written = [path for path, data in writes if atomic.write_if_changed(path, data)]
+        remove_other_paks(json_path.parent, json_path.stem, manifest.pak)
+    return written
+
+
+def remove_other_paks(folder: Path, stem: str, keep: str | None) -> list[Path]:
+    """Remove the paks of chunk file name ``stem`` in ``folder`` except ``keep``; call under the folder lock."""
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.endswith(".pak")]
+    except OSError:
+        return removed
+    for name in names:
+        if name != keep and pak_stem(name) == stem:
+            try:
+                os.unlink(folder / name)
+                removed.append(folder / name)
+            except FileNotFoundError:
+                pass
+    return removed
 
 
 def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
@@ -273,13 +332,12 @@ def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
 def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
     """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
     indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
-    try:
-        on_disk = chunk_manifest_path(out, manifest.chunk).read_bytes()
-    except OSError:
+    on_disk = atomic.read_if_exists(chunk_manifest_path(out, manifest.chunk))
+    if on_disk is None:
         return False
     if on_disk != dump_json(manifest.to_json()):
         return False
-    return read_index(chunk_pak_path(out, manifest.chunk)) == stage_hashes(manifest)
+    return read_index(chunk_pak_path(out, manifest)) == stage_hashes(manifest)
 
 
 def write_level_manifest(out: Path | str, manifest: LevelManifest) -> bool:
@@ -293,10 +351,13 @@ def load_chunk_manifest(path: Path | str) -> ChunkManifest:
     doc = _load(path)
     where = _Where(str(path))
     keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
+    pak = where.get(doc, "pak", str)
+    if pak_stem(pak) is None or "/" in pak or "\\" in pak:
+        raise where.at("pak").error(f"not a pak file name: {pak[:80]!r}")
     return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
                          tuple(where.get(doc, "errors", list)), tuple(where.get(doc, "draws", list)),
                          where.get(doc, "pipelines", dict), where.get(doc, "reflection", dict),
-                         where.get(doc, "fallbacks", dict))
+                         where.get(doc, "fallbacks", dict), pak)
 
 
 def load_level_manifest(path: Path | str) -> LevelManifest:
@@ -304,15 +365,16 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     doc = _load(path)
     where = _Where(str(path))
     keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
-    return LevelManifest(where.get(doc, "level", str), tuple(where.get(doc, "chunks", dict)), keys,
-                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict))
+    chunks = where.get(doc, "chunks", dict)
+    paks = {c: posixpath.basename(str(v.get("pak", ""))) for c, v in chunks.items() if isinstance(v, dict)}
+    return LevelManifest(where.get(doc, "level", str), tuple(chunks), keys,
+                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict), paks)
 
 
 def _load(path: Path | str) -> dict:
+    data = read_regular(path, str(path), limit=MAX_MANIFEST_BYTES, error=ManifestError, what="manifest")
     try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise ManifestError.at(str(path), f"cannot read manifest: {exc.strerror or exc}") from exc
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ManifestError.at(str(path), f"manifest is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("format"), int):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
+from pipeline.fileio import open_regular, read_regular
 
 MAGIC = b"\x89PPAK\r\n\x1a"
 FORMAT_VERSION = 1
@@ -41,6 +42,7 @@ HEADER = struct.Struct("<8sIIIIQ32s")
 ENTRY = struct.Struct("<32sQQ")
 _CHECKSUM_AT = 32
 _ZERO_DIGEST = bytes(32)
+MAX_PAK_BYTES = 1 << 34
 
 
 class PakError(PipelineError):
@@ -198,7 +200,7 @@ def read_index(path: Path | str) -> frozenset[str] | None:
     blob hashes are checked: :meth:`PakReader.verify` does that.
     """
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             actual = os.fstat(f.fileno()).st_size
             head = f.read(HEADER.size)
             if len(head) < HEADER.size:
@@ -223,7 +225,4 @@ def read_index(path: Path | str) -> frozenset[str] | None:
 
 
 def _read_file(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise PakError.at(str(path), f"cannot read .pak: {exc.strerror or exc}") from exc
+    return read_regular(path, str(path), limit=MAX_PAK_BYTES, error=PakError, what=".pak")

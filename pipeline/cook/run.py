@@ -8,6 +8,7 @@ keeps its level manifest whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 from collections import defaultdict
@@ -19,14 +20,16 @@ from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
+from pipeline.cook.changes import define_changes, first_keys, manifest_keys, record_key_changes
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
-from pipeline.cook.timings import append_cook, cook_stamp
+from pipeline.cook.sweep import level_files, sweep_outputs
+from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
-from pipeline.errors import Diagnostic, Location
+from pipeline.errors import Diagnostic, Location, PipelineError, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -41,6 +44,8 @@ class CookOptions:
     fail_fast: bool = False
     optimize: bool = False
     target: str = "vulkan1.2"
+    allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
+    sweep: str | None = None  # remove outputs of chunks that no longer exist: "" whole world, else a level
     scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.cook.farm); None: this machine
 
 
@@ -57,6 +62,7 @@ class CookResult:
     errors: list[dict] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
+    removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     display_prefix: str = "materials/"                   # how errors name the shader library
@@ -75,7 +81,7 @@ class CookResult:
     def explain_lines(self) -> list[dict]:
         """Why each compiled job ran: the key needing it, the reason, and the defines that differ
         from the nearest job of the same source and stage the cache already held."""
-        changed = _define_changes(self.plan, self.run)
+        changed = define_changes(self.plan, self.run)
         lines = []
         for key in self.run.compiled:
             r = self.plan.jobs[key].request
@@ -86,8 +92,8 @@ class CookResult:
         return sorted(lines, key=lambda d: (d["source"], d["job"]))
 
     def changes_json(self) -> dict:
-        """The change block: files written, keys that appeared or vanished per chunk."""
-        return {"written": self.written,
+        """The change block: files written and removed, keys that appeared or vanished per chunk."""
+        return {"written": self.written, "removed": self.removed,
                 "keys_added": [{"chunk": c, "key": k} for c, k in self.keys_added],
                 "keys_removed": [{"chunk": c, "key": k} for c, k in self.keys_removed],
                 "new_chunks": self.new_chunks}
@@ -99,8 +105,8 @@ class CookResult:
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": self.errors, "warnings": self.warnings,
-            "outputs": self.outputs, "written": self.written, "explain": self.explain_lines(),
-            "changes": self.changes_json(), "timing_log": self.timing_log,
+            "outputs": self.outputs, "written": self.written, "removed": self.removed,
+            "explain": self.explain_lines(), "changes": self.changes_json(), "timing_log": self.timing_log,
         }
 
 
@@ -123,7 +129,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    tree = SourceTree(materials_dir, prefix)
+    tree = SourceTree(materials_dir, prefix, options.allowed_roots)
     compiler = compiler or _compiler(options, materials_dir, tree)
     job_options = JobOptions(options.target, options.optimize, compiler.identity)
     plan = plan_jobs(found.keys, families, tree, job_options)
@@ -132,7 +138,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     record_use(store, plan.jobs)
     if remote is not None:
         remote.record_use(plan.jobs)
-    first = _first_keys(found.keys, plan)
+    first = first_keys(found.keys, plan)
     errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
@@ -143,53 +149,19 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     if remote is not None:
         result.remote = remote.to_json()
         result.warnings += remote.warnings
-    log = append_cook(store.directory, _timing_rows(stamp, result)) if store.on_disk else None
+    log = append_cook(store.directory, timing_rows(stamp, result)) if store.on_disk else None
     result.timing_log = str(log) if log else None
-    _write_outputs(result, found, families, store, options.out, progress)
+    _write_outputs(result, found, families, store, options, progress)
     return result
 
 
 def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
-    runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix)
+    runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
     if options.scheduler:
         from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity)
     return runner
-
-
-def _timing_rows(stamp: str, result: CookResult) -> list[dict]:
-    rows = []
-    for job_key in result.run.compiled:
-        request = result.plan.jobs[job_key].request
-        key = result.first_keys.get(job_key)
-        job = result.run.results.get(job_key)
-        rows.append({"cook": stamp, "job": job_key, "key": key, "family": key.split("/", 1)[0] if key else None,
-                     "source": request.source, "stage": request.stage,
-                     "seconds": round(result.run.seconds.get(job_key, 0.0), 6), "ok": bool(job and job.ok)})
-    return rows
-
-
-def _define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
-    """For each compiled job, ``{define: [cached value, new value]}`` against the cached job of the
-    same source and stage with the fewest differing defines (none cached: no entry)."""
-    compiled = set(run.compiled)
-    cached: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for job_key, job in plan.jobs.items():
-        if job_key not in compiled and job_key in run.results:
-            cached[(job.request.source, job.request.stage)].append(dict(job.request.defines))
-    changes = {}
-    for job_key in compiled:
-        request = plan.jobs[job_key].request
-        new = dict(request.defines)
-        best = None
-        for old in cached.get((request.source, request.stage), ())[:5000]:
-            diff = {n: [old.get(n), new.get(n)] for n in sorted(set(old) | set(new)) if old.get(n) != new.get(n)}
-            if best is None or len(diff) < len(best):
-                best = diff
-        if best:
-            changes[job_key] = best
-    return changes
 
 
 # ------------------------------------------------------------------ errors
@@ -200,15 +172,6 @@ def _scan_errors(found: CookInput) -> list[dict]:
 def _error_doc(key: str | None, d: Diagnostic) -> dict:
     """A diagnostic's one JSON shape, plus the key whose job reported it (None for scan and rule errors)."""
     return d.to_json() | {"key": key}
-
-
-def _first_keys(keys, plan: JobPlan) -> dict[str, str]:
-    """Job key -> the first key (by text) that needs the job."""
-    first_key: dict[str, str] = {}
-    for key in sorted(keys, key=lambda k: k.text):
-        for job_key in plan.jobs_for(key).values():
-            first_key.setdefault(job_key, key.text)
-    return first_key
 
 
 def _compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[dict]:
@@ -231,7 +194,8 @@ def _compact(doc: dict) -> dict:
 
 
 # ------------------------------------------------------------------ outputs
-def _write_outputs(result: CookResult, found: CookInput, families, store: Store, out: Path, progress: Progress) -> None:
+def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
+                   progress: Progress) -> None:
     """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
 
     Nothing is rebuilt for a chunk whose inputs (its chunk record, the job results,
@@ -244,6 +208,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     changed on disk.  Temp files left by a killed earlier cook are removed first
     (only those whose writing process is gone, so a concurrent cook's temps survive).
     """
+    out = options.out
     cleanup_stale_temps(out)
     levels: dict[str, set[str]] = defaultdict(set)
     chunk_levels = found.chunk_levels
@@ -252,70 +217,107 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
-        errors = file_errors.get(chunk, [])
-        paths = (mf.chunk_manifest_path(out, chunk), mf.chunk_pak_path(out, chunk))
-        result.outputs += [str(p) for p in paths]
-        fingerprint = found.fingerprints.get(chunk)
-        digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
-        record = store.get(OUTPUTS, str(paths[0].resolve()))
-        if digest is None or record != [digest, *map(_stat_of, paths)]:
-            _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
-                         blobs, record)
-            new = [digest, *map(_stat_of, paths)]
-            if new != record:
-                store.set(OUTPUTS, str(paths[0].resolve()), new)
-        levels[level].add(chunk)
+        try:
+            _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store, out, results,
+                           blobs)
+            levels[level].add(chunk)
+        except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
+            _stop_if_environment(exc, out)
+            result.errors.append(_output_error(chunk, exc))
         progress.advance()
     progress.finish()
+    if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
+        result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep)]
     for level in sorted(levels):
-        path = mf.level_manifest_path(out, level)
-        result.outputs.append(str(path))
-        with locked(path.parent):  # another cook may be rebuilding this level manifest
-            chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-            if store.get(LEVEL_OUTPUTS, str(path.resolve())) == [chunks_state, _stat_of(path)]:
-                continue
-            if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), levels[level])):
-                result.written.append(str(path))
-            store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, _stat_of(path)])
+        try:
+            _level_outputs(result, level, levels[level], store, out)
+        except (mf.ManifestError, OSError) as exc:
+            _stop_if_environment(exc, out)
+            result.errors.append(_output_error(level, exc))
+
+
+def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
+                   store: Store, out: Path, results: bytes, blobs: dict) -> None:
+    """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are)."""
+    json_path = mf.chunk_manifest_path(out, chunk)
+    fingerprint = found.fingerprints.get(chunk)
+    digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
+    record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
+    pak_name = record[2] if _record_ok(record) else None
+    if digest is None or pak_name is None or record != _as_tuple(
+            [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]):
+        manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
+                                blobs, record)
+        pak_name = manifest.pak
+        new = [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]
+        if _as_tuple(new) != record:
+            store.set(OUTPUTS, str(json_path.resolve()), new)
+    result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
+
+
+def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path) -> None:
+    path = mf.level_manifest_path(out, level)
+    result.outputs.append(str(path))
+    with locked(path.parent):  # another cook may be rebuilding this level manifest
+        chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
+        if _as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))) == _as_tuple([chunks_state, _stat_of(path)]):
+            return
+        if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
+            result.written.append(str(path))
+        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, _stat_of(path)])
+
+
+# Write errors that no other chunk would escape (a full or read-only disk, no permission): one line, stop.
+_ENVIRONMENT = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def _stop_if_environment(exc: Exception, out: Path) -> None:
+    if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT:
+        raise PipelineError.at(str(out), f"cannot write outputs: {exc.strerror or exc}") from None
+
+
+def _output_error(name: str, exc: Exception) -> dict:
+    """A chunk (or level) whose outputs cannot be written, as a located error document."""
+    if isinstance(exc, mf.ManifestError):
+        return _error_doc(None, exc.diagnostics[0])
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    file = getattr(exc, "filename", None) or name
+    return {"key": None, "file": str(file), "line": None, "col": None, "pointer": None,
+            "message": one_line(f"cannot write the outputs of {name!r}: {reason}")}
+
+
+def _as_tuple(value):
+    """A stored record with its lists as tuples (a cache may keep either)."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _record_ok(record) -> bool:
+    return isinstance(record, tuple) and len(record) == 4 and isinstance(record[2], str) and "/" not in record[2]
 
 
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
-                 store: Store, out: Path, blobs: dict, record) -> None:
+                 store: Store, out: Path, blobs: dict, record) -> mf.ChunkManifest:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
 
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    pak_stat = _stat_of(mf.chunk_pak_path(out, chunk))
-    if isinstance(record, list) and len(record) == 3 and record[2] == pak_stat is not None \
+    pak_stat = _stat_of(mf.chunk_pak_path(out, manifest))
+    if _record_ok(record) and record[2] == manifest.pak and record[3] == _as_tuple(pak_stat) is not None \
             and mf.chunk_outputs_current(out, manifest):
-        return  # the .pak is untouched since last written or compared, and indexes exactly these blobs
+        return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
         manifest = _chunk_manifest(chunk, level, required, result, families, errors,
                                    lambda digest: blobs.get(digest) is not None, reflection)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
-    before = _manifest_keys(mf.chunk_manifest_path(out, chunk))
+    before = manifest_keys(mf.chunk_manifest_path(out, chunk))
     written = mf.write_chunk_outputs(out, manifest, needed)
     result.written += [str(p) for p in written]
-    if written and before is None:
-        result.new_chunks.append(chunk)
     if written:
-        before = before or set()
-        now = set(manifest.keys)
-        result.keys_added += [(chunk, k) for k in sorted(now - before)]
-        result.keys_removed += [(chunk, k) for k in sorted(before - now)]
-
-
-def _manifest_keys(path: Path) -> set[str] | None:
-    """The keys of the chunk manifest on disk (None when missing or unreadable)."""
-    if not path.is_file():
-        return None
-    try:
-        return set(mf.load_chunk_manifest(path).keys)
-    except mf.ManifestError:
-        return None
+        record_key_changes(result, chunk, before, manifest.keys)
+    return manifest
 
 
 OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
@@ -341,9 +343,7 @@ def _code_hash() -> str:
 
 def _level_state(out: Path, level: str) -> str:
     """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
-    folder = out / level
-    own = mf.level_manifest_path(out, level)
-    files = sorted(p for p in folder.rglob("*.json") if p != own) if folder.is_dir() else []
+    files = level_files(out, level)
     return stable_hash([(str(p), _stat_of(p)) for p in files])
 
 
@@ -419,9 +419,8 @@ def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) 
 
 def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
     """Every chunk manifest of ``level`` on disk (this cook's and earlier ones)."""
-    folder = out / level
     manifests = []
-    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+    for path in level_files(out, level):
         try:
             manifest = mf.load_chunk_manifest(path)
         except mf.ManifestError:

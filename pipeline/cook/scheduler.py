@@ -32,6 +32,7 @@ from pipeline.cook.jobs import JobPlan, StageJob
 from pipeline.cpus import usable_cpus
 from pipeline.errors import Diagnostic
 from pipeline.progress import NullProgress, Progress
+from pipeline.workers import process_pool
 
 MAX_BATCH = 32
 # Misses per worker up to which compiling in this process beats starting a pool: a
@@ -80,8 +81,9 @@ class JobRunner:
     """The seam between the scheduler and a compiler: tests count what ran through it."""
 
     def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
-                 display_prefix: str = "materials/"):
+                 display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
         self.materials_dir = Path(materials_dir)
+        self.allowed = tuple(allowed)  # folders outside materials_dir that sources may lead to
         self.backend = backend
         self.jobs = max(1, jobs or usable_cpus())
         self.display_prefix = display_prefix
@@ -103,7 +105,8 @@ class JobRunner:
         return self._run_pool(jobs, on_done, fail_fast)
 
     def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
-        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix)
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix,
+                                self.allowed)
         self.calls += len(outputs)
         return outputs
 
@@ -126,7 +129,7 @@ class JobRunner:
         size = max(1, min(MAX_BATCH, math.ceil(len(jobs) / (self.jobs * 4))))
         batches = iter([jobs[i:i + size] for i in range(0, len(jobs), size)])
         pending_keys = {j.key for j in jobs}
-        with cf.ProcessPoolExecutor(max_workers=min(self.jobs, math.ceil(len(jobs) / size))) as pool:
+        with process_pool(min(self.jobs, math.ceil(len(jobs) / size))) as pool:
             in_flight: dict[cf.Future, list[StageJob]] = {}
             stop = False
             for _ in range(self.jobs + 1):
@@ -144,7 +147,7 @@ class JobRunner:
         batch = next(batches, None)
         if batch is not None:
             in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
-                                  self.display_prefix)] = batch
+                                  self.display_prefix, self.allowed)] = batch
 
     def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
         """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""

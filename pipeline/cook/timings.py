@@ -124,3 +124,16 @@ def latest_per_job(rows: list[dict]) -> dict[str, dict]:
 def _job_doc(r: dict) -> dict:
     return {"job": r.get("job"), "key": r.get("key"), "family": r.get("family"), "source": r.get("source"),
             "stage": r.get("stage"), "seconds": round(float(r["seconds"]), 6), "ok": r.get("ok")}
+
+
+def timing_rows(stamp: str, result) -> list[dict]:
+    """The log lines of one cook (a :class:`pipeline.cook.run.CookResult`): one per compiled job."""
+    rows = []
+    for job_key in result.run.compiled:
+        request = result.plan.jobs[job_key].request
+        key = result.first_keys.get(job_key)
+        job = result.run.results.get(job_key)
+        rows.append({"cook": stamp, "job": job_key, "key": key, "family": key.split("/", 1)[0] if key else None,
+                     "source": request.source, "stage": request.stage,
+                     "seconds": round(result.run.seconds.get(job_key, 0.0), 6), "ok": bool(job and job.ok)})
+    return rows

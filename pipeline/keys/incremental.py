@@ -71,7 +71,7 @@ class ChunkKeys:
     keys: dict[PermutationKey, KeyUses]
     scan_diagnostics: list[Diagnostic]
     rule_diagnostics: list[Diagnostic]
-    deps: tuple | None = ()                # (path, mtime_ns, size) of external buffers read; None: unknown
+    deps: tuple | None = ()                # (path, mtime_ns, size, inode, ctime_ns) of external buffers read; None: unknown
 
     def to_record(self) -> dict:
         """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.cache.chunk_records`)."""
@@ -97,7 +97,7 @@ class ChunkKeys:
         return cls(str(record["name"]), record["level"], int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
-                   None if deps is None else tuple((str(p), int(m), int(s)) for p, m, s in deps))
+                   None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
 
 
 @dataclass
@@ -178,7 +178,7 @@ def _fingerprint(base: str, root: Path, chunk) -> str | None:
             st = os.stat(os.path.join(root, file))
         except OSError:
             return None
-        stats.append((file, st.st_mtime_ns, st.st_size))
+        stats.append((file, *_scan.stamp(st)))
     return stable_hash([base, chunk.name, chunk.level, stats])
 
 

@@ -57,7 +57,7 @@ from pipeline.report.history import load_history
 from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
 from pipeline.report.whatif import WhatIf, what_if
-from pipeline.rules.counts import Override, count_space
+from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
 
 if TYPE_CHECKING:
     from pipeline.keys.required import KeysResult
@@ -144,13 +144,15 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
     levels, chunks = area_rows(found, world)
     report = Report(
         world=str(world.root), scope=scope or {"level": None, "chunk": None}, compiler=compiler,
-        families=funnel_rows(families, required, jobs, states), totals=[], levels=levels, chunks=chunks,
+        families=funnel_rows(families, required, jobs, states, world.config.limits.max_count_cells), totals=[],
+        levels=levels, chunks=chunks,
         features=feature_rows(families, required), files=contributor_rows(required, by_material=False),
         materials=contributor_rows(required, by_material=True), keys=key_rows(required),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
     if options.what_if:
-        report.what_if = what_if(families, found.scan, options.what_if, report.families)
+        report.what_if = what_if(families, found.scan, options.what_if, report.families,
+                                 world.config.limits.max_count_cells)
     report.budgets = budget_checks(world, report, found, options.budget)
     if options.since is not None:
         report.since = since_diff(options.since, report.keys, report.scope)
@@ -218,12 +220,13 @@ def job_states(store: Store, plan: JobPlan) -> dict[str, JobState]:
 
 
 # ------------------------------------------------------------------ the funnel
-def funnel_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str, JobState]) -> list[FunnelRow]:
+def funnel_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str, JobState],
+                max_cells: int = DEFAULT_MAX_CELLS) -> list[FunnelRow]:
     rows = []
     for shader, rs in sorted(families.items()):
         for pass_name in rs.compiled.passes:
             keys = {k: i for k, i in required.keys.items() if k.shader == shader and k.pass_name == pass_name}
-            space = count_space(rs, pass_name)
+            space = count_space(rs, pass_name, max_cells=max_cells)
             rows.append(_funnel(shader, pass_name, len(rs.sources), space.possible, space.valid, keys, plan, states))
     return rows
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any, Iterable
 
 import orjson
@@ -29,7 +30,12 @@ def render(doc: dict, fmt: str) -> str:
 
 
 def render_json(doc: dict) -> str:
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    """Sorted keys, 2-space indent, UTF-8.  Integers are exact whatever their size: a count past
+    2**64 (64 independent bool features) is written as a JSON integer of all its digits."""
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    except orjson.JSONEncodeError:  # orjson stops at 64-bit integers; the standard library has no limit
+        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 # ------------------------------------------------------------------ text

@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.errors import Diagnostic, Location
+from pipeline.fileio import read_regular
 from pipeline.report.errors import ReportError
 from pipeline.report.rows import KeyRow, SinceDiff
 
@@ -68,10 +69,9 @@ def _in_scope(file: str, scope: dict) -> bool:
 
 def load_old_keys(path: Path) -> dict[str, list[str]]:
     """key text -> files, from a ``pipeline report --format json`` document."""
+    data = read_regular(path, str(path), error=ReportError, what="earlier report")
     try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise ReportError(Diagnostic(Location(str(path)), f"cannot read earlier report: {exc.strerror or exc}"))
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ReportError(Diagnostic(Location(str(path)), f"not a JSON report: {exc}"))
     keys = doc.get("keys") if isinstance(doc, dict) else None

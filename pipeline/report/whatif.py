@@ -8,7 +8,7 @@ from pipeline.errors import Diagnostic, Location
 from pipeline.keys.required import required_keys
 from pipeline.report.errors import ReportError
 from pipeline.report.rows import FunnelRow
-from pipeline.rules.counts import Override, count_space
+from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
 from pipeline.scan.scanner import ScanResult
 
 
@@ -38,7 +38,8 @@ class WhatIf:
         return {"overrides": dict(sorted(self.overrides.items())), "families": [r.to_json() for r in self.rows]}
 
 
-def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: list[FunnelRow]) -> WhatIf:
+def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: list[FunnelRow],
+            max_cells: int = DEFAULT_MAX_CELLS) -> WhatIf:
     """possible, valid and required of every family and pass under ``overrides``.
 
     Required keys come from :func:`pipeline.keys.required.required_keys` with the
@@ -50,7 +51,7 @@ def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: l
     for shader, rs in sorted(families.items()):
         mine = {f: how for f, how in overrides.items() if f in rs.compiled.domains}
         for row in (r for r in today if r.shader == shader):
-            space = count_space(rs, row.pass_name, overrides=mine)
+            space = count_space(rs, row.pass_name, overrides=mine, max_cells=max_cells)
             count = sum(1 for k in required if k.shader == shader and k.pass_name == row.pass_name)
             rows.append(WhatIfRow(shader, row.pass_name, (row.possible, row.valid, row.required),
                                   (space.possible, space.valid, count)))

@@ -30,12 +30,19 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from pipeline.errors import Diagnostic, RuleError
+from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.rules.compiled import Located, default_value
 from pipeline.rules.expr import EvalError
 from pipeline.rules.models import RuleSet
 
 Override = str  # 'dynamic' | 'removed'
+
+
+DEFAULT_MAX_CELLS = 2**20  # limits.max_count_cells: largest table one count builds
+
+
+class CountLimitError(RuleError):
+    """Counting a pass's valid keys would build a table over the limit: the count is not exact, so none is given."""
 
 
 @dataclass(frozen=True)
@@ -59,18 +66,34 @@ class Space:
     domains: dict[str, tuple]
     keep: tuple[str, ...]
     factors: list[Factor]
+    where: Location = Location("")
+    max_cells: int = DEFAULT_MAX_CELLS
+
+    def check(self, names, what: str) -> None:
+        """Refuse a table over ``names`` larger than the limit (time and memory stay bounded)."""
+        cells = math.prod(len(self.domains[n]) for n in names)
+        if cells > self.max_cells:
+            raise CountLimitError(Diagnostic(self.where, f"{what}: a table of {cells} cells over {len(names)} "
+                                             f"features, over limits.max_count_cells ({self.max_cells}); "
+                                             "the valid keys are not counted"))
 
 
-def count_space(ruleset: RuleSet, pass_name: str, *, overrides: dict[str, Override] | None = None) -> SpaceCount:
-    """Exact possible and valid key counts of one pass (optionally with what-if overrides)."""
-    space = build_space(ruleset, pass_name, overrides or {})
+def count_space(ruleset: RuleSet, pass_name: str, *, overrides: dict[str, Override] | None = None,
+                max_cells: int = DEFAULT_MAX_CELLS) -> SpaceCount:
+    """Exact possible and valid key counts of one pass (optionally with what-if overrides).
+
+    Raises :class:`CountLimitError` (located at the rule, or the rule set) when an exact
+    count would build a table of more than ``max_cells`` cells.
+    """
+    space = build_space(ruleset, pass_name, overrides or {}, max_cells)
     possible = math.prod(len(space.domains[n]) for n in space.keep)
     return SpaceCount(possible, _count(space))
 
 
-def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None) -> Iterator[tuple]:
+def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None,
+                    max_cells: int = DEFAULT_MAX_CELLS) -> Iterator[tuple]:
     """The features of every valid key of the pass, ``((name, value), ...)`` sorted by name, in domain order (at most ``limit``)."""
-    space = build_space(ruleset, pass_name, {})
+    space = build_space(ruleset, pass_name, {}, max_cells)
     factors = _project(space)
     keys = _search(space, factors)
     for values in itertools.islice(keys, limit):
@@ -78,7 +101,8 @@ def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None) 
 
 
 # ---------------------------------------------------------------- the constraint problem
-def build_space(ruleset: RuleSet, pass_name: str, overrides: dict[str, Override]) -> Space:
+def build_space(ruleset: RuleSet, pass_name: str, overrides: dict[str, Override],
+                max_cells: int = DEFAULT_MAX_CELLS) -> Space:
     compiled = ruleset.compiled
     _check_overrides(ruleset, overrides)
     pass_ = compiled.passes[pass_name]
@@ -88,11 +112,11 @@ def build_space(ruleset: RuleSet, pass_name: str, overrides: dict[str, Override]
     factors = []
     for rule in pass_.rules:
         targets = {f: v for f, v in rule.set.items() if f not in removed}
-        factors.extend(_rule_factors(rule.when, targets, domains))
+        factors.extend(_rule_factors(rule.when, targets, domains, max_cells))
     if pass_.skip is not None:
         reads = tuple(sorted(pass_.skip.expr.features))
-        factors.append(Factor(reads, ~truth_table(pass_.skip, reads, domains)))
-    return Space(domains, keep, factors)
+        factors.append(Factor(reads, ~truth_table(pass_.skip, reads, domains, max_cells)))
+    return Space(domains, keep, factors, Location(ruleset.path or ruleset.shader), max_cells)
 
 
 def _check_overrides(ruleset: RuleSet, overrides: dict[str, Override]) -> None:
@@ -103,10 +127,11 @@ def _check_overrides(ruleset: RuleSet, overrides: dict[str, Override]) -> None:
             raise RuleError.at(ruleset.path, f"what-if: {name}={how}: expected 'dynamic' or 'removed'")
 
 
-def _rule_factors(when: Located, targets: dict[str, Any], domains: dict[str, tuple]) -> list[Factor]:
+def _rule_factors(when: Located, targets: dict[str, Any], domains: dict[str, tuple],
+                  max_cells: int) -> list[Factor]:
     """``not when or F == v`` for each target F: v, each over reads(when) + F."""
     reads = tuple(sorted(when.expr.features))
-    fires = truth_table(when, reads, domains)
+    fires = truth_table(when, reads, domains, max_cells)
     out = []
     for name, value in targets.items():
         names = reads if name in reads else reads + (name,)
@@ -120,8 +145,14 @@ def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
-def truth_table(located: Located, reads: tuple[str, ...], domains: dict[str, tuple]) -> np.ndarray:
+def truth_table(located: Located, reads: tuple[str, ...], domains: dict[str, tuple],
+                max_cells: int = DEFAULT_MAX_CELLS) -> np.ndarray:
+    """The expression's value over every combination of the features it reads (at most ``max_cells``)."""
     shape = tuple(len(domains[n]) for n in reads)
+    if math.prod(shape) > max_cells:
+        raise CountLimitError(Diagnostic(located.location, f"'{located.expr.text}' reads {len(reads)} features: "
+                                         f"{math.prod(shape)} combinations, over limits.max_count_cells "
+                                         f"({max_cells}); the valid keys are not counted"))
     table = np.zeros(shape, dtype=bool)
     for index in np.ndindex(*shape):
         values = {n: domains[n][i] for n, i in zip(reads, index)}
@@ -145,7 +176,7 @@ def _count(space: Space) -> int:
     factors = [Factor(f.names, f.table.astype(object)) for f in _project(space)]
     free = [n for n in space.keep if not any(n in f.names for f in factors)]
     for name in _order(space.keep, factors, space.domains):
-        factors = _eliminate(factors, name, space.domains, _product, lambda t, axis: t.sum(axis=axis))
+        factors = _eliminate(factors, name, space, _product, lambda t, axis: t.sum(axis=axis))
     total = math.prod(len(space.domains[n]) for n in free)
     for f in factors:
         total *= int(f.table.sum())
@@ -157,7 +188,7 @@ def _project(space: Space) -> list[Factor]:
     hidden = [n for n in space.domains if n not in space.keep]
     factors = list(space.factors)
     for name in _order(hidden, factors, space.domains):
-        factors = _eliminate(factors, name, space.domains, _conjunction, lambda t, axis: t.any(axis=axis))
+        factors = _eliminate(factors, name, space, _conjunction, lambda t, axis: t.any(axis=axis))
     return factors
 
 
@@ -178,12 +209,14 @@ def _order(names: Any, factors: list[Factor], domains: dict) -> list[str]:
     return order
 
 
-def _eliminate(factors: list[Factor], name: str, domains: dict, join: Any, reduce: Any) -> list[Factor]:
+def _eliminate(factors: list[Factor], name: str, space: Space, join: Any, reduce: Any) -> list[Factor]:
     touching = [f for f in factors if name in f.names]
     if not touching:
         return factors
+    domains = space.domains
     rest = [f for f in factors if name not in f.names]
     names = tuple(sorted(set().union(*(f.names for f in touching))))
+    space.check(names, f"eliminating {name}")
     table = join([_expand(f.table, f.names, names, domains) for f in touching])
     reduced = reduce(table, names.index(name))
     return rest + [Factor(tuple(n for n in names if n != name), np.asarray(reduced))]

@@ -52,6 +52,7 @@ from pydantic import (
 )
 
 from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.fileio import read_text
 from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
     Compiled,
     CompiledCase,
@@ -65,6 +66,7 @@ from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
 from pipeline.rules.expr import Domain
 from pipeline.rules.yaml_nodes import YamlDocument
 
+MAX_RULESET_BYTES = 16 * 2**20
 VALUE_TOKEN = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -91,6 +93,14 @@ class Source(Model):
     @classmethod
     def _shorthand(cls, data: Any) -> Any:
         return {"file": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _inside(self) -> "Source":
+        parts = self.file.replace("\\", "/").split("/")
+        if self.file.startswith(("/", "\\")) or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
+            raise ValueError(f"source {self.file!r} leaves the materials folder "
+                             "(a path relative to it, without '..', is expected)")
+        return self
 
 
 class Feature(Model):
@@ -233,12 +243,10 @@ def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None) -> list
     rulesets, diagnostics = [], []
     for file in sorted(rules_dir.glob("*.yaml")):
         try:
-            rulesets.append(load_ruleset_text(file.read_text(encoding="utf-8"), display_path(file),
-                                              materials_dir=materials_dir))
+            text = read_text(file, display_path(file), limit=MAX_RULESET_BYTES, error=RuleError, what="rule set")
+            rulesets.append(load_ruleset_text(text, display_path(file), materials_dir=materials_dir))
         except RuleError as exc:
             diagnostics.extend(exc.diagnostics)
-        except (OSError, UnicodeDecodeError) as exc:
-            diagnostics.append(Diagnostic(Location(display_path(file)), f"cannot read rule set: {exc}"))
     diagnostics.extend(_duplicate_shaders(rulesets))
     if diagnostics:
         raise RuleError(diagnostics)

@@ -100,7 +100,7 @@ def _cooked_keys(out: Path, chunk: str) -> set[str]:
     """Keys of the chunk's manifest whose every stage blob is in its pak."""
     try:
         manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
-        present = read_index(mf.chunk_pak_path(out, chunk)) or frozenset()
+        present = read_index(mf.chunk_pak_path(out, manifest)) or frozenset()
     except (mf.ManifestError, OSError, ValueError):
         return set()
     return {k for k, e in manifest.keys.items() if e.stages and set(e.stages.values()) <= present}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ from urllib.parse import unquote
 
 from pipeline.config import Limits
 from pipeline.errors import Diagnostic, Location
+from pipeline.fileio import FileReadError, read_regular
 from pipeline.scan.gltf.pointer import pointer
 from pipeline.scan.gltf.reader import Gltf
 
@@ -99,12 +101,12 @@ class BufferData:
         path = (self.gltf.path.parent / relative).resolve()
         if not path.is_relative_to(self.root):
             return self._warn(at, "buffer URI points outside the world root; not read")
-        try:
-            if path.stat().st_size > self.limits.max_file_bytes:
-                return self._warn(at, "buffer file over limits.max_file_bytes; not read")
-            data = path.read_bytes()
-        except OSError:
+        if not os.path.lexists(path):
             return None  # a missing .bin is normal: the facts stay unknown
+        try:
+            data = read_regular(path, limit=self.limits.max_file_bytes, limit_name="limits.max_file_bytes")
+        except FileReadError as exc:
+            return self._warn(at, f"buffer file not read: {exc.diagnostics[0].message}")
         self.dependencies.append(path)
         return data
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
+from pipeline.fileio import check_inside
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
-from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
+from pipeline.scan.files import deps_fresh, same_stamp, scan_bytes, stamp, stat_dep
 from pipeline.scan.gltf import read_bytes
 from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.draws import SharedFacts
@@ -62,20 +63,21 @@ class ChunkScan:
         except OSError as exc:
             self.add_error(file, f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and (old[0], old[1]) == (stat.st_mtime_ns, stat.st_size) and deps_fresh(old[3]):
+        if old is not None and same_stamp(old[0], stat) and deps_fresh(old[3]):
             self.cached += 1
             return self.keep(file, old)
         self.read_and_scan(file, path, stat, old)
 
     def read_and_scan(self, file: str, path: str, stat: os.stat_result, old) -> None:
         try:
+            check_inside(path, self.config.allowed_paths(self.root), file, error=GltfError, what="glTF file")
             data = read_bytes(path, file, self.config.limits)
         except GltfError as exc:
             self.diagnostics.extend(exc.diagnostics)
             return
         self.read += 1
         digest = bytes_hash(data)
-        entry = (stat.st_mtime_ns, stat.st_size, digest)
+        entry = (stamp(stat), stat.st_size, digest)
         if old is not None and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, GltfError
+from pipeline.fileio import check_inside
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.facts import Draw, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
@@ -53,6 +54,7 @@ def scan_file(path: Path, *, root: Path, chunk_name: str, level: str, config: Wo
     """Draws and diagnostics of one file, without any cache."""
     file = relative_name(Path(path), Path(root))
     try:
+        check_inside(path, config.allowed_paths(Path(root)), file, error=GltfError, what="glTF file")
         data = read_bytes(Path(path), file, config.limits)
     except GltfError as exc:
         return [], exc.diagnostics
@@ -77,19 +79,29 @@ def relative_name(path: Path, root: Path) -> str:
 
 
 
-def stat_dep(path: Path) -> tuple[str, int, int]:
-    stat = os.stat(path)
-    return str(path), stat.st_mtime_ns, stat.st_size
+def stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is unchanged without reading it, as ninja and git judge it:
+    (mtime_ns, size, inode, ctime_ns).  An edit that keeps the size and puts the
+    mtime back still moves the ctime, which no user tool can set."""
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns
+
+
+def same_stamp(recorded, stat: os.stat_result) -> bool:
+    return isinstance(recorded, (list, tuple)) and tuple(recorded) == stamp(stat)
+
+
+def stat_dep(path: Path) -> tuple:
+    return (str(path), *stamp(os.stat(path)))
 
 
 def deps_fresh(deps) -> bool:
-    """True when every (path, mtime_ns, size) still matches the file on disk."""
-    for path, mtime_ns, size in deps:
+    """True when every recorded (path, mtime_ns, size, inode, ctime_ns) still matches the file on disk."""
+    for path, *recorded in deps:
         try:
             stat = os.stat(path)
         except OSError:
             return False
-        if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+        if not same_stamp(recorded, stat):
             return False
     return True
 

@@ -14,6 +14,7 @@ from pipeline.cpus import usable_cpus
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.gltf.draws import SharedFacts
+from pipeline.workers import process_pool
 
 if typing.TYPE_CHECKING:
     from pipeline.world import Selection
@@ -79,8 +80,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
     try:
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
-                                    initializer=_reset_worker) as pool:
+        with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
                        for batch in _batches(target.chunks, cold, workers)}
             for future in cf.as_completed(futures):

@@ -46,6 +46,7 @@ from pipeline.scan.files import (  # noqa: F401
     relative_name,
     scan_bytes,
     scan_file,
+    stamp,
     to_draw,
 )
 from pipeline.scan.gltf.draws import SharedFacts
@@ -176,7 +177,7 @@ def recorded_deps(store: Store, root: Path, info: ChunkInfo, config: WorldConfig
 # ---------------------------------------------------------------- whole scans
 def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[str] = frozenset(),
          level: str | None = None, chunk: str | None = None, progress: Progress | None = None,
-         jobs: int | None = None, chunks: Collection[str] | None = None) -> ScanResult:
+         jobs: int | None = None, chunks: Collection[str] | None = None, verify: bool = False) -> ScanResult:
     """Scan the world's scope (all of it, a sub-folder or one file), through ``store`` when given.
 
     ``chunks`` restricts the scan to those chunk names (folder chunks, or grid cells:
@@ -184,6 +185,8 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     not in the world are ignored.  Chunks without a usable cache entry are scanned on
     a pool of up to ``jobs`` processes (default: one per core) when they hold at least
     :data:`pipeline.scan.pool.POOL_MIN_FILES` files; the result is the same whatever the number of workers.
+    ``verify`` re-reads every file (and what it references) instead of trusting the
+    recorded stats, and records what it finds.
     """
     target, config = world.select(level=level, chunk=chunk, chunks=chunks), world.config
     optional = frozenset(optional_facts)
@@ -197,7 +200,7 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
                 progress(done[0], total)
 
     keys = [chunk_key(target.root, c, config, optional) for c in target.chunks]
-    entries = [_load_entry(store, key) for key in keys]
+    entries = [{} if verify else _load_entry(store, key) for key in keys]
     cold = [i for i, c in enumerate(target.chunks) if not entries[i] and not target.only_file]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
 

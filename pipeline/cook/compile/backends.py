@@ -67,8 +67,8 @@ def get_backend(name: str) -> Backend:
 
 
 @functools.lru_cache(maxsize=8)
-def _tree(root: Path, display_prefix: str) -> SourceTree:
-    return SourceTree(root, display_prefix)
+def _tree(root: Path, display_prefix: str, allowed: tuple[Path, ...]) -> SourceTree:
+    return SourceTree(root, display_prefix, allowed)
 
 
 def _error(request: CompileRequest, tree: SourceTree, message: str) -> Diagnostic:
@@ -102,14 +102,15 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
 
 
 def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str = "capi",
-                  display_prefix: str = "materials/") -> list[CompileOutput]:
+                  display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()) -> list[CompileOutput]:
     """Compile a batch in this process: what a pool worker runs (top-level, picklable).
 
     The source tree and backend are built once per process and reused by every
     later batch; outputs come back in request order.  Never raises for a shader
     error (those are diagnostics); a missing compiler is a :class:`ToolchainError`.
+    ``allowed``: folders besides ``root`` that sources may lead to through symlinks.
     """
-    tree = _tree(Path(root).resolve(), display_prefix)
+    tree = _tree(Path(root).resolve(), display_prefix, tuple(allowed))
     backend = get_backend(backend_name)
     return [_timed(request, tree, backend) for request in requests]
 

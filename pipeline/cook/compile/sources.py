@@ -23,6 +23,9 @@ from pathlib import Path
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError, Diagnostic, Location
+from pipeline.fileio import check_inside, read_text
+
+MAX_SOURCE_BYTES = 16 * 2**20
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
 CONDITION_RE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
@@ -81,9 +84,10 @@ def _stat_signature(path: Path) -> tuple[int, int, int, int]:
 class SourceTree:
     """The materials root: reads files, resolves includes, computes closures and tested macros."""
 
-    def __init__(self, root: Path, display_prefix: str = "materials/"):
+    def __init__(self, root: Path, display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
         self.root = Path(root).resolve()
         self.display_prefix = display_prefix
+        self.allowed = (self.root, *allowed)  # where a file (symlinks resolved) may be
         self._files: dict[str, tuple[tuple[int, int, int, int], ParsedFile]] = {}
 
     def display(self, relpath: str) -> str:
@@ -96,14 +100,17 @@ class SourceTree:
     def parsed(self, relpath: str) -> ParsedFile:
         """The parse of one file, re-read only when its stat signature changed."""
         path = self.path(relpath)
+        display = self.display(relpath)
         try:
             signature = _stat_signature(path)
-            cached = self._files.get(relpath)
-            if cached and cached[0] == signature:
-                return cached[1]
-            entry = parse_source(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CompileError.at(self.display(relpath), f"cannot read shader source: {exc}") from exc
+        except OSError as exc:
+            raise CompileError.at(display, f"cannot read shader source: {exc.strerror or exc}") from None
+        cached = self._files.get(relpath)
+        if cached and cached[0] == signature:
+            return cached[1]
+        check_inside(path, self.allowed, display, error=CompileError, what="shader source")
+        entry = parse_source(read_text(path, display, limit=MAX_SOURCE_BYTES, error=CompileError,
+                                       what="shader source"))
         self._files[relpath] = (signature, entry)
         return entry
 

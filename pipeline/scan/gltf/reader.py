@@ -7,9 +7,7 @@ for JSON syntax errors); nothing about bad data escapes as another exception.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from pydantic import ValidationError
 
 from pipeline.config import Limits
 from pipeline.errors import GltfError
+from pipeline.fileio import read_regular
 from pipeline.scan.gltf.accessors import check_accessors
 from pipeline.scan.gltf.bufferdoc import BufferDocument
 from pipeline.scan.gltf.container import Container, split_container
@@ -53,36 +52,8 @@ def read_bytes(path: Path, file: str, limits: Limits) -> bytes:
 
     Opened non-blocking, so a FIFO or device named ``x.gltf`` is refused instead of hanging.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # e.g. an embedded NUL in the path
-        raise GltfError.at(file, f"cannot read: {exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise GltfError.at(file, f"cannot read: {kind}")
-        check_file_size(info.st_size, limits, file)
-        return _read_all(fd, info.st_size, limits.max_file_bytes + 1)
-    except OSError as exc:
-        raise GltfError.at(file, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
-def _read_all(fd: int, expected: int, most: int) -> bytes:
-    """Up to ``most`` bytes from ``fd``, to end of file (which may have moved since the stat)."""
-    parts: list[bytes] = []
-    total = 0
-    while total < most:
-        chunk = os.read(fd, min(max(expected + 1 - total, 1 << 16), most - total))
-        if not chunk:
-            break
-        parts.append(chunk)
-        total += len(chunk)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return read_regular(path, file, limit=limits.max_file_bytes, error=GltfError,
+                        limit_name="limits.max_file_bytes")
 
 
 def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:

@@ -1,0 +1,90 @@
+"""Process pools that never outlive or hang their parent.
+
+Both pools of the pipeline (the scan pool and the compile pool) are made by
+:func:`process_pool`:
+
+- **Workers die with their parent.**  Each worker asks Linux for a parent-death
+  signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), so a ``kill -9`` of the cook takes
+  its workers along instead of leaving them holding the pool's pipes.  Where that
+  call does not exist, a daemon thread in the worker polls the parent's pid and
+  ends the worker when the parent is gone.
+- **Ctrl-C is the parent's business.**  Workers ignore SIGINT (a terminal sends it
+  to the whole process group), so an interrupt prints no worker tracebacks; the
+  parent, on any exception (KeyboardInterrupt included), kills its workers and
+  shuts the pool down without waiting, so the interrupt can never deadlock in the
+  pool's shutdown.  Results already stored stay stored.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-death signal
+
+
+@contextlib.contextmanager
+def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | None = None,
+                 initargs: tuple = ()) -> Iterator[cf.ProcessPoolExecutor]:
+    """A ``ProcessPoolExecutor`` whose workers die with this process and that an exception never hangs."""
+    method = (mp_context or multiprocessing.get_context()).get_start_method()
+    parent = os.getpid() if method in ("fork", "spawn") else None  # forkserver: the server is the parent
+    pool = cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
+                                  initargs=(parent, initializer, initargs))
+    try:
+        yield pool
+    except BaseException:
+        kill_workers(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """SIGKILL every worker process of ``pool`` (they hold no state worth keeping)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.kill()
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
+
+
+def _init_worker(expected: int | None, initializer: Callable | None, initargs: tuple) -> None:
+    """``expected``: the pid of the process that made the pool when it forks or spawns its workers
+    itself (a fork server, which ends with that process, is the parent otherwise)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    if not _parent_death_signal():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    orphan = parent != expected if expected is not None else parent == 1
+    if orphan or os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was armed (this worker was handed to a reaper)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _parent_death_signal() -> bool:
+    """Ask the kernel to SIGKILL this process when its parent dies; False where there is no such call."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_INTERVAL)
+    os._exit(1)
