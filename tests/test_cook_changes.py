@@ -4,6 +4,7 @@ and each compiled job with its key and the input that changed (real compiler).""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -22,9 +23,10 @@ EDIT_BLOCK = """\
 changes:
   files written (3): build/forest/{pak}, build/forest/c01.json, build/forest.level.json
   keys +1 -0:
-    + forest/c01: {new}
+    + forest/c01: pbr/forward {new}  (OCCLUSION_MAP 0 -> 1; was pbr/forward {old})
   compiled 1 job:
-    pbr/pbr.frag [fragment] for {new}: new: this source and define set were never compiled; OCCLUSION_MAP 0 -> 1
+    pbr/pbr.frag [fragment] for pbr/forward {new}: new: this source and define set were never compiled; \
+OCCLUSION_MAP 0 -> 1
 """
 OLD = ("pbr/forward{ALPHA_MODE=OPAQUE,ANISOTROPY=0,BASE_COLOR_MAP=1,CLEARCOAT=0,EMISSIVE_MAP=0,INSTANCING=0,"
        "IRIDESCENCE=0,METALLIC_ROUGHNESS_MAP=0,MORPH_NORMAL=0,MORPH_TANGENT=0,MORPH_TARGETS=0,NORMAL_MAP=0,"
@@ -73,7 +75,9 @@ def test_one_material_edit_prints_the_pinned_change_block(site):
     assert again.exit_code == 0, again.output
     pak = json.loads((site / "build" / "forest" / "c01.json").read_text())["pak"]  # named by its content
     assert pak.startswith("c01.") and pak.endswith(".pak")
-    assert block(again.output) == EDIT_BLOCK.format(new=NEW, pak=pak)
+    keys = json.loads((site / "build" / "forest" / "c01.json").read_text())["keys"]
+    assert block(again.output) == EDIT_BLOCK.format(new=keys[NEW]["hash"][:12], old=keys[OLD]["hash"][:12], pak=pak)
+    assert max(map(len, block(again.output).splitlines())) < 160  # short: no define dumps
     doc = json.loads(cook("--json").output)  # nothing left to do
     assert doc["changes"] == {"written": [], "removed": [], "keys_added": [], "keys_removed": [], "new_chunks": []}
 
@@ -82,10 +86,13 @@ def test_json_carries_the_changes_and_explain_names_key_and_change(site):
     assert cook().exit_code == 0
     edit_bark(site)
     doc = json.loads(cook("--json").output)
-    assert doc["changes"]["keys_added"] == [{"chunk": "forest/c01", "key": NEW}]
+    keys = json.loads((site / "build" / "forest" / "c01.json").read_text())["keys"]
+    assert doc["changes"]["keys_added"] == [
+        {"chunk": "forest/c01", "key": NEW, "hash": keys[NEW]["hash"],
+         "nearest": {"key": OLD, "hash": keys[OLD]["hash"], "changed": {"OCCLUSION_MAP": ["0", "1"]}}}]
     assert doc["changes"]["keys_removed"] == []
     (line,) = doc["explain"]
-    assert line["key"] == NEW and line["stage"] == "fragment"
+    assert line["key"] == NEW and line["key_hash"] == keys[NEW]["hash"] and line["stage"] == "fragment"
     assert line["changed"] == {"OCCLUSION_MAP": ["0", "1"]}
     assert line["reason"].startswith("new:") and line["seconds"] > 0
 
@@ -123,7 +130,19 @@ def test_a_replaced_key_shows_as_one_changed_line(site):
     path.write_text(json.dumps(doc, indent=1))
     lines = cook().output.splitlines()
     assert "  keys +1 -1:" in lines
-    (changed,) = [line for line in lines if line.startswith("    ~ forest/c01: ")]
-    assert changed.endswith("  (EMISSIVE_MAP 0 -> 1)")
+    (added,) = [line for line in lines if line.startswith("    + forest/c01: pbr/forward ")]
+    (gone,) = [line for line in lines if line.startswith("    - forest/c01: pbr/forward ")]
+    assert re.search(r"\(EMISSIVE_MAP 0 -> 1; was pbr/forward [0-9a-f]{12}\)$", added)
+    assert added.endswith(gone.split(": ", 1)[1] + ")")  # the vanished key is the one it replaced
     (job,) = [line for line in lines if line.startswith("    pbr/pbr.frag [fragment] for ")]
-    assert job.endswith("; key changed in forest/c01: EMISSIVE_MAP 0 -> 1")
+    assert job.endswith("; EMISSIVE_MAP 0 -> 1")
+    verbose = cook("-v").output  # nothing left to do: no block
+    assert "changes:" not in verbose
+
+
+def test_verbose_shows_whole_keys(site):
+    assert cook().exit_code == 0
+    edit_bark(site)
+    lines = block(cook("-v").output).splitlines()
+    assert f"    + forest/c01: {NEW}  (OCCLUSION_MAP 0 -> 1; was {OLD})" in lines
+    assert any(line.startswith(f"    pbr/pbr.frag [fragment] for {NEW}: new:") for line in lines)

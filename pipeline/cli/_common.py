@@ -83,6 +83,15 @@ def display_path(path: str, root: Path | str | None = None) -> str:
         return str(full)
 
 
+def key_name(text: str | None, digest: str | None, full: bool = False) -> str:
+    """``pbr/forward 1a2b3c4d5e6f`` (shader/pass and hash prefix), or the whole key text with -v."""
+    if not text:
+        return "?"
+    if full or not digest:
+        return text
+    return f"{text.partition('{')[0]} {digest[:12]}"
+
+
 def echo_json(document: object) -> None:
     """Print one JSON document on stdout (sorted keys, indented, UTF-8)."""
     sys.stdout.write(render_json(document))

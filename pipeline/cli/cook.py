@@ -16,6 +16,7 @@ from pipeline.cli._common import (
     display_path,
     echo_json,
     guarded,
+    key_name,
     materials_option,
     output_options,
     rules_option,
@@ -108,7 +109,7 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
             click.echo(line)
     elif explain:  # asked for by name: shown with --quiet too
         for line in doc["explain"]:
-            click.echo(job_line(line))
+            click.echo(job_line(line, level > 0))
     click.echo(
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
@@ -141,8 +142,12 @@ CHANGE_LIMIT = 8  # lines per list in the change block without -v
 
 
 def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LIMIT) -> list[str]:
-    """What this cook changed and why, from its JSON document; empty when nothing changed."""
+    """What this cook changed and why, from its JSON document; empty when nothing changed.
+
+    A key is named by its shader/pass and hash prefix (``pipeline explain WORLD HASH`` tells the
+    rest) with the features that differ from the nearest key its chunk had; -v shows whole keys."""
     changes, ran = doc["changes"], doc["explain"]
+    full = limit is None
     lines: list[str] = []
     if changes["written"]:
         lines.append(f"  files written ({len(changes['written'])}): "
@@ -150,12 +155,11 @@ def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LI
     if changes.get("removed"):
         lines.append(f"  files removed ({len(changes['removed'])}, of chunks that no longer exist): "
                      + ", ".join(_cut([display_path(p) for p in changes["removed"]], limit)))
-    diffs: dict[str, str] = {}
-    lines += _key_lines(changes, limit, diffs)
+    lines += _key_lines(changes, limit, full)
     if ran:
         lines.append(f"  compiled {len(ran)} job{'s' if len(ran) != 1 else ''}:")
-        if explain or limit is None or len(ran) <= limit:
-            lines += [f"    {job_line(line, diffs.get(line['key']))}" for line in ran]
+        if explain or full or len(ran) <= limit:
+            lines += [f"    {job_line(line, full)}" for line in ran]
         else:  # many: by reason, with -v/--explain for each job
             reasons = Counter(line["reason"].split(":", 1)[0] for line in ran)
             lines += [f"    {n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -163,77 +167,41 @@ def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LI
     return ["changes:", *lines] if lines else []
 
 
-def _key_lines(changes: dict, limit: int | None, diffs: dict[str, str]) -> list[str]:
+def _key_lines(changes: dict, limit: int | None, full: bool) -> list[str]:
     """Keys per chunk: a chunk cooked for the first time as a count; elsewhere each key, an added key
-    shown as the features that differ from the nearest removed one of its shader and pass."""
-    added, removed = _by_chunk(changes["keys_added"]), _by_chunk(changes["keys_removed"])
-    new_chunks = set(changes.get("new_chunks", ()))
-    n_added, n_removed = len(changes["keys_added"]), len(changes["keys_removed"])
-    if not n_added and not n_removed:
+    with the features that differ from the nearest key its chunk had."""
+    added, removed = changes["keys_added"], changes["keys_removed"]
+    if not added and not removed:
         return []
-    head = f"  keys {styled(f'+{n_added}', fg='green')} {styled(f'-{n_removed}', fg='red')}"
-    fresh = sorted(c for c in added if c in new_chunks)
-    rows = []
+    new_chunks = set(changes.get("new_chunks", ()))
+    head = f"  keys {styled(f'+{len(added)}', fg='green')} {styled(f'-{len(removed)}', fg='red')}"
+    fresh = sorted({a["chunk"] for a in added if a["chunk"] in new_chunks})
     if fresh:
-        head += f" ({sum(len(added[c]) for c in fresh)} in {len(fresh)} chunk(s) cooked for the first time)"
-    for chunk in sorted(set(added) | set(removed)):
-        if chunk in new_chunks:
+        head += f" ({sum(1 for a in added if a['chunk'] in new_chunks)} in {len(fresh)} chunk(s) cooked for the first time)"
+    rows = []
+    for item in added:
+        if item["chunk"] in new_chunks:
             continue
-        gone = list(removed.get(chunk, []))
-        for key in added.get(chunk, []):
-            near = _nearest(key, gone)
-            if near is not None:
-                gone.remove(near)
-                diffs.setdefault(key, f"{chunk}: {_feature_diff(near, key)}")
-                rows.append(f"    {styled('~', fg='yellow')} {chunk}: {key}  ({_feature_diff(near, key)})")
-            else:
-                rows.append(f"    {styled('+', fg='green')} {chunk}: {key}")
-        rows += [f"    {styled('-', fg='red')} {chunk}: {key}" for key in gone]
+        near = item.get("nearest")
+        was = f"  ({_changed(near['changed'])}; was {key_name(near['key'], near['hash'], full)})" if near else ""
+        rows.append(f"    {styled('+', fg='green')} {item['chunk']}: {key_name(item['key'], item['hash'], full)}{was}")
+    rows += [f"    {styled('-', fg='red')} {item['chunk']}: {key_name(item['key'], item['hash'], full)}"
+             for item in removed]
     return [head + (":" if rows else ""), *_cut(rows, limit, "    ")]
 
 
-def _by_chunk(items: list[dict]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for item in items:
-        found.setdefault(item["chunk"], []).append(item["key"])
-    return found
+def _changed(changed: dict) -> str:
+    return ", ".join(f"{name} {_show(old)} -> {_show(new)}" for name, (old, new) in changed.items()) or "same features"
 
 
-def _split_key(text: str) -> tuple[str, dict[str, str]]:
-    head, _, body = text.partition("{")
-    pairs = [p.split("=", 1) for p in body.rstrip("}").split(",") if "=" in p]
-    return head, dict(pairs)
-
-
-def _nearest(key: str, candidates: list[str]) -> str | None:
-    head, features = _split_key(key)
-    best, best_n = None, None
-    for other in candidates:
-        other_head, other_features = _split_key(other)
-        if other_head != head:
-            continue
-        n = sum(1 for f in set(features) | set(other_features) if features.get(f) != other_features.get(f))
-        if best_n is None or n < best_n:
-            best, best_n = other, n
-    return best
-
-
-def _feature_diff(old: str, new: str) -> str:
-    a, b = _split_key(old)[1], _split_key(new)[1]
-    return ", ".join(f"{f} {a.get(f, '-')} -> {b.get(f, '-')}" for f in sorted(set(a) | set(b)) if a.get(f) != b.get(f))
-
-
-def job_line(line: dict, key_change: str | None = None) -> str:
-    """``pbr/pbr.frag [fragment] for KEY: reason; NORMAL_MAP 0 -> 1`` (not the whole define set).
-
-    The changed input is the key's own change when it replaced a key of its chunk
-    (``key_change``), else the defines that differ from the nearest cached job."""
+def job_line(line: dict, full: bool = False) -> str:
+    """``pbr/pbr.frag [fragment] for pbr/forward 1a2b3c4d5e6f: reason; NORMAL_MAP 0 -> 1``: the key and
+    the defines that differ from the nearest cached job of the source, not the whole define set."""
     where = f" on {line['where']}" if line.get("where", "local") != "local" else ""
-    text = f"{line['source']} [{line['stage']}] for {line['key'] or '?'}{where}: {line['reason']}"
-    if key_change:
-        text += f"; key changed in {key_change}"
-    elif line.get("changed"):
-        text += "; " + ", ".join(f"{name} {_show(old)} -> {_show(new)}" for name, (old, new) in line["changed"].items())
+    text = f"{line['source']} [{line['stage']}] for {key_name(line['key'], line.get('key_hash'), full)}{where}: " \
+           f"{line['reason']}"
+    if line.get("changed"):
+        text += "; " + _changed(line["changed"])
     return text
 
 

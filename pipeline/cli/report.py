@@ -12,12 +12,14 @@ from pipeline.cli._common import (
     EXIT_USER,
     cache_option,
     echo_diagnostics,
-    guarded,
     echo_json,
+    guarded,
+    key_name,
     materials_option,
     output_options,
     rules_option,
     styled,
+    verbosity,
 )
 from pipeline.cook.atomic import write_atomic
 from pipeline.report.html import render_html
@@ -119,7 +121,8 @@ def _timings(summary, fmt: str) -> int:
                f"compiled in {summary.total_seconds:.3f} s (timing log: {summary.cooks} cooks)")
     click.echo("slowest jobs:")
     for job in summary.jobs:
-        click.echo(f"  {job['seconds']:9.4f} s  {job['source']} [{job['stage']}] for {job['key']}")
+        name = key_name(job["key"], job.get("key_hash"), verbosity() > 0)
+        click.echo(f"  {job['seconds']:9.4f} s  {job['source']} [{job['stage']}] for {name}")
     click.echo("families:")
     for fam in summary.families:
         click.echo(f"  {fam['seconds']:9.4f} s  {fam['family']}: {fam['jobs']} jobs, slowest {fam['max_seconds']:.4f} s")

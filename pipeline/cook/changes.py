@@ -18,12 +18,13 @@ from pipeline.cook.scheduler import RunResult
 MAX_COMPARED = 5000  # cached jobs of one source and stage compared with each compiled job
 
 
-def first_keys(keys, plan: JobPlan) -> dict[str, str]:
-    """Job key -> the first key (by text) that needs the job."""
-    first_key: dict[str, str] = {}
+def first_keys(keys, plan: JobPlan) -> dict[str, tuple[str, str]]:
+    """Job key -> (text, hash) of the first key (by text) that needs the job."""
+    first_key: dict[str, tuple[str, str]] = {}
     for key in sorted(keys, key=lambda k: k.text):
         for job_key in plan.jobs_for(key).values():
-            first_key.setdefault(job_key, key.text)
+            if job_key not in first_key:
+                first_key[job_key] = (key.text, key.hash)
     return first_key
 
 
@@ -49,22 +50,57 @@ def define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
     return changes
 
 
-def manifest_keys(path: Path) -> set[str] | None:
-    """The keys of the chunk manifest on disk (None when missing, unreadable or of another format)."""
+def manifest_keys(path: Path) -> dict[str, str] | None:
+    """Key text -> key hash of the chunk manifest on disk (None when missing, unreadable or of
+    another format)."""
     if not path.is_file():
         return None
     try:
-        return set(mf.load_chunk_manifest(path).keys)
+        return {text: entry.hash for text, entry in mf.load_chunk_manifest(path).keys.items()}
     except mf.ManifestError:
         return None
 
 
-def record_key_changes(result, chunk: str, before: set[str] | None, now) -> None:
+def record_key_changes(result, chunk: str, before: dict[str, str] | None, now: dict) -> None:
     """Add to a cook result the keys a rewritten chunk manifest gained and lost (``before``: the
-    keys of the manifest it replaced, None when there was none)."""
+    keys of the manifest it replaced, None when there was none; ``now``: its manifest entries).
+    An added key carries the nearest key it had before (same shader and pass, fewest features
+    differing) and those differences: the input that changed."""
     if before is None:
         result.new_chunks.append(chunk)
-        before = set()
-    now = set(now)
-    result.keys_added += [(chunk, k) for k in sorted(now - before)]
-    result.keys_removed += [(chunk, k) for k in sorted(before - now)]
+        before = {}
+    for text in sorted(set(now) - set(before)):
+        near = nearest(text, [k for k in before if k not in now])
+        near = near if near is not None else nearest(text, list(before))
+        result.keys_added.append({"chunk": chunk, "key": text, "hash": now[text].hash,
+                                  "nearest": None if near is None else
+                                  {"key": near, "hash": before[near], "changed": feature_changes(near, text)}})
+    result.keys_removed += [{"chunk": chunk, "key": text, "hash": before[text]}
+                            for text in sorted(set(before) - set(now))]
+
+
+def split_key(text: str) -> tuple[str, dict[str, str]]:
+    """``pbr/forward{A=1,B=0}`` -> ``("pbr/forward", {"A": "1", "B": "0"})``."""
+    head, _, body = text.partition("{")
+    pairs = [p.split("=", 1) for p in body.rstrip("}").split(",") if "=" in p]
+    return head, dict(pairs)
+
+
+def nearest(key: str, candidates: list[str]) -> str | None:
+    """The candidate of the same shader and pass with the fewest features differing (ties: first by text)."""
+    head, features = split_key(key)
+    best, best_n = None, None
+    for other in sorted(candidates)[:MAX_COMPARED]:
+        other_head, other_features = split_key(other)
+        if other_head != head:
+            continue
+        n = sum(1 for f in set(features) | set(other_features) if features.get(f) != other_features.get(f))
+        if best_n is None or n < best_n:
+            best, best_n = other, n
+    return best
+
+
+def feature_changes(old: str, new: str) -> dict[str, list]:
+    """``{feature: [old value, new value]}`` for the features that differ (None: absent)."""
+    a, b = split_key(old)[1], split_key(new)[1]
+    return {f: [a.get(f), b.get(f)] for f in sorted(set(a) | set(b)) if a.get(f) != b.get(f)}

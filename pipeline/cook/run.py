@@ -68,10 +68,11 @@ class CookResult:
     display_prefix: str = "materials/"                   # how errors name the shader library
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
-    keys_added: list[tuple[str, str]] = field(default_factory=list)    # (chunk, key) new in a rewritten manifest
-    keys_removed: list[tuple[str, str]] = field(default_factory=list)  # (chunk, key) gone from it
+    keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
+    keys_removed: list[dict] = field(default_factory=list)  # {chunk, key, hash} gone from it
     new_chunks: list[str] = field(default_factory=list)                # chunks with no manifest before
     first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
+    first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
     timing_log: str | None = None                                      # where this cook's job times went
 
     @property
@@ -86,6 +87,7 @@ class CookResult:
         for key in self.run.compiled:
             r = self.plan.jobs[key].request
             lines.append({"job": key[:12], "source": r.source, "stage": r.stage, "key": self.first_keys.get(key),
+                          "key_hash": self.first_hashes.get(key),
                           "defines": dict(r.defines), "reason": self.run.reasons.get(key, ""),
                           "where": self.run.where.get(key, "local"),
                           "changed": changed.get(key, {}), "seconds": round(self.run.seconds.get(key, 0.0), 6)})
@@ -94,8 +96,7 @@ class CookResult:
     def changes_json(self) -> dict:
         """The change block: files written and removed, keys that appeared or vanished per chunk."""
         return {"written": self.written, "removed": self.removed,
-                "keys_added": [{"chunk": c, "key": k} for c, k in self.keys_added],
-                "keys_removed": [{"chunk": c, "key": k} for c, k in self.keys_removed],
+                "keys_added": self.keys_added, "keys_removed": self.keys_removed,
                 "new_chunks": self.new_chunks}
 
     def to_json(self) -> dict:
@@ -138,11 +139,12 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     record_use(store, plan.jobs)
     if remote is not None:
         remote.record_use(plan.jobs)
-    first = first_keys(found.keys, plan)
+    first_both = first_keys(found.keys, plan)
+    first = {job: text for job, (text, _) in first_both.items()}
     errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
-                        first_keys=first)
+                        first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks = fallbacks
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None

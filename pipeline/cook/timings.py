@@ -4,7 +4,7 @@ The log lives in the cache folder (``<cache>/timings.jsonl``), beside the record
 whose compiles it times, so the outputs of a cook stay byte-identical from run to
 run.  Each line is one JSON object::
 
-    {"cook": "2026-01-01T12:00:00.000000Z", "job": "<job key>", "key": "<first key>",
+    {"cook": "2026-01-01T12:00:00.000000Z", "job": "<job key>", "key": "<first key>", "key_hash": "<its hash>",
      "family": "pbr", "source": "pbr/pbr.frag", "stage": "fragment", "seconds": 0.0123, "ok": true}
 
 A cook appends its lines in one write; the log keeps the most recent
@@ -122,7 +122,7 @@ def latest_per_job(rows: list[dict]) -> dict[str, dict]:
 
 
 def _job_doc(r: dict) -> dict:
-    return {"job": r.get("job"), "key": r.get("key"), "family": r.get("family"), "source": r.get("source"),
+    return {"job": r.get("job"), "key": r.get("key"), "key_hash": r.get("key_hash"), "family": r.get("family"), "source": r.get("source"),
             "stage": r.get("stage"), "seconds": round(float(r["seconds"]), 6), "ok": r.get("ok")}
 
 
@@ -133,7 +133,8 @@ def timing_rows(stamp: str, result) -> list[dict]:
         request = result.plan.jobs[job_key].request
         key = result.first_keys.get(job_key)
         job = result.run.results.get(job_key)
-        rows.append({"cook": stamp, "job": job_key, "key": key, "family": key.split("/", 1)[0] if key else None,
+        rows.append({"cook": stamp, "job": job_key, "key": key, "key_hash": result.first_hashes.get(job_key),
+                     "family": key.split("/", 1)[0] if key else None,
                      "source": request.source, "stage": request.stage,
                      "seconds": round(result.run.seconds.get(job_key, 0.0), 6), "ok": bool(job and job.ok)})
     return rows
