@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "examples" / "sample_world"
 
 
 def _leaf_commands(group, prefix=()):
@@ -97,3 +98,32 @@ def test_table_report_leads_with_what_needs_action(site):
                                f"{total['bytes']:,} bytes ({total['compressed']:,} compressed); compile time ")
     assert lines[4].startswith(f"pipeline {doc['provenance']['tool_version']}, rules "
                                f"{doc['provenance']['rules_hash'][:12]}, world ")
+
+
+def test_shader_and_rule_errors_name_files_from_where_the_command_runs(site, monkeypatch):
+    """The same shader error, remembered in the cache, is named from each current folder in turn."""
+    world = site / "world"
+    shutil.copytree(ROOT / "materials", world / "mat")
+    shutil.copytree(ROOT / "rules", world / "rul")
+    with (world / "pipeline.toml").open("a") as toml:
+        toml.write('\nmaterials = "mat"\nrules = "rul"\n')
+    frag = world / "mat" / "pbr" / "pbr.frag"
+    lines = frag.read_text().splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("void main"))
+    frag.write_text("\n".join([*lines[:at], "float broken = undefined_thing;", *lines[at:]]) + "\n")
+    mark = f"pbr/pbr.frag:{at + 1}: error: 'undefined_thing' : undeclared identifier"
+    cook = ["cook", "--cache", str(site / "cache"), "--out", str(site / "build"), "-j", "1", "-q"]
+    first = run(cook[0], "world", *cook[1:])
+    assert first.exit_code == 1 and first.stderr.splitlines()[0].startswith(f"world/mat/{mark}"), first.stderr
+    monkeypatch.chdir(world)
+    again = run(cook[0], ".", *cook[1:])  # the error comes from the cache this time
+    assert again.stderr.splitlines()[0].startswith(f"mat/{mark}"), again.stderr
+    monkeypatch.chdir(world / "forest")
+    outside = run(cook[0], str(world), *cook[1:])
+    assert outside.stderr.splitlines()[0].startswith(f"{world}/mat/{mark}"), outside.stderr
+    (world / "rul" / "pbr.yaml").write_text((world / "rul" / "pbr.yaml").read_text() + "  bogus: [\n")
+    rule = run("keys", str(world), "--cache", str(site / "cache"), "-q")
+    assert rule.exit_code == 1 and rule.stderr.startswith(f"{world}/rul/pbr.yaml:"), rule.stderr
+    monkeypatch.chdir(world)
+    rule = run("keys", ".", "--cache", str(site / "cache"), "-q")
+    assert rule.stderr.startswith("rul/pbr.yaml:"), rule.stderr
