@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
 from pathlib import Path
 
 import pytest
 
 CORPUS_ENV = "PIPELINE_CORPUS"
+
+# PIPELINE_TEST_NO_FCNTL=1: the whole suite with ``import fcntl`` failing (as on Windows), in this
+# process and in the Python subprocesses that keep the inherited PYTHONPATH.
+if os.environ.get("PIPELINE_TEST_NO_FCNTL"):
+    sys.modules["fcntl"] = None
+    _masking = str(Path(__file__).resolve().parent / "nofcntl")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_masking, os.environ.get("PYTHONPATH")) if p)
 
 
 def corpus_path() -> Path | None:

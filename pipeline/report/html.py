@@ -19,6 +19,7 @@ from html import escape
 from typing import Any
 
 from pipeline.report.html_action import (
+    path_html,
     Raw,
     action_section,
     explanations_section,
@@ -62,7 +63,7 @@ def _header(doc: dict) -> str:
         if scope.get("level") else "all levels"
     cooked = "compile figures from the cache" if doc["cooked"] else "not cooked yet: binary figures unknown"
     compiler = f"<br><span class=\"muted\">compiler: {escape(doc['compiler'])}</span>" if doc.get("compiler") else ""
-    return (f"<header><h1>Permutation report</h1><p class=\"sub\"><code>{escape(doc['world'])}</code> &middot; "
+    return (f"<header><h1>Permutation report</h1><p class=\"sub\"><code>{path_html(doc['world'])}</code> &middot; "
             f"{escape(where)} &middot; {cooked}{compiler}</p></header>")
 
 
@@ -150,7 +151,7 @@ def _budget_item(b: dict) -> str:
     excess = f" (+{b['required'] - b['budget']})" if b["over"] else ""
     head = (f"{badge} <b>{escape(b['scope'])} {escape(b['name'])}</b>: {b['required']:,} required keys, "
             f"budget {b['budget']:,}{excess} <span class=\"muted\">set by {escape(b['origin'])}</span>")
-    files = "".join(f"<li><code>{escape(c['file'])}</code> {c['only_here']} only it needs</li>" for c in b["culprits"])
+    files = "".join(f"<li><code>{path_html(c['file'])}</code> {c['only_here']} only it needs</li>" for c in b["culprits"])
     feats = "".join(f"<li><code>{escape(f['feature'])}</code> would save {f['saved']}</li>" for f in b["features"])
     detail = (f"<div class=\"detail\">Keys only these files need:<ul>{files}</ul></div>" if files else "") + \
         (f"<div class=\"detail\">Made dynamic, these features would save keys:<ul>{feats}</ul></div>" if feats else "")
@@ -164,7 +165,7 @@ def _since_section(doc: dict) -> str:
     keys = [f"<li class=\"add\">+ <code>{escape(k['key'])}</code></li>" for k in since["added"]]
     keys += [f"<li class=\"del\">&minus; <code>{escape(k['key'])}</code></li>" for k in since["removed"]]
     rows = [[f["file"], f["added"], f["removed"]] for f in since["files"]]
-    intro = (f"Against <code>{escape(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
+    intro = (f"Against <code>{path_html(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
              f"<b>{len(since['removed'])}</b> removed.")
     return _section("Since the earlier report", intro, f"<ul class=\"plain keys\">{''.join(keys)}</ul>",
                     table_html("since", ["file", "keys added", "keys removed"], rows), ident="since")
@@ -215,7 +216,7 @@ def _keys_section(doc: dict) -> str:
 def _errors_section(doc: dict) -> str:
     if not doc["errors"]:
         return ""
-    items = [f"<li><code>{escape(e['file'])}{escape(':' + e['pointer'] if e.get('pointer') else '')}</code> "
+    items = [f"<li><code>{path_html(e['file'])}{escape(':' + e['pointer'] if e.get('pointer') else '')}</code> "
              f"{escape(e['severity'])}: {escape(e['message'])}</li>" for e in doc["errors"]]
     return _section("Problems", "Files or draws that produced no keys.", f"<ul class=\"plain\">{''.join(items)}</ul>",
                     ident="errors")
@@ -238,7 +239,7 @@ def _cell(value: Any) -> str:
         return "<td class=\"num\" data-v=\"-1\">&ndash;</td>"
     if isinstance(value, Raw):
         return f"<td>{value}</td>"
-    return f"<td>{escape(str(value)).replace('/', '/<wbr>')}</td>"  # paths break after a slash, not mid-name
+    return f"<td>{path_html(value)}</td>"  # paths break after a slash, not mid-name
 
 
 # ------------------------------------------------------------------ charts
@@ -358,6 +359,6 @@ def _clip(text: str, limit: int = 44) -> str:
 
 
 def _svg(ident: str, height: int, inner: str, title: str) -> str:
-    return (f"<figure><svg id=\"{ident}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+    return (f"<figure class=\"wide\"><svg id=\"{ident}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
             f"viewBox=\"0 0 {CHART_W} {height}\" width=\"100%\" aria-label=\"{escape(title)}\">"
             f"<title>{escape(title)}</title>{inner}</svg></figure>")

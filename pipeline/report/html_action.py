@@ -20,6 +20,11 @@ def key_html(text: str) -> str:
                                                  .split("\x00")) + "</span>"
 
 
+def path_html(text: str) -> str:
+    """A path that wraps only after its slashes, never inside a folder or file name."""
+    return escape(str(text)).replace("/", "/<wbr>")
+
+
 def key_link(text: str, key_hash: str, explained: bool) -> Raw:
     body = key_html(text)
     return Raw(f"<a href=\"#k-{key_hash[:16]}\">{body}</a>" if explained else body)
@@ -93,7 +98,7 @@ def _change_item(doc: dict) -> str:
     since = doc.get("since")
     if since:
         warn = f" <span class=\"bad-text\">{escape(since['warning'])}</span>" if since.get("warning") else ""
-        return (f"<li data-action=\"since\">Since <code>{escape(since['old'])}</code>: "
+        return (f"<li data-action=\"since\">Since <code>{path_html(since['old'])}</code>: "
                 f"<b>+{len(since['added'])}</b> / <b>&minus;{len(since['removed'])}</b> keys "
                 f"(<a href=\"#since\">which</a>){warn}</li>")
     history = doc.get("history") or []
@@ -189,14 +194,14 @@ def explanations_section(doc: dict, section) -> str:
 
 def _explanation(e: dict, names: dict) -> str:
     draws = e["draws"]
-    shown = "".join(f"<li><code>{escape(d['file'])}</code> node {_named(names, d['file'], 'nodes', d['node'])}, "
+    shown = "".join(f"<li><code>{path_html(d['file'])}</code> node {_named(names, d['file'], 'nodes', d['node'])}, "
                     f"material {_named(names, d['file'], 'materials', d['material'])}</li>" for d in draws[:8])
     if len(draws) > 8:
         shown += f"<li class=\"muted\">{len(draws) - 8} more draws</li>"
     rules = "".join(f"<li><code>{escape(r['feature'])}={escape(str(r['key_value'] if r['key_value'] is not None else r['value']))}</code> "
-                    f"<span class=\"muted\">{escape(r['rule'] or 'default')}</span></li>"
+                    f"<span class=\"muted\">{path_html(r['rule'] or 'default')}</span></li>"
                     for r in e["rules"] if r["rule"])
-    norm = "".join(f"<li>normalize <span class=\"muted\">{escape(n['rule'])}</span>: {escape(n['description'])}</li>"
+    norm = "".join(f"<li>normalize <span class=\"muted\">{path_html(n['rule'])}</span>: {escape(n['description'])}</li>"
                    for n in e["normalize"])
     return (f"<div class=\"explain\" id=\"k-{e['hash'][:16]}\"><h3>{key_html(e['key'])}</h3>"
             f"<div class=\"muted\">hash <code>{e['hash'][:12]}</code> &middot; {len(draws)} draws</div>"

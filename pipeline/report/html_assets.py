@@ -70,15 +70,20 @@ td:first-child .key,td .key{white-space:normal}
 .explain ul{margin:4px 0 0;padding-left:18px}
 .history{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:12px}
 .hidden-by-filter{display:none}
+li,p,h3{overflow-wrap:break-word}
 @media (max-width:640px){main{padding:14px 10px 40px}section{padding:14px 12px}
-.card .big{font-size:20px}th,td{padding:5px 6px}td:first-child{min-width:120px}}
+.card .big{font-size:20px}th,td{padding:5px 6px}td:first-child{min-width:120px}
+.detail{margin-left:12px}.explain ul,.detail ul{padding-left:14px}
+figure.wide{overflow-x:auto}figure.wide svg.chart{min-width:640px}}
 @media print{
 body{background:#fff;font-size:11px}main{max-width:none;padding:0}
 #filter-box{display:none}
 section{box-shadow:none;border:0;padding:0;margin:0 0 14px;break-inside:auto}
 .scroll{max-height:none!important;overflow:visible!important;border:0}
 th{position:static}tr{break-inside:avoid}
-.hidden-by-filter{display:table-row}
+tr.hidden-by-filter{display:table-row}.explain.hidden-by-filter{display:block}
+figure.wide svg.chart{min-width:0}
+section.action{padding:8px 12px}h2,h3{break-after:avoid}
 }
 """
 
