@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -206,3 +207,85 @@ def test_phone_desktop_and_print(over, tmp_path):
     printed = html[html.index("@media print{"):]
     assert ".scroll{max-height:none!important;overflow:visible!important" in printed
     assert "th{position:static}" in printed
+
+
+# ---- the corpus and the world over budget, at a phone and a desktop width and printed, against the JSON report
+
+WIDTHS = (390, 1280)  # a phone, a desktop
+
+
+def _shots_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: $PIPELINE_SCREENSHOTS (to look at them) or the test's temp folder."""
+    folder = Path(os.environ.get("PIPELINE_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def corpus_page(corpus, tmp_path_factory) -> tuple[Path, dict]:
+    """The corpus cooked, one earlier JSON report in a history folder, then the HTML and JSON reports."""
+    tmp = tmp_path_factory.mktemp("corpus")
+    cache = tmp / "cache"
+    api.cook(corpus, cache=cache, out=tmp / "out", jobs=2)
+    (tmp / "history").mkdir()
+    args = ["report", str(corpus), "--cache", str(cache)]
+    assert CliRunner().invoke(main, [*args, "-f", "json", "-o", str(tmp / "history" / "b1.json")]).exit_code in (0, 1)
+    out = tmp / "corpus.html"
+    CliRunner().invoke(main, [*args, "--history", str(tmp / "history"), "-f", "html", "-o", str(out)])
+    assert out.is_file()
+    doc = json.loads(CliRunner().invoke(main, [*args, "--history", str(tmp / "history"), "-f", "json"]).stdout)
+    return out, doc
+
+
+def _check_figures(html: str, doc: dict) -> None:
+    """The figures the page leads with and its size tables, against the JSON report."""
+    main_part = html[html.index("<main>"):]
+    action = main_part[main_part.index('id="action"'):]
+    action = action[:action.index("</section>")]
+    total, sizes = doc["totals"][0], doc["sizes"]["total"]
+    assert _figure(action, "required-total").group(2) == f"{total['required']:,}"
+    assert _figure(action, "binaries-total").group(2) == f"{sizes['blobs']:,}"
+    assert int(_figure(action, "bytes-total").group(1)) == sizes["bytes"]
+    assert int(_figure(action, "compressed-total").group(1)) == sizes["compressed"]
+    errors = len([e for e in doc["errors"] if e["severity"] == "error"])
+    if errors:
+        assert f"{errors} error" in re.sub(r"<[^>]+>", "", action)
+    for ident, items in (("size-levels", doc["sizes"]["levels"]), ("size-chunks", doc["sizes"]["chunks"])):
+        table = html[html.index(f'id="t-{ident}"'):]
+        table = table[:table.index("</table>")]
+        cells = re.findall(r'<tr><td>((?:[^<]|<wbr>)+)</td>(?:<td>[^<]+</td>)?<td class="num" data-v="(\d+)">[^<]*</td>'
+                           r'<td class="num" data-v="(\d+)">[^<]*</td><td class="num" data-v="(\d+)">', table)
+        shown = {name.replace("<wbr>", "").replace("&amp;", "&"): tuple(map(int, rest)) for name, *rest in cells}
+        for item in items:
+            assert shown[item["name"]] == (item["blobs"], item["bytes"], item["compressed"]), item["name"]
+    assert [p["required"] for p in doc["history"]][-1] == total["required"]
+
+
+def _printed_text(tmp_path: Path, page: Path, name: str) -> str:
+    """The page printed by Chromium to PDF, its text read back (whitespace removed: names wrap at slashes)."""
+    pypdf = pytest.importorskip("pypdf")
+    pdf = _shots_dir(tmp_path) / f"{name}.pdf"
+    done = browse(tmp_path, f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page.as_uri())
+    assert done.returncode == 0 and pdf.read_bytes()[:5] == b"%PDF-", done.stderr[-2000:]
+    text = "".join(p.extract_text() or "" for p in pypdf.PdfReader(pdf).pages)
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("which", ["corpus", "over"])
+def test_screenshots_at_two_widths_and_print_show_every_row_and_the_json_figures(which, request, tmp_path):
+    path, doc = request.getfixturevalue("corpus_page" if which == "corpus" else "over")
+    folder = _shots_dir(tmp_path)
+    for width in WIDTHS:
+        shot = folder / f"{which}-{width}.png"
+        done = browse(tmp_path, "--hide-scrollbars", f"--screenshot={shot}", f"--window-size={width},2400", path.as_uri())
+        assert done.returncode == 0, done.stderr[-2000:]
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(data[16:20], "big") == width
+        _check_figures(_dom(tmp_path, path, width), doc)
+    printed = _printed_text(tmp_path, path, which)
+    assert "Needsaction" in printed and f"{doc['totals'][0]['required']:,}" in printed
+    for chunk in doc["sizes"]["chunks"]:  # every row of the scrolled tables is on paper
+        assert re.sub(r"\s+", "", chunk["name"]) in printed, chunk["name"]
+    last_key = doc["keys"][-1]["hash"][:12]
+    assert last_key in printed
