@@ -5,6 +5,12 @@ a wrong type, a value out of range); the reader then validates the same bytes wi
 the pydantic models, which locate the error.  The ``extensions`` objects of
 materials and primitives arrive as plain dicts and become their extension structs
 here, with the names of the extensions the structs do not model kept in ``others``.
+
+One difference with the models, on purpose: JSON nested 200 to about 1,000 levels deep
+inside a property the scanner ignores (``animations``, ``extras`` of a node ...) is
+skipped here, where the models refuse it ("recursion limit exceeded"); deeper nesting
+is refused by both, with the models' located error.  ``extras`` of materials, the one
+free-form value kept, is limited by ``limits.max_json_depth``.
 """
 
 from __future__ import annotations
@@ -16,40 +22,17 @@ import msgspec
 from pipeline.scan.gltf import structs as S
 
 _DECODER = msgspec.json.Decoder(S.Document)
-DEPTH_SCREEN = 128  # below the models' JSON nesting limit (200)
-_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
 _ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
 def decode_document(json_bytes: bytes) -> S.Document | None:
     """The document, or None when the structs reject it (the models then say why)."""
-    if _maybe_deep(json_bytes):
-        return None  # the models refuse nesting deeper than 200 wherever it is; msgspec skips it
     try:
         doc = _DECODER.decode(json_bytes)
         _finish(doc)
     except _ERRORS:
         return None
     return doc
-
-
-def _maybe_deep(data: bytes) -> bool:
-    """Whether arrays and objects may nest more than :data:`DEPTH_SCREEN` levels.
-
-    Brackets inside strings are masked by quote parity; a file with an escaped quote
-    is screened by its bracket count alone (conservative: a false "maybe" only costs
-    the models' validation).
-    """
-    if data.count(b"[") + data.count(b"{") <= DEPTH_SCREEN:
-        return False
-    if b'\\"' in data:
-        return True
-    import numpy as np
-
-    raw = np.frombuffer(data.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
-    outside = (np.cumsum(raw == 34) & 1) == 0  # not inside a string (a closing quote counts as inside)
-    step = ((raw == 91) | (raw == 123)).astype(np.int16) - ((raw == 93) | (raw == 125))
-    return int(np.cumsum(step * outside, dtype=np.int64).max()) > DEPTH_SCREEN
 
 
 def from_python(value: Any) -> S.Document:
