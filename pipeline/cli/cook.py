@@ -14,7 +14,9 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
+from pipeline.cook import noop
 from pipeline.errors import MAX_NAME, Location, one_line
+from pipeline.report.render import render_json
 from pipeline.progress import for_stream
 
 
@@ -68,6 +70,9 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     are still written here, byte-identical to a local cook); with --remote-cache
     a shared cache is asked for the local misses before anything compiles.
     """
+    stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
+                      materials=materials, backend=backend)
+    noop.forget(stamp_args)  # until this cook has finished cleanly
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
@@ -77,7 +82,27 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
         echo_json(result.to_json())
     else:
         _render(result, explain)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache)
     return EXIT_USER if result.errors else EXIT_OK
+
+
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual) -> None:
+    """After a clean local cook: the stamp that answers the next identical cook by file stats."""
+    doc = result.to_json()
+    if unusual or args["backend"] != "capi" or doc["warnings"] or doc["cancelled"] \
+            or doc["farm"] or doc["remote"] or w.allowed_roots:
+        return noop.forget(args)
+    again = {**doc, "compiled": 0, "cache_hits": doc["cache_hits"] + doc["compiled"] + doc["fetched"], "fetched": 0,
+             "written": [], "removed": [], "explain": []}
+    try:
+        from pipeline.cook.compile.toolchain import prefix
+
+        compiler_dir = str(prefix() / "lib")
+    except Exception:  # noqa: BLE001 - no toolchain found: no stamp
+        return noop.forget(args)
+    noop.write_stamp(args, world_root=str(w.root), rules_dir=str(w.rules_dir), materials_dir=str(w.materials_dir),
+                     compiler_dir=compiler_dir, doc=render_json(again), text=summary(again) + "\n",
+                     errors="".join(_located(e) + "\n" for e in doc["errors"]), code=EXIT_USER if doc["errors"] else EXIT_OK)
 
 
 def _render(result: api.CookResult, explain: bool) -> None:
@@ -90,15 +115,20 @@ def _render(result: api.CookResult, explain: bool) -> None:
         for line in doc["explain"]:
             defines = ",".join(f"{k}={v}" for k, v in sorted(line["defines"].items()))
             click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}} on {line['where']}: {line['reason']}")
-    click.echo(
+    click.echo(summary(doc))
+    if doc["farm"]:
+        click.echo(_farm_line(doc["farm"]))
+
+
+def summary(doc: dict) -> str:
+    """The one-line summary of a cook's JSON document."""
+    return (
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached{_fetched(doc)}, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
         + (f"; removed {len(doc['removed'])} outputs of chunks that no longer exist" if doc["removed"] else "")
     )
-    if doc["farm"]:
-        click.echo(_farm_line(doc["farm"]))
 
 
 def _farm_line(farm: dict) -> str:
