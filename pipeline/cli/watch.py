@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 
 import click
@@ -36,6 +37,7 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     """
     from pipeline.watch import Watcher
 
+    logging.getLogger("watchfiles").setLevel(logging.ERROR)  # its own Ctrl-C notice: we print ours
     watcher = Watcher(world, chunk=chunk, out=out, cache=cache, jobs=jobs, rules=rules, materials=materials)
 
     def report(recook) -> None:
