@@ -17,19 +17,20 @@ from pydantic import BaseModel
 from typing_extensions import is_typeddict
 
 from pipeline.errors import GltfError
+from pipeline.scan.gltf import bufferdoc as B
 from pipeline.scan.gltf import models as M
 from pipeline.scan.gltf import structs as S
 from pipeline.scan.gltf.container import split_container
-from pipeline.scan.gltf.decode import decode_document
+from pipeline.scan.gltf.decode import decode_buffers, decode_document
 
 sys.path.insert(0, str(Path(__file__).parent))
 from robust_helpers import CASES  # noqa: E402
 
-MODELS = {name: cls for name, cls in vars(M).items()
-          if isinstance(cls, type) and cls.__module__ == M.__name__ and issubclass(cls, BaseModel)
+MODELS = {name: cls for module in (M, B) for name, cls in vars(module).items()
+          if isinstance(cls, type) and cls.__module__ == module.__name__ and issubclass(cls, BaseModel)
           and cls not in (M.Model, M.OpenExtensions)}
-TYPED_DICTS = {name: cls for name, cls in vars(M).items()
-               if isinstance(cls, type) and cls.__module__ == M.__name__ and is_typeddict(cls)}
+TYPED_DICTS = {name: cls for module in (M, B) for name, cls in vars(module).items()
+               if isinstance(cls, type) and cls.__module__ == module.__name__ and is_typeddict(cls)}
 NAMES_KEPT = (M.MaterialExtensions, M.PrimitiveExtensions)
 
 
@@ -100,6 +101,7 @@ def test_corpus_decodes_to_the_same_values(corpus: Path) -> None:
         decoded = decode_document(data)
         assert decoded is not None, path
         _same(reference, decoded, str(path))
+        _same(B.BufferDocument.model_validate_json(data), decode_buffers(data), f"{path} buffers")
         compared += 1
     assert compared > 100
 

@@ -22,6 +22,7 @@ import msgspec
 from pipeline.scan.gltf import structs as S
 
 _DECODER = msgspec.json.Decoder(S.Document)
+_BUFFERS = msgspec.json.Decoder(S.BufferDocument)
 _ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
@@ -33,6 +34,14 @@ def decode_document(json_bytes: bytes) -> S.Document | None:
     except _ERRORS:
         return None
     return doc
+
+
+def decode_buffers(json_bytes: bytes) -> S.BufferDocument | None:
+    """The buffer locations, or None when the structs reject them (the model then says why)."""
+    try:
+        return _BUFFERS.decode(json_bytes)
+    except _ERRORS:
+        return None
 
 
 def from_python(value: Any) -> S.Document:

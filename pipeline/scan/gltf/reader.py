@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import typing
 from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.config import Limits
 from pipeline.errors import GltfError
@@ -20,16 +21,13 @@ from pipeline.scan.gltf.accessors import check_accessors
 from pipeline.scan.gltf.container import Container, split_container
 from pipeline.scan.gltf.extensions import is_understood
 from pipeline.scan.gltf.limits import check_document, check_file_size, check_value
-from pipeline.scan.gltf.decode import decode_document, from_python
-from pipeline.scan.gltf.structs import Document
+from pipeline.scan.gltf.decode import decode_buffers, decode_document, from_python
+from pipeline.scan.gltf.structs import BufferDocument, Document
 from pipeline.scan.gltf.pointer import pointer
 from pipeline.scan.gltf.refs import check_refs
 from pipeline.scan.gltf.uris import check_buffer_uris
 
 _VERSION = re.compile(r"^2\.[0-9]+$")
-
-if typing.TYPE_CHECKING:
-    from pipeline.scan.gltf.bufferdoc import BufferDocument
 
 
 @dataclass
@@ -40,14 +38,17 @@ class Gltf:
     path: Path
     container: Container
     doc: Document
-    _data: "BufferDocument | None" = None
+    _data: BufferDocument | None = None
 
     def data(self) -> BufferDocument:
         """Accessor, bufferView and buffer details (parsed on first use)."""
         if self._data is None:
-            from pipeline.scan.gltf.bufferdoc import BufferDocument
+            self._data = decode_buffers(self.container.json)
+        if self._data is None:  # the structs rejected it: the model locates the error (or accepts it)
+            from pipeline.scan.gltf.bufferdoc import BufferDocument as Reference
 
-            self._data = validate(BufferDocument, self.container.json, self.file)
+            validate(Reference, self.container.json, self.file)
+            self._data = msgspec.convert(json.loads(self.container.json), BufferDocument)
         return self._data
 
 

@@ -315,3 +315,56 @@ TOP_LEVEL_ARRAYS = (
     "extensionsUsed", "extensionsRequired", "scenes", "nodes", "meshes", "materials",
     "textures", "accessors", "skins", "buffers",
 )
+
+
+# ---------------------------------------------------------------- buffer locations (gltf/bufferdoc.py)
+class SparseIndices(TypedDict):
+    bufferView: NonNegative
+    byteOffset: NotRequired[NonNegative]
+    componentType: Literal[5121, 5123, 5125]
+
+
+class SparseValues(TypedDict):
+    bufferView: NonNegative
+    byteOffset: NotRequired[NonNegative]
+
+
+class Sparse(TypedDict):
+    count: Count
+    indices: SparseIndices
+    values: SparseValues
+
+
+Bounds = Annotated[list[float], Meta(min_length=1, max_length=16)]
+
+
+class DataAccessor(TypedDict):
+    bufferView: NotRequired[NonNegative]
+    byteOffset: NotRequired[NonNegative]
+    componentType: ComponentType
+    normalized: NotRequired[bool]
+    count: Count
+    type: AccessorType
+    max: NotRequired[Bounds]
+    min: NotRequired[Bounds]
+    sparse: NotRequired[Sparse]
+
+
+class BufferView(TypedDict):
+    buffer: NonNegative
+    byteOffset: NotRequired[NonNegative]
+    byteLength: Count
+    byteStride: NotRequired[Annotated[int, Meta(ge=4, le=252)]]
+
+
+class Buffer(TypedDict):
+    uri: NotRequired[str]
+    byteLength: Count
+
+
+class BufferDocument(Model):
+    """Accessors, bufferViews and buffers: decoded only when a buffer fact or a grid level asks."""
+
+    accessors: list[DataAccessor] = []
+    bufferViews: list[BufferView] = []
+    buffers: list[Buffer] = []
