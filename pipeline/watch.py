@@ -156,10 +156,15 @@ class Watcher:
 
         report(self.recook(None, []))
         roots = self.roots()
-        if ready is not None:
-            ready(roots)
+        # yield_on_timeout: an empty batch every 0.2 s of quiet; the first says the watch is active
         for batch in watchfiles.watch(*roots, step=20, debounce=400, stop_event=stop, raise_interrupt=False,
+                                      rust_timeout=200, yield_on_timeout=True,
                                       watch_filter=lambda change, path: not self.ignored(Path(path))):
+            if ready is not None:
+                ready(roots)
+                ready = None
+            if not batch:
+                continue
             paths = sorted({Path(path) for _, path in batch})
             try:
                 chunks, changed = self.chunks_of(paths)
