@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -107,3 +108,23 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     output.unlink()
     restored = _run(args, tmp_path, tmp_path / "m.json")
     assert "pydantic" in _loaded(tmp_path / "m.json") and output.exists()
+
+
+def test_stamp_records_stats_and_refuses_inputs_changed_during_the_cook(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.cook import noop
+
+    monkeypatch.chdir(tmp_path)
+    world, rules, materials = tmp_path / "world", tmp_path / "rules", tmp_path / "materials"
+    for folder in (world / "a", rules, materials):
+        folder.mkdir(parents=True)
+    (world / "a" / "x.gltf").write_text("{}")
+    args = noop.parse_args([str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert args is not None and noop.parse_args([str(world), "--verify"]) is None
+    common = dict(world_root=str(world), rules_dir=str(rules), materials_dir=str(materials), compiler_dir=None,
+                  doc="{}\n", text="cooked\n")
+    noop.write_stamp(args, **common, started_ns=0)  # every input "changed" after the cook started
+    assert noop.check(args) is None
+    noop.write_stamp(args, **common, started_ns=time.time_ns() + 1)
+    assert noop.check(args)["text"] == "cooked\n"
+    (world / "a" / "y.gltf").write_text("{}")  # a new file: its folder's stat changes
+    assert noop.check(args) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from pipeline import api
@@ -73,6 +75,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
                       materials=materials, backend=backend)
     noop.forget(stamp_args)  # until this cook has finished cleanly
+    started_ns = time.time_ns()
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
@@ -82,11 +85,11 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
         echo_json(result.to_json())
     else:
         _render(result, explain)
-    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
     return EXIT_USER if result.errors else EXIT_OK
 
 
-def _stamp(w: api.World, result: api.CookResult, args: dict, unusual) -> None:
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
     """After a clean local cook: the stamp that answers the next identical cook by file stats."""
     doc = result.to_json()
     if unusual or args["backend"] != "capi" or doc["warnings"] or doc["cancelled"] \
@@ -102,7 +105,8 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual) -> None:
         return noop.forget(args)
     noop.write_stamp(args, world_root=str(w.root), rules_dir=str(w.rules_dir), materials_dir=str(w.materials_dir),
                      compiler_dir=compiler_dir, doc=render_json(again), text=summary(again) + "\n",
-                     errors="".join(_located(e) + "\n" for e in doc["errors"]), code=EXIT_USER if doc["errors"] else EXIT_OK)
+                     errors="".join(_located(e) + "\n" for e in doc["errors"]), code=EXIT_USER if doc["errors"] else EXIT_OK,
+                     started_ns=started_ns)
 
 
 def _render(result: api.CookResult, explain: bool) -> None:

@@ -144,9 +144,13 @@ def _cache_files(cache: str) -> list[str]:
 
 # ---------------------------------------------------------------- write and check
 def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: str, compiler_dir: str | None,
-                doc: str, text: str, errors: str = "", code: int = 0) -> None:
+                doc: str, text: str, errors: str = "", code: int = 0, started_ns: int = 0) -> None:
     """Record the state after a local cook: ``doc`` (``--json``) or ``text`` is what the next no-op prints
-    on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code."""
+    on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code.
+
+    An input changed at or after ``started_ns`` (when the cook began) may have been read
+    before or after its change: no stamp then, so the next cook takes the full path.
+    """
     cache, key = stamp_key(args)
     out = os.path.abspath(args.get("out") or "build")
     skip = (out, cache)
@@ -158,6 +162,9 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
     path = _stamp_path(cache, key)
     try:
         state = _state(roots, skip, _cache_files(cache))
+        inputs = state[:len(roots) - (1 if roots[-1] == out else 0)]
+        if any(entry[1] >= started_ns for walk in inputs for entry in walk):
+            raise _Unstampable("an input changed while the cook ran")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="utf-8") as f:
