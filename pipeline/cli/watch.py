@@ -13,7 +13,7 @@ from pipeline.cli._common import EXIT_OK, cache_option, guarded, materials_optio
 
 @click.command("watch")
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
-@click.option("--chunk", "-c", metavar="C", help="Watch and cook only this chunk (e.g. forest/c03) or level.")
+@click.option("--chunk", "-c", metavar="C", help="Watch and cook only this chunk (e.g. forest/c03).")
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
               help="Output folder (as for pipeline cook).")
