@@ -144,12 +144,14 @@ class InsideRoots:
 
     def __init__(self, roots) -> None:
         self.roots = tuple(roots)
+        self._real = tuple(Path(os.path.realpath(r)) for r in self.roots)
         self._folders: dict[str, bool] = {}
 
     def check(self, path: str, display: str, *, error: type[PipelineError] = FileReadError, what: str = "file") -> None:
         folder = os.path.dirname(path)
         ok = self._folders.get(folder)
         if ok is None:
-            ok = self._folders[folder] = inside(folder, self.roots)
+            real = Path(os.path.realpath(folder))
+            ok = self._folders[folder] = any(real == r or real.is_relative_to(r) for r in self._real)
         if not ok or os.path.islink(path):
             check_inside(path, self.roots, display, error=error, what=what)
