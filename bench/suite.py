@@ -521,6 +521,8 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
         lines += [f"| {name} | {rate:.2f} |" for name, rate in scan.items()]
     if results.extra.get("farm"):
         lines += bench_farm.render(results.extra["farm"])
+    if any(f.number >= 11 for f in results.figures):
+        lines += bench_speed.BOUNDS.rstrip().splitlines()
     lines += ["", "Reproduce: `bench/run` (full, about 5 minutes) or `bench/run --quick` (CI size). Worlds come from "
               "`bench/worldgen.py` with the feature frequencies of `bench/corpus_frequencies.json` "
               "(`bench/corpus_stats.py`).", ""]
