@@ -394,7 +394,9 @@ time (noted in each file); the split between parts is what they show.
   fresh process pays the imports (pydantic model building, numpy for buffer facts, glslang
   loading) before any work; the incremental check of every chunk's record, the re-scan and
   re-evaluation of the edited chunk, reflection and the chunk's outputs follow. `pipeline
-  watch` keeps the imports and rule sets warm; what is left is the recook itself.
+  watch` keeps the imports and rule sets warm; what is left is the recook itself
+  (`watch-recook-1000.txt`): the chunk's stored rule evaluations decoded again from the cache,
+  the fact projections of its draws, its scan record read and rewritten, then its outputs.
 - **The ninja peer (14).** ninja is handed the plan and compiles with one `glslangValidator`
   process per job; our cold cook scans, evaluates rules and writes manifests and paks besides
   compiling in-process, so the ratio is the process-per-job cost against all of that. Its
