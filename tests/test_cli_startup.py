@@ -70,7 +70,7 @@ def test_noop_cook_imports_nothing_it_does_not_run(tmp_path: Path) -> None:
     first = _run(args, tmp_path, tmp_path / "m1.json")
     assert first.returncode == 0, first.stderr
     assert "pydantic" in _loaded(tmp_path / "m1.json")  # the full path: the probe sees what was imported
-    full_noop = _run(args + ["--json"], tmp_path, tmp_path / "m2.json")  # a full no-op (the first stamp is its own)
+    full_noop = _run(args + ["--json"], tmp_path, tmp_path / "m2.json")  # a full no-op: it writes the stamp
     fast_noop = _run(args + ["--json"], tmp_path, tmp_path / "m3.json")
     assert fast_noop.returncode == 0 and fast_noop.stdout == full_noop.stdout
     assert json.loads(fast_noop.stdout)["compiled"] == 0
@@ -84,7 +84,9 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     world = tmp_path / "world"
     shutil.copytree(SAMPLE, world)
     args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--json"]
-    _run(args, tmp_path, tmp_path / "m.json")
+    _run(args, tmp_path, tmp_path / "m.json")  # compiles and writes: no stamp
+    assert not list((tmp_path / "cache" / "noop-stamps").glob("*.json"))
+    _run(args, tmp_path, tmp_path / "m.json")  # a full no-op: its stamp
     stamps = list((tmp_path / "cache" / "noop-stamps").glob("*.json"))
     assert len(stamps) == 1
     fast = _run(args, tmp_path, tmp_path / "m.json")
@@ -98,7 +100,8 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     victim.write_text("{")
     bad = _run(args, tmp_path, tmp_path / "m.json")
     assert bad.returncode == 1 and "invalid JSON" in bad.stdout and "pydantic" in _loaded(tmp_path / "m.json")
-    again = _run(args, tmp_path, tmp_path / "m.json")  # answered by its stamp, errors included
+    _run(args, tmp_path, tmp_path / "m.json")  # a full no-op with the bad file: its stamp
+    again = _run(args, tmp_path, tmp_path / "m.json")  # answered by the stamp, errors included
     assert _loaded(tmp_path / "m.json") == []
     next((tmp_path / "cache" / "noop-stamps").glob("*.json")).unlink()
     full_again = _run(args, tmp_path, tmp_path / "m.json")

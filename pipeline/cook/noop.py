@@ -1,7 +1,8 @@
 """The no-op cook by file stats alone: a stamp of everything a cook read and wrote.
 
-After a cook on the command line (no warning, on this machine, no shared tier, nothing
-read outside the world, rules and shader library) the command writes a stamp
+After a cook on the command line that changed nothing (nothing compiled, written or
+removed, no warning, on this machine, no shared tier, nothing read outside the world,
+rules and shader library) the command writes a stamp
 under the cache folder, ``noop-stamps/<key>.json``, keyed by the command's arguments
 and working directory.  It records the stat (``mtime_ns``, size; folders too, so an
 added or removed file shows) of
@@ -11,8 +12,8 @@ added or removed file shows) of
 - every file of the output folder,
 - the cache database, the code of this package and the compiler's library folder,
 
-plus the day it was written, and what the next no-op would print (its summary, the
-located errors of bad input, which a no-op reports again) and its exit code.  The next
+plus the day it was written, and what that cook printed (its summary or JSON document,
+the located errors of bad input, which a no-op reports again) and its exit code.  The next
 ``pipeline cook`` with the same arguments stats the same paths (stdlib only, before
 anything else is imported); when every stat matches it prints that summary and exits 0.
 Anything else, a symlink anywhere, an option this module does not know, or a new day
@@ -211,7 +212,9 @@ def fast_cook(argv: list[str]) -> int | None:
     stamp = check(args)
     if stamp is None:
         return None
-    if stamp["errors"] and not args["json"]:  # --json carries them in the document
+    if stamp["errors"]:
+        if sys.stderr.isatty():
+            return None  # a terminal may want them coloured: the full path prints them
         sys.stderr.write(stamp["errors"])
         sys.stderr.flush()
     sys.stdout.write(stamp["doc"] if args["json"] else stamp["text"])

@@ -8,7 +8,7 @@ Vulkan 1.2 rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.errors import Diagnostic
 
@@ -81,6 +81,7 @@ class CompileOutput:
 
     spirv: bytes | None
     diagnostics: tuple[Diagnostic, ...] = ()
+    seconds: float = field(default=0.0, compare=False)  # wall time of this compile (the timing log)
 
     @property
     def ok(self) -> bool:
