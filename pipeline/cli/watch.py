@@ -8,10 +8,19 @@ import sys
 
 import click
 
-from pipeline.cli._common import EXIT_OK, cache_option, guarded, materials_option, rules_option
+from pipeline.cli._common import (
+    EXIT_OK,
+    cache_option,
+    guarded,
+    materials_option,
+    output_options,
+    rules_option,
+    verbosity,
+)
 
 
 @click.command("watch")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.option("--chunk", "-c", metavar="C", help="Watch and cook only this chunk (e.g. forest/c03).")
 @cache_option
@@ -50,11 +59,14 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
         sys.stdout.flush()
 
     def ready(roots) -> None:
+        if verbosity() < 0:  # -q: the status lines only
+            return
         click.echo(f"watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
 
     try:
         watcher.run(report, ready=ready)
     except KeyboardInterrupt:
         pass
-    click.echo("pipeline watch: stopped", err=True)
+    if verbosity() >= 0:
+        click.echo("pipeline watch: stopped", err=True)
     return EXIT_OK
