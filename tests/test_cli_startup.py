@@ -131,3 +131,24 @@ def test_stamp_records_stats_and_refuses_inputs_changed_during_the_cook(tmp_path
     assert noop.check(args)["text"] == "cooked\n"
     (world / "a" / "y.gltf").write_text("{}")  # a new file: its folder's stat changes
     assert noop.check(args) is None
+
+
+def test_stamp_sees_a_same_size_edit_with_its_mtime_put_back(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.cook import noop
+
+    monkeypatch.chdir(tmp_path)
+    world, rules, materials = tmp_path / "world", tmp_path / "rules", tmp_path / "materials"
+    for folder in (world / "a", rules, materials):
+        folder.mkdir(parents=True)
+    victim = world / "a" / "x.gltf"
+    victim.write_text('{"a": 1}')
+    args = noop.parse_args([str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    noop.write_stamp(args, world_root=str(world), rules_dir=str(rules), materials_dir=str(materials),
+                     compiler_dir=None, doc="{}\n", text="cooked\n", started_ns=time.time_ns() + 1)
+    assert noop.check(args) is not None
+    before = victim.stat()
+    time.sleep(0.01)  # a ctime the edit can change
+    victim.write_text('{"a": 2}')  # same size
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back
+    assert victim.stat().st_size == before.st_size and victim.stat().st_mtime_ns == before.st_mtime_ns
+    assert noop.check(args) is None

@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-VERSION = 1
+VERSION = 2
 STAMPS = "noop-stamps"
 _VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
                   "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
@@ -99,8 +99,14 @@ def _today() -> int:
 
 
 # ---------------------------------------------------------------- the stat walk
+def _signature(st: os.stat_result, size: int) -> list:
+    return [st.st_mtime_ns, size, st.st_ino, st.st_ctime_ns]
+
+
 def _walk(root: str, skip: tuple[str, ...]) -> list:
-    """[path, mtime_ns, size] of ``root`` and everything under it, folders included, in walk order."""
+    """[path, mtime_ns, size, inode, ctime_ns] of ``root`` and everything under it, folders
+    included, in walk order: the fingerprint the full cook trusts (an edit of the same size with
+    its mtime put back still changes the ctime)."""
     out = []
     stack = [root]
     while stack:
@@ -110,7 +116,7 @@ def _walk(root: str, skip: tuple[str, ...]) -> list:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             raise _Unstampable(folder) from exc
-        out.append([folder, st.st_mtime_ns, -1])
+        out.append([folder, *_signature(st, -1)])
         for entry in entries:
             if entry.is_symlink():
                 raise _Unstampable(entry.path)
@@ -119,7 +125,7 @@ def _walk(root: str, skip: tuple[str, ...]) -> list:
                     stack.append(entry.path)
             else:
                 st = entry.stat()
-                out.append([entry.path, st.st_mtime_ns, st.st_size])
+                out.append([entry.path, *_signature(st, st.st_size)])
     return out
 
 
@@ -131,7 +137,7 @@ def _files(paths: list[str]) -> list:
         except OSError:
             out.append([path, None, None])
             continue
-        out.append([path, st.st_mtime_ns, st.st_size])
+        out.append([path, *_signature(st, st.st_size)])
     return out
 
 
