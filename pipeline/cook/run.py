@@ -20,11 +20,16 @@ from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
-from pipeline.cook.changes import define_changes, first_keys, manifest_keys, record_key_changes
+from pipeline.cook.changes import (
+    define_changes,
+    first_keys,
+    manifest_keys,
+    record_key_changes,
+)
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
-from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
+from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
@@ -161,7 +166,9 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
     runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
     if options.scheduler:
-        from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
+        from pipeline.cook.farm import (
+            FarmCompiler,  # imports Dask: only a farm cook pays for it
+        )
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity)
     return runner
 
