@@ -25,25 +25,33 @@ from collections.abc import Iterable
 
 from pipeline.keys.evaluate import run_expression
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.compiled import FeatureValue, default_value, format_value
+from pipeline.rules.compiled import default_value, format_value
+from pipeline.rules.emit import feature_defines
 from pipeline.rules.models import RuleSet
 
 
 def stage_defines(ruleset: RuleSet, key: PermutationKey) -> list[tuple[str, str]]:
     """The #define preamble of a key (docs/architecture.md, "the define convention").
 
-    ``PASS_<NAME> 1`` first, then every feature in name order, then the extra defines
-    in name order.  Static features the pass does not read are defined to their
-    default value (the pass does not care, so it gets the cheapest variant);
-    specialization and dynamic features it does not read get no spec id.
+    ``PASS_<NAME> 1`` first, then every feature in name order (each as its ``emit:``
+    style says, :mod:`pipeline.rules.emit`), then the extra defines in name order.
+    Static features the pass does not read are defined to their default value (the
+    pass does not care, so it gets the cheapest variant); specialization and dynamic
+    features it does not read get no spec id.  A feature whose ``when:`` is false over
+    the key's values emits nothing.
     """
     compiled = ruleset.compiled
     pass_ = compiled.passes[key.pass_name]
     values = {n: default_value(d) for n, d in compiled.domains.items()} | dict(key.features)
+    conditions = compiled.feature_when or {}
     out = [(f"PASS_{key.pass_name.upper()}", "1")]
     for name in sorted(compiled.domains):
+        condition = conditions.get(name)
+        if condition is not None and not run_expression(condition, None, values):
+            continue
         mode = compiled.modes[name] if name in pass_.features else _outside_mode(compiled.modes[name])
-        out.extend(_feature_defines(ruleset, name, mode, values[name]))
+        out.extend(feature_defines(ruleset.features[name], name, compiled.domains[name], mode, values[name],
+                                   compiled.constant_ids.get(name)))
     for name, define in sorted(pass_.defines.items()):
         if define.when is None or run_expression(define.when, None, values):
             out.append((name, format_value(define.value)))
@@ -52,19 +60,6 @@ def stage_defines(ruleset: RuleSet, key: PermutationKey) -> list[tuple[str, str]
 
 def _outside_mode(mode: str) -> str:
     return "static" if mode == "static" else "dynamic"
-
-
-def _feature_defines(ruleset: RuleSet, name: str, mode: str, value: FeatureValue) -> list[tuple[str, str]]:
-    domain = ruleset.domain(name)
-    out = []
-    if domain.kind == "enum":
-        out = [(f"{name}_{v}", str(i)) for i, v in enumerate(domain.values)]
-    if mode == "specialization":
-        out.append((f"{name}_SPEC_ID", str(ruleset.compiled.constant_ids[name])))
-    elif mode == "static":
-        shown = str(domain.values.index(value)) if domain.kind == "enum" else format_value(value)
-        out.append((name, shown))
-    return out
 
 
 def project_defines(defines: Iterable[tuple[str, str]], tested: frozenset[str]) -> tuple[tuple[str, str], ...]:

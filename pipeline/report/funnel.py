@@ -54,7 +54,7 @@ from pipeline.report.rows import (
 )
 from pipeline.report.since import since_diff
 from pipeline.report.whatif import WhatIf, what_if
-from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
+from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, add_counts, count_space
 
 if TYPE_CHECKING:
     from pipeline.keys.required import KeysResult
@@ -201,8 +201,8 @@ def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str
     for shader, rs in sorted(families.items()):
         mine = [r for r in rows if r.shader == shader]
         keys = {k: i for k, i in required.keys.items() if k.shader == shader}
-        out.append(_funnel(shader, "*", len(rs.sources), sum(r.possible for r in mine),
-                           sum(r.valid for r in mine), keys, plan, states))
+        out.append(_funnel(shader, "*", len(rs.sources), add_counts(r.possible for r in mine),
+                           add_counts(r.valid for r in mine), keys, plan, states))
     return out
 
 

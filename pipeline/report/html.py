@@ -211,7 +211,7 @@ def _cell(value: Any) -> str:
 # ------------------------------------------------------------------ charts
 def funnel_svg(rows: list[dict]) -> str:
     """Grouped horizontal bars per family/pass, log10 scale."""
-    top = max([r[f] or 1 for r in rows for f, _, _ in STEPS] + [10])
+    top = max([r[f] or 1 for r in rows for f, _, _ in STEPS if not isinstance(r[f], str)] + [10])
     decades = max(1, math.ceil(math.log10(top)))
     bar, gap, block = 15, 3, 22
     height_of = len(STEPS) * (bar + gap) + block
@@ -236,8 +236,9 @@ def funnel_svg(rows: list[dict]) -> str:
 def _funnel_bar(value: int | None, label: str, color: str, y: float, bar: int, x_of) -> str:
     text_y = y + bar - 4
     name = f"<text class=\"step\" x=\"{LABEL_W - 14}\" y=\"{text_y}\" text-anchor=\"end\">{label}</text>"
-    if value is None:
-        return name + f"<text class=\"val muted\" x=\"{LABEL_W + 6}\" y=\"{text_y}\">not cooked</text>"
+    if value is None or isinstance(value, str):
+        shown = "not cooked" if value is None else f"{value} (computed from facts)"
+        return name + f"<text class=\"val muted\" x=\"{LABEL_W + 6}\" y=\"{text_y}\">{shown}</text>"
     width = max(x_of(value) - LABEL_W, 2)
     return (name + f"<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{width:.1f}\" height=\"{bar}\" rx=\"2\" fill=\"{color}\">"
             f"<title>{label}: {value:,}</title></rect>"

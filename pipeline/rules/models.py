@@ -104,14 +104,29 @@ class Source(Model):
 
 
 class Feature(Model):
-    """One permutation axis with a finite domain and a mode."""
+    """One permutation axis: a finite (or open) domain, a mode, and how it becomes defines."""
 
-    type: Literal["bool", "int", "enum"] = Field(description="bool, int (explicit values) or enum of strings")
-    values: tuple[Value, ...] = Field(description="the domain, in order; the first value is the default")
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    type: Literal["bool", "int", "enum", "set"] = Field(
+        description="bool, int (listed values, or `values: open`), enum of strings, or set (one define per "
+                    "element of a set-valued fact)")
+    values: tuple[Value, ...] | Literal["open"] = Field(
+        description="the domain, in order (the first value is the default); 'open' for an int computed from facts")
+    default: int = Field(0, description="default of an open int feature")
     mode: Literal["static", "specialization", "dynamic"] = Field(
         "static", description="static: a #define in the key; specialization: a Vulkan specialization "
                               "constant; dynamic: a runtime branch")
     constant_id: int | None = Field(None, ge=0, description="specialization constant id (specialization only)")
+    emit: Literal["value", "ifdef", "symbol"] = Field(
+        "value", description="value: `NAME v` always; ifdef: a define only when the value is not the default; "
+                             "symbol (enums): `NAME NAME_<VALUE>` beside `NAME_<VALUE> i` for every value")
+    define: str | None = Field(None, min_length=1, description="the define's name (default: the feature's name); "
+                                                               "for a set feature a template such as HAS_{key}_{type}")
+    key_name: str = Field("key", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
+                          description="set features over a mapping: the template name of an entry's key")
+    when: Expression | None = Field(None, description="condition over features: otherwise the feature takes its "
+                                                       "default and emits no define")
     description: str = Field("", description="what the feature means")
 
     @model_validator(mode="before")
@@ -124,17 +139,36 @@ class Feature(Model):
         if "type" not in data:
             if values is None:
                 data["type"] = "bool"
-            elif isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            elif values == "open" or (isinstance(values, list)
+                                      and all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
                 data["type"] = "int"
             else:
                 data["type"] = "enum"
         if data["type"] == "bool" and values is None:
             data["values"] = [False, True]
+        if data["type"] == "set" and values is None:
+            data["values"] = "open"
         return data
+
+    @property
+    def open(self) -> bool:
+        return self.values == "open"
 
     @model_validator(mode="after")
     def _check(self) -> "Feature":
-        _check_values(self.type, self.values)
+        if self.open:
+            if self.type not in ("int", "set"):
+                raise ValueError("only int and set features may have open values")
+        else:
+            if self.type == "set":
+                raise ValueError("a set feature's values are open (leave 'values' out)")
+            _check_values(self.type, self.values)
+        if self.type == "set" and not self.define:
+            raise ValueError("a set feature needs a define template, e.g. define: HAS_{key}_{type}")
+        if self.type == "set" and self.mode != "static":
+            raise ValueError("a set feature is static (its defines are its value)")
+        if self.emit == "symbol" and self.type != "enum":
+            raise ValueError("emit: symbol is for enum features (NAME NAME_<VALUE>)")
         if (self.mode == "specialization") != (self.constant_id is not None):
             raise ValueError("constant_id is required with mode specialization, and only there")
         return self
@@ -195,6 +229,35 @@ class Define(Model):
         return {"value": data} if isinstance(data, (str, bool, int)) else data
 
 
+TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
+
+
+class CompileTarget(Model):
+    """One compile target of a family: what glslang produces and under which rules."""
+
+    target: Literal[TARGET_NAMES] = Field(description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val "
+                                                      "for that environment; webgl2/es3.0: validated GLSL ES 3.00 text")
+    relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
+    auto_map: bool = Field(False, description="assign bindings and locations automatically")
+    version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
+                                description="#version used when a source has none, e.g. '300 es' or '450'")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"target": data} if isinstance(data, str) else data
+
+    @property
+    def label(self) -> str:
+        """The target's name in outputs: ``vulkan1.2``, ``vulkan1.2-relaxed`` ... (unique per family)."""
+        return self.target + ("-relaxed" if self.relaxed else "")
+
+
+def compile_targets(data: Any) -> Any:
+    """``compile:`` is one target (a mapping or a name) or a list of them."""
+    return data if isinstance(data, (list, tuple)) else [data]
+
+
 class Pass(Model):
     """A technique of the family with its own features, state and skips."""
 
@@ -223,6 +286,8 @@ class RuleSet(Model):
     render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
     defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
     instance_inputs: tuple[int, ...] = Field((), description="vertex input locations fed per instance")
+    compile: Annotated[tuple[CompileTarget, ...], BeforeValidator(compile_targets)] = Field(
+        (), description="compile targets (none: the cook's target); several give each key one set of blobs per target")
     path: str = Field("", description="where the rule set was loaded from (set by the loader)")
     _compiled: Compiled = PrivateAttr()
 
