@@ -3,6 +3,7 @@
 Format (TOML, at the world root; every key optional, unknown keys are errors)::
 
     level_depth = 1              # path components of a chunk name that name its level
+    scenes = "all"               # or "default": draw only each file's default scene
     rules = "rules"              # rule-set folder, relative to the world root
     materials = "materials"      # shader library folder, relative to the world root
     allowed_roots = ["../shared"]  # folders outside the world, rules and materials roots that
@@ -94,6 +95,8 @@ class CacheConfig(_Config):
 
 class WorldConfig(_Config):
     level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
+    scenes: Literal["all", "default"] = Field("all", description="draw every scene of a file, or only its default "
+                                                                 "scene (the glTF 'scene', else scene 0)")
     rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
     materials: Path | None = Field(None, description="shader library folder relative to the world root; None: built-in")
     levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")
