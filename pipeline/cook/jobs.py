@@ -19,19 +19,33 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.cook.compile import CompileRequest, SourceTree
+from pipeline.cook.compile.request import target_info
 from pipeline.digest import stable_hash
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.models import RuleSet
+from pipeline.rules.models import CompileTarget, RuleSet
 
 
 @dataclass(frozen=True)
 class JobOptions:
-    """Settings that are part of every job's identity."""
+    """Settings that are part of every job's identity.
+
+    ``target`` is the target of a family that names none; ``compile`` gives families
+    their targets over the rule set's ``compile:`` (pipeline.toml ``[cook.compile]``).
+    """
 
     target: str = "vulkan1.2"
     optimize: bool = False
     compiler: str = ""  # Backend.identity
+    compile: tuple[tuple[str, tuple[CompileTarget, ...]], ...] = ()
+
+    def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
+        """The family's compile targets, in order: the first one's blobs are the key's ``stages``."""
+        return dict(self.compile).get(ruleset.shader) or ruleset.compile or (CompileTarget(target=self.target),)
+
+    def explicit(self, ruleset: RuleSet) -> bool:
+        """True when the family names its targets (its keys then list blobs per target)."""
+        return bool(dict(self.compile).get(ruleset.shader) or ruleset.compile)
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,8 @@ class StageJob:
 
 
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
-    return stable_hash({
+    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    return stable_hash(extra | {
         "format": FORMAT_VERSION,
         "source": request.source,
         "stage": request.stage,
@@ -73,9 +88,19 @@ class JobPlan:
     jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
     stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
+    # keys of families that name their targets: key -> target label -> stage -> job key
+    targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
+        """Stage -> job of the key's first target (its ``stages`` in the outputs)."""
         return self.stages.get(key, {})
+
+    def all_jobs_for(self, key: PermutationKey) -> list[str]:
+        """Every job the key needs, over all its targets."""
+        per_target = self.targets.get(key)
+        if per_target is None:
+            return list(self.jobs_for(key).values())
+        return [job for stages in per_target.values() for job in stages.values()]
 
     def stage_report(self) -> dict[str, dict[str, int]]:
         """Per stage: key uses, unique jobs, and the most keys sharing one job.
@@ -84,7 +109,7 @@ class JobPlan:
         need a vertex stage, projection leaves 9 distinct vertex jobs, and one of
         them serves 8 keys.
         """
-        users = Counter(job_key for per_stage in self.stages.values() for job_key in per_stage.values())
+        users = Counter(job_key for key in self.stages for job_key in self.all_jobs_for(key))
         report: dict[str, dict[str, int]] = {}
         for job_key, job in sorted(self.jobs.items()):
             entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
@@ -101,13 +126,17 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-        per_stage: dict[str, str] = {}
-        for stage, source in sorted(ruleset.sources.items()):
-            job = make_job(source, stage, defines, sources, options)
-            plan.jobs.setdefault(job.key, job)
-            per_stage[stage] = job.key
-            plan.stage_uses += 1
-        plan.stages[key] = per_stage
+        per_target: dict[str, dict[str, str]] = {}
+        for target in options.targets(ruleset):
+            per_stage = per_target[target.label] = {}
+            for stage, source in sorted(ruleset.sources.items()):
+                job = make_job(source, stage, defines, sources, options, target)
+                plan.jobs.setdefault(job.key, job)
+                per_stage[stage] = job.key
+                plan.stage_uses += 1
+        plan.stages[key] = next(iter(per_target.values()))
+        if options.explicit(ruleset):
+            plan.targets[key] = per_target
     return plan
 
 
@@ -125,12 +154,15 @@ class ClosureCache:
         return self._seen[relpath]
 
 
-def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions) -> StageJob:
-    """The stage job of one key: its defines projected onto what the source closure tests."""
+def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions,
+             target: CompileTarget | None = None) -> StageJob:
+    """The stage job of one key: its defines projected onto what the source closure uses."""
     closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
     tested, closure = closures.get(source.file)
     projected = project_defines(defines, tested)
+    target = target or CompileTarget(target=options.target)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
-                             entry=source.entry, defines=projected, target=options.target,
-                             optimize=options.optimize)
+                             entry=source.entry, defines=projected, target=target.target,
+                             optimize=options.optimize and target_info(target.target).is_spirv,
+                             relaxed=target.relaxed, auto_map=target.auto_map, version=target.version)
     return StageJob(request, closure, options, job_key(request, closure, options))

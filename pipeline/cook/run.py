@@ -113,7 +113,8 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix, options.allowed_roots)
     compiler = compiler or _compiler(options, materials_dir, tree)
-    job_options = JobOptions(options.target, options.optimize, compiler.identity)
+    job_options = JobOptions(options.target, options.optimize, compiler.identity,
+                             tuple(sorted(world.config.cook.compile.items())))
     plan = plan_jobs(found.keys, families, tree, job_options)
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
@@ -155,7 +156,7 @@ def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[di
     """One error per (job diagnostic), naming the first key (by text) that needs the job."""
     first_key: dict[str, str] = {}
     for key in sorted(keys, key=lambda k: k.text):
-        for job_key in plan.jobs_for(key).values():
+        for job_key in plan.all_jobs_for(key):
             first_key.setdefault(job_key, key.text)
     errors = []
     for job_key, result in sorted(run.results.items()):
@@ -345,7 +346,8 @@ def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict
 def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     """The located compile errors of the stage jobs ``key`` needs (or why a stage is missing)."""
     errors = []
-    for stage, job_key in sorted(result.plan.jobs_for(key).items()):
+    per_target = result.plan.targets.get(key) or {"": result.plan.jobs_for(key)}
+    for stage, job_key in sorted((s, j) for stages in per_target.values() for s, j in stages.items()):
         job = result.run.results.get(job_key)
         if job_key in result.run.cancelled:
             doc = _cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
@@ -365,17 +367,16 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     fallbacks = result.fallbacks.get(chunk, {})
     fallback_stages = {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
-        stages = {}
         jobs = result.plan.jobs_for(key)
-        for stage, job_key in sorted(jobs.items()):
-            job = result.run.results.get(job_key)
-            if job is not None and job.blob and has_blob(job.blob):
-                stages[stage] = job.blob
-        entries.append(_entry(key, info, stages, families[key.shader]))
-        contract.add_key(key, stages, info.bindings)
+        stages = _blobs(jobs, result, has_blob)
+        per_target = result.plan.targets.get(key)
+        targets = {label: _blobs(j, result, has_blob) for label, j in per_target.items()} if per_target else None
+        entries.append(_entry(key, info, stages, families[key.shader], targets))
+        if targets is None or next(iter(per_target)).startswith("vulkan"):  # a Vulkan blob: reflect it
+            contract.add_key(key, stages, info.bindings)
         if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
             fallback_stages[key] = stages
-        if len(stages) < len(jobs):
+        if len(stages) < len(jobs) or (targets and any(len(targets[t]) < len(per_target[t]) for t in targets)):
             missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
             errors += _key_errors(key, result) or [missing]
     by_pass = bindings_by_pass(required)
@@ -386,12 +387,23 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
                              reflection=contract.blobs, fallbacks=fallbacks)
 
 
-def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) -> mf.ManifestEntry:
+def _blobs(jobs: dict[str, str], result: CookResult, has_blob) -> dict[str, str]:
+    """Stage -> blob digest of the jobs that compiled and whose blob is there."""
+    stages = {}
+    for stage, job_key in sorted(jobs.items()):
+        job = result.run.results.get(job_key)
+        if job is not None and job.blob and has_blob(job.blob):
+            stages[stage] = job.blob
+    return stages
+
+
+def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,
+           targets: dict[str, dict[str, str]] | None = None) -> mf.ManifestEntry:
     spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
             for name, values in info.specialization.items()}
     return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
                             features=dict(key.features), stages=stages, draws=info.draws,
-                            render_states=tuple(info.render_states), specialization=spec)
+                            render_states=tuple(info.render_states), specialization=spec, targets=targets)
 
 
 def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:

@@ -158,8 +158,9 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions) -> None:
     defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-    for stage, source in sorted(ruleset.sources.items()):
-        job = make_job(source, stage, defines, sources, job_options)
+    stages = sorted(ruleset.sources.items())
+    for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages):
+        job = make_job(source, stage, defines, sources, job_options, target)
         plan.jobs.jobs.setdefault(job.key, job)
         plan.jobs.stage_uses += 1
         plan.users[job.key] += 1

@@ -151,7 +151,8 @@ def job_options(world: "World", options: ReportOptions) -> tuple[JobOptions, str
         identity = get_backend(options.backend).identity
     except (BackendError, ToolchainError):
         identity = None
-    return JobOptions(options.target, world.config.cook.spirv_opt, identity or ""), identity
+    return JobOptions(options.target, world.config.cook.spirv_opt, identity or "",
+                      tuple(sorted(world.config.cook.compile.items()))), identity
 
 
 def job_plan(world: "World", keys, options: ReportOptions) -> tuple[JobPlan, str | None]:
@@ -208,7 +209,7 @@ def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str
 
 def _funnel(shader: str, pass_name: str, stages: int, possible: int, valid: int,
             keys: dict[PermutationKey, KeyInfo], plan: JobPlan, states: dict[str, JobState]) -> FunnelRow:
-    jobs = {j for k in keys for j in plan.jobs_for(k).values()}
+    jobs = {j for k in keys for j in plan.all_jobs_for(k)}
     found = [states[j] for j in jobs if j in states]
     counts = Counter(s.state for s in found)
     cooked = bool(states) and counts["cached"] > 0

@@ -51,6 +51,7 @@ from pydantic import (
     model_validator,
 )
 
+from pipeline.config import CompileTarget, CompileTargets  # noqa: F401  (re-exported)
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.fileio import read_text
 from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
@@ -229,35 +230,6 @@ class Define(Model):
         return {"value": data} if isinstance(data, (str, bool, int)) else data
 
 
-TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
-
-
-class CompileTarget(Model):
-    """One compile target of a family: what glslang produces and under which rules."""
-
-    target: Literal[TARGET_NAMES] = Field(description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val "
-                                                      "for that environment; webgl2/es3.0: validated GLSL ES 3.00 text")
-    relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
-    auto_map: bool = Field(False, description="assign bindings and locations automatically")
-    version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
-                                description="#version used when a source has none, e.g. '300 es' or '450'")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, data: Any) -> Any:
-        return {"target": data} if isinstance(data, str) else data
-
-    @property
-    def label(self) -> str:
-        """The target's name in outputs: ``vulkan1.2``, ``vulkan1.2-relaxed`` ... (unique per family)."""
-        return self.target + ("-relaxed" if self.relaxed else "")
-
-
-def compile_targets(data: Any) -> Any:
-    """``compile:`` is one target (a mapping or a name) or a list of them."""
-    return data if isinstance(data, (list, tuple)) else [data]
-
-
 class Pass(Model):
     """A technique of the family with its own features, state and skips."""
 
@@ -286,10 +258,17 @@ class RuleSet(Model):
     render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
     defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
     instance_inputs: tuple[int, ...] = Field((), description="vertex input locations fed per instance")
-    compile: Annotated[tuple[CompileTarget, ...], BeforeValidator(compile_targets)] = Field(
+    compile: CompileTargets = Field(
         (), description="compile targets (none: the cook's target); several give each key one set of blobs per target")
     path: str = Field("", description="where the rule set was loaded from (set by the loader)")
     _compiled: Compiled = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _distinct_targets(self) -> "RuleSet":
+        labels = [t.label for t in self.compile]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"compile targets must differ (by target and relaxed): {', '.join(labels)}")
+        return self
 
     @property
     def compiled(self) -> "Compiled":
