@@ -1,26 +1,38 @@
 """Stage jobs: what one compiler invocation is, and the cache key that names it.
 
-A permutation key needs one compile per stage of its family.  Before a job is
-made, its defines are *projected*: only the macros its source closure tests in a
-preprocessor condition survive, so keys that differ only in fragment features
-share one vertex job.
+A permutation key needs one compile per stage of its family and target.  Before a
+job is made, its defines are *projected*: only the macros its source closure names
+somewhere survive (:mod:`pipeline.keys.defines`), so keys that differ only in
+fragment features share one vertex job.
 
 A job's cache key hashes the whole command (the DVC habit: one canonical
 serializer): the source closure by content, the projected defines, stage, entry
-point, language, target, optimize flag, the compiler identity (name and version
-of glslang and spirv-tools) and the cache format version.  Change any of them and
-the key changes; change nothing and it is the same on every machine.
+point, language, target and its flags (relaxed, auto_map, version), optimize flag,
+the compiler identity (name and version of glslang and spirv-tools) and the cache
+format version.  Change any of them and the key changes; change nothing and it is
+the same on every machine.
+
+Exact sources: when glslang's C API loads in the planning process, every GLSL job
+is preprocessed there (defines and includes applied, well under a compile's time:
+bench/bench_preprocess.py) and the *preprocessed text* replaces the source closure
+and defines in the job key.  Jobs whose preprocessed text is identical are then one
+job, however their defines differ (a define named only inside a branch the others
+drop).  A job whose preprocessing fails keeps its define-based key, and its compile
+reports the error.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.cook.compile import CompileRequest, SourceTree
 from pipeline.cook.compile.request import target_info
-from pipeline.digest import stable_hash
+from pipeline.cook.compile.toolchain import ToolchainError
+from pipeline.digest import bytes_hash, stable_hash
+from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import CompileTarget, RuleSet
@@ -65,6 +77,33 @@ class StageJob:
                             "language": r.language, "defines": list(map(list, r.defines))})
 
 
+def exact_key(request: CompileRequest, text: str, options: JobOptions) -> str:
+    """The job key of a request by its preprocessed text (see the module doc)."""
+    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    return stable_hash(extra | {
+        "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
+        "language": request.language, "entry": request.entry, "target": request.target,
+        "optimize": request.optimize, "compiler": options.compiler})
+
+
+def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | None] | None:
+    """Preprocessing with glslang's C API in this process, or None when it cannot load here."""
+    try:
+        from pipeline.cook.compile.glslang_capi import GlslangCapiBackend
+        backend = GlslangCapiBackend()
+    except (ToolchainError, OSError):
+        return None
+
+    def preprocess(request: CompileRequest) -> str | None:
+        if request.language != "glsl" or tree.include_errors(request.source):
+            return None
+        try:
+            return backend.preprocess(request, tree)
+        except CompileError:
+            return None
+    return preprocess
+
+
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
     return stable_hash(extra | {
@@ -88,6 +127,8 @@ class JobPlan:
     jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
     stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
+    exact: bool = False                       # jobs keyed by preprocessed text (merged when identical)
+    merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
     # keys of families that name their targets: key -> target label -> stage -> job key
     targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
 
@@ -119,10 +160,14 @@ class JobPlan:
         return dict(sorted(report.items()))
 
 
-def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions) -> JobPlan:
-    """Project every key's defines per stage and dedup into unique jobs."""
-    plan = JobPlan()
+def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions,
+              exact: bool = True) -> JobPlan:
+    """Project every key's defines per stage and dedup into unique jobs (by preprocessed
+    text when ``exact`` and the C API loads here)."""
+    preprocess = default_preprocessor(tree) if exact else None
+    plan = JobPlan(exact=preprocess is not None)
     sources = ClosureCache(tree)
+    exact_keys: dict[str, str] = {}  # define-based job key -> exact key
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
@@ -131,6 +176,8 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
             per_stage = per_target[target.label] = {}
             for stage, source in sorted(ruleset.sources.items()):
                 job = make_job(source, stage, defines, sources, options, target)
+                if preprocess is not None:
+                    job = _exact(job, preprocess, exact_keys, options, plan)
                 plan.jobs.setdefault(job.key, job)
                 per_stage[stage] = job.key
                 plan.stage_uses += 1
@@ -138,6 +185,17 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
         if options.explicit(ruleset):
             plan.targets[key] = per_target
     return plan
+
+
+def _exact(job: StageJob, preprocess, exact_keys: dict[str, str], options: JobOptions, plan: JobPlan) -> StageJob:
+    """The job under its exact key (preprocessed text), merged with an identical one already planned."""
+    if job.key not in exact_keys:
+        text = preprocess(job.request)
+        key = exact_key(job.request, text, options) if text is not None else job.key
+        exact_keys[job.key] = key
+        if key in plan.jobs:
+            plan.merged += 1
+    return replace(job, key=exact_keys[job.key])
 
 
 class ClosureCache:
@@ -148,9 +206,9 @@ class ClosureCache:
         self._seen: dict[str, tuple[frozenset[str], tuple[tuple[str, str], ...]]] = {}
 
     def get(self, relpath: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-        """``(tested macros, closure)`` of one stage source."""
+        """``(identifiers used anywhere, closure)`` of one stage source."""
         if relpath not in self._seen:
-            self._seen[relpath] = (self.tree.tested_macros(relpath), self.tree.closure(relpath))
+            self._seen[relpath] = (self.tree.used_identifiers(relpath), self.tree.closure(relpath))
         return self._seen[relpath]
 
 
@@ -158,8 +216,8 @@ def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, op
              target: CompileTarget | None = None) -> StageJob:
     """The stage job of one key: its defines projected onto what the source closure uses."""
     closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
-    tested, closure = closures.get(source.file)
-    projected = project_defines(defines, tested)
+    used, closure = closures.get(source.file)
+    projected = project_defines(defines, used)
     target = target or CompileTarget(target=options.target)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
                              entry=source.entry, defines=projected, target=target.target,

@@ -1,7 +1,8 @@
 """The define convention: how a key becomes ``#define`` lines, and which of them a stage keeps.
 
 For one stage job the compiler receives a preamble built from the key
-(docs/architecture.md, "the define convention"):
+(docs/architecture.md, "the define convention"; each feature's ``emit:`` style in
+:mod:`pipeline.rules.emit`).  With the default style:
 
 | feature kind | ``static`` | ``specialization`` | ``dynamic`` |
 |---|---|---|---|
@@ -10,13 +11,13 @@ For one stage job the compiler receives a preamble built from the key
 | enum | ``NAME_<VALUE> <i>`` for every value and ``NAME <i>`` | ``NAME_SPEC_ID`` + the ``NAME_<VALUE>`` constants | the ``NAME_<VALUE>`` constants |
 
 plus ``PASS_<NAME> 1`` first and the pass's extra defines last.  Stage projection
-(:func:`project_defines`) then keeps only the defines the stage's source closure tests
-(:meth:`pipeline.cook.compile.SourceTree.tested_macros`): a name in an
-``#if``/``#ifdef``/``#ifndef``/``#elif``/``defined()`` condition anywhere in the
-closure, or in the body of a macro such a condition tests (``#define HAS_X (X != 0)``
-+ ``#if HAS_X`` keeps ``X``).  A define read only by ordinary code and never by a
-condition is dropped; the compile then fails loudly (undeclared identifier), and the
-fix is the ``FEATURE(NAME)`` pattern, whose ``#elif defined(NAME)`` tests the name.
+(:func:`project_defines`) then keeps only the defines whose name the stage's source
+closure uses anywhere (:meth:`pipeline.cook.compile.SourceTree.used_identifiers`): in
+an ``#if``/``#ifdef``/``defined()`` condition, in a macro body, or in code such as an
+array size.  A define the closure never names cannot change the compile, so keys
+that differ only in fragment features share one vertex job.  (The ``FEATURE(NAME)``
+pattern keeps working; it is no longer needed.)  :mod:`pipeline.cook.jobs` then
+merges jobs whose preprocessed text is identical.
 """
 
 from __future__ import annotations
