@@ -372,10 +372,12 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
         per_target = result.plan.targets.get(key)
         targets = {label: _blobs(j, result, has_blob) for label, j in per_target.items()} if per_target else None
         entries.append(_entry(key, info, stages, families[key.shader], targets))
-        if targets is None or next(iter(per_target)).startswith("vulkan"):  # a Vulkan blob: reflect it
-            contract.add_key(key, stages, info.bindings)
-        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
-            fallback_stages[key] = stages
+        vulkan = stages if targets is None else next(
+            (blobs for label, blobs in targets.items() if label.startswith("vulkan")), None)
+        if vulkan is not None:  # the runtime contract reflects the key's (first) Vulkan blobs
+            contract.add_key(key, vulkan, info.bindings)
+        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text and vulkan is not None:
+            fallback_stages[key] = vulkan
         if len(stages) < len(jobs) or (targets and any(len(targets[t]) < len(per_target[t]) for t in targets)):
             missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
             errors += _key_errors(key, result) or [missing]

@@ -22,6 +22,7 @@ merges jobs whose preprocessed text is identical.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pipeline.keys.evaluate import run_expression
@@ -29,6 +30,8 @@ from pipeline.keys.key import PermutationKey
 from pipeline.rules.compiled import default_value, format_value
 from pipeline.rules.emit import feature_defines
 from pipeline.rules.models import RuleSet
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def stage_defines(ruleset: RuleSet, key: PermutationKey) -> list[tuple[str, str]]:
@@ -63,6 +66,20 @@ def _outside_mode(mode: str) -> str:
     return "static" if mode == "static" else "dynamic"
 
 
-def project_defines(defines: Iterable[tuple[str, str]], tested: frozenset[str]) -> tuple[tuple[str, str], ...]:
-    """The defines whose name is tested, in their original order."""
-    return tuple((name, value) for name, value in defines if name in tested)
+def project_defines(defines: Iterable[tuple[str, str]], used: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The defines whose name is used, in their original order.
+
+    Closed through values: a kept ``ALPHAMODE ALPHAMODE_MASK`` keeps ``ALPHAMODE_MASK``
+    (an ``emit: symbol`` value names another define).
+    """
+    defines = list(defines)
+    kept, changed = set(used), True
+    while changed:
+        changed = False
+        for name, value in defines:
+            if name in kept:
+                for ident in IDENT.findall(value):
+                    if ident not in kept:
+                        kept.add(ident)
+                        changed = True
+    return tuple((name, value) for name, value in defines if name in kept)

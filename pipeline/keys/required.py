@@ -169,8 +169,14 @@ def _hashable(value: Any) -> Any:
         hash(value)
         return value
     except TypeError:
-        dumped = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        return canonical_bytes(dumped)
+        return canonical_bytes(value, default=_dump)
+
+
+def _dump(value: Any) -> Any:
+    """A fact model inside a container (``mesh.attributes``) as JSON data."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not serializable: {type(value).__name__}")
 
 
 def _no_family(draw: Draw) -> Diagnostic:

@@ -292,10 +292,12 @@ class GlslangCapiBackend:
         includer = _Includer(tree, request.source)
         inp = self._input(request, prepare_source(request, tree.read(request.source)).encode(), includer)
         lib = self.api
+        preamble = define_lines(request.defines).encode()  # glslang keeps the pointer: keep the bytes alive
         with lib.lock:
             shader = lib.glslang_shader_create(byref(inp))
             try:
-                lib.glslang_shader_set_preamble(shader, define_lines(request.defines).encode())
+                lib.glslang_shader_set_preamble(shader, preamble)
+                _set_entry_point(lib, shader, request.entry)
                 if not lib.glslang_shader_preprocess(shader, byref(inp)):
                     return None
                 return _text(lib.glslang_shader_get_preprocessed_code(shader))
