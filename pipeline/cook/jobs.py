@@ -224,3 +224,12 @@ def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, op
                              optimize=options.optimize and target_info(target.target).is_spirv,
                              relaxed=target.relaxed, auto_map=target.auto_map, version=target.version)
     return StageJob(request, closure, options, job_key(request, closure, options))
+
+
+def key_defines(key: PermutationKey, ruleset: RuleSet, sources: ClosureCache) -> dict[str, list[list[str]]]:
+    """A key's exact defines in preamble order: the whole preamble, then each stage's projection."""
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    out = {"preamble": [list(d) for d in defines]}
+    for stage, source in sorted(ruleset.sources.items()):
+        out[stage] = [list(d) for d in project_defines(defines, sources.get(source.file)[0])]
+    return out
