@@ -162,3 +162,13 @@ def test_compile_block_is_validated() -> None:
         load(BASE + "compile: {target: vulkan9}\n")
     rs = load(BASE + 'compile: [webgl2, {target: vulkan1.2, relaxed: true, version: "310 es"}]\n')
     assert [t.label for t in rs.compile] == ["webgl2", "vulkan1.2-relaxed"]
+
+
+def test_the_legacy_family_passes_rules_check() -> None:
+    from pathlib import Path
+
+    from pipeline.rules.lint import lint_rules
+    data = Path(__file__).parent / "data" / "ubershader"
+    report = lint_rules(data / "rules", materials_dir=data / "materials")
+    assert [str(d) for d in report.diagnostics] == []
+    assert report.summary().startswith("1 families, 16 features, 2 passes")

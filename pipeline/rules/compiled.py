@@ -55,6 +55,7 @@ class CompiledRule:
     when: Located
     set: dict[str, Any]
     location: Location
+    implicit: bool = False  # made from a feature's when: (reset to its default otherwise)
 
     def reads(self) -> frozenset[str]:
         return self.when.expr.features
@@ -282,8 +283,8 @@ class _Builder:
                 continue
             conditions[name] = located
             negated = compile_expr(f"not ({feature.when})", self.feats)
-            rules.append(CompiledRule(1000 + i, None, Located(negated, located.location),
-                                      {name: default_value(self.domains[name])}, located.location))
+            rules.append(CompiledRule(i, None, Located(negated, located.location),
+                                      {name: default_value(self.domains[name])}, located.location, implicit=True))
         return conditions, tuple(rules)
 
     def check_features(self) -> None:

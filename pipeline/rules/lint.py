@@ -80,7 +80,8 @@ def _unique_rules(rs: RuleSet) -> list[CompiledRule]:
     seen: dict[str, CompiledRule] = {}
     for pass_ in rs.compiled.passes.values():
         for rule in pass_.rules:
-            seen.setdefault(str(rule.location), rule)
+            if not rule.implicit:  # a feature's when: is not a normalize rule the author wrote
+                seen.setdefault(str(rule.location), rule)
     return list(seen.values())
 
 
