@@ -93,3 +93,41 @@ def test_define_lists_of_corpus_draws_match_golden(corpus: Path) -> None:
     assert any("USE_SKINNING=1" in k for k in keys)
     assert any("LIGHT_COUNT=" in k and "LIGHT_COUNT=0" not in k for k in keys)
     assert any(k.startswith("legacy/transmission_source") for k in keys)
+
+
+def test_report_says_open_for_open_features(corpus: Path, tmp_path: Path) -> None:
+    from pipeline.report.html import render_html
+    from pipeline.report.render import render
+
+    world = legacy_world(corpus / PINNED_FILES[3])
+    doc = api.report(world, cache=tmp_path / "cache").to_json()
+    rows = {(r["shader"], r["pass"]): r for r in doc["families"] + doc["totals"]}
+    assert rows[("legacy", "forward")]["possible"] == "open" and rows[("legacy", "forward")]["valid"] == "open"
+    assert rows[("legacy", "*")]["valid"] == "open" and rows[("legacy", "forward")]["required"] > 0
+    table = render(doc, "table")
+    assert "legacy/forward" in table and " open " in table
+    assert "open (computed from facts)" in render_html(doc) and "open" in render(doc, "csv")
+
+
+def test_keys_defines_on_the_command_line(corpus: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pipeline.cli import main
+
+    args = ["keys", str(corpus / PINNED_FILES[0]), "--rules", str(DATA / "rules"), "--materials",
+            str(DATA / "materials"), "--cache", str(tmp_path / "cache"), "--defines"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    first = next(i for i, line in enumerate(lines) if "legacy/forward{" in line)
+    assert [lines[first + 1 + i].split(":")[0].strip() for i in range(3)] == ["preamble", "fragment", "vertex"]
+    assert lines[first + 1].split()[1] == "PASS_FORWARD=1"
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    for entry in doc["keys"]:
+        defines = entry["defines"]
+        assert set(defines) == {"preamble", "vertex", "fragment"}
+        names = [n for n, _ in defines["preamble"]]
+        for stage in ("vertex", "fragment"):  # each stage keeps a subsequence, in preamble order
+            kept = [n for n, _ in defines[stage]]
+            assert kept == [n for n in names if n in kept]
+        assert ["WEIGHT_COUNT", "2"] in defines["vertex"] and ["MAX_UV_SETS", "2"] not in defines["vertex"]

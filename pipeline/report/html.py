@@ -57,8 +57,10 @@ def _cards(doc: dict) -> str:
     return f"<section class=\"cards\">{''.join(cards)}</section>"
 
 
-def _sum(rows: list[dict], field: str) -> int | None:
+def _sum(rows: list[dict], field: str) -> int | str | None:
     values = [r[field] for r in rows]
+    if any(isinstance(v, str) for v in values):
+        return "open"  # an open feature's count: computed from facts, not a number
     return None if any(v is None for v in values) else sum(values)
 
 
@@ -67,9 +69,11 @@ def _card(value: int | None, label: str, note: str, field: str) -> str:
             f"<div class=\"label\">{escape(label)}</div><div class=\"note\">{escape(note)}</div></div>")
 
 
-def _short(value: int | None) -> str:
+def _short(value: int | str | None) -> str:
     if value is None:
         return "&ndash;"
+    if isinstance(value, str):
+        return escape(value)
     for size, suffix in ((10**9, "G"), (10**6, "M"), (10**4, "k")):
         if value >= size:
             return f"<span title=\"{value:,}\">{value / size:.3g}{suffix}</span>"

@@ -117,8 +117,8 @@ def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None,
     found = open_features(ruleset, pass_name)
     if found:
         raise OpenSpaceError(Diagnostic(Location(ruleset.path or ruleset.shader), (
-            f"{ruleset.shader}/{pass_name}: the keys cannot be enumerated, {', '.join(found)} "
-            "has an open domain (values computed from facts)")))
+            f"{ruleset.shader}/{pass_name}: the keys cannot be enumerated: {', '.join(found)} "
+            f"{'has an open domain' if len(found) == 1 else 'have open domains'} (values computed from facts)")))
     space = build_space(ruleset, pass_name, {}, max_cells)
     factors = _project(space)
     keys = _search(space, factors)
