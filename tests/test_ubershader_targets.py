@@ -115,3 +115,27 @@ def test_identical_preprocessed_text_is_one_job(tmp_path: Path) -> None:
     exact = plan_jobs(keys, {"t": rs}, tree, JobOptions(compiler="x"))
     assert len(by_defines.jobs) == 2 * 3  # B is named in code, so it survives projection
     assert exact.exact and len(exact.jobs) == 2 * 2 and exact.merged == 2
+
+
+def test_pipeline_toml_replaces_a_family_s_targets(tmp_path: Path) -> None:
+    import json
+
+    from robust_helpers import document
+
+    from pipeline import api
+    from pipeline.cook.manifest import load_chunk_manifest
+
+    world = tmp_path / "world"
+    (world / "props").mkdir(parents=True)
+    (world / "props" / "tri.gltf").write_text(json.dumps(document()))
+    (world / "pipeline.toml").write_text(
+        f'rules = "{DATA / "rules"}"\nmaterials = "{DATA / "materials"}"\n'
+        '[cook.compile]\nlegacy = "webgl2"\nlegcy = "opengl4.5"\n')
+    result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=1)
+    assert result.errors == []
+    assert any("[cook.compile] names 'legcy', which is no shader family (did you mean 'legacy'?)" in w
+               for w in result.warnings)
+    manifest = load_chunk_manifest(tmp_path / "out" / "props.json")
+    (entry,) = manifest.keys.values()
+    assert list(entry.targets) == ["webgl2"] and entry.stages == entry.targets["webgl2"]
+    assert {job.request.target for job in result.plan.jobs.values()} == {"webgl2"}

@@ -124,6 +124,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
     result.fallbacks = fallbacks
+    result.warnings += _unknown_compile_families(world)
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:
@@ -131,6 +132,15 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
         result.warnings += remote.warnings
     _write_outputs(result, found, families, store, options, progress)
     return result
+
+
+def _unknown_compile_families(world: World) -> list[str]:
+    """pipeline.toml [cook.compile] entries naming no family of the world (a typo compiles nothing)."""
+    from pipeline.config import CONFIG_NAME
+    from pipeline.rules.expr import suggest
+    families = world.families
+    return [f"{CONFIG_NAME}: warning: [cook.compile] names '{name}', which is no shader family"
+            f"{suggest(name, families)}" for name in sorted(world.config.cook.compile) if name not in families]
 
 
 def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
