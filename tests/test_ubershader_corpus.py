@@ -15,6 +15,9 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+from runtime_helpers import needs_vulkan
+
 from pipeline import api
 from pipeline.cook.compile import validate
 from pipeline.cook.manifest import load_chunk_manifest
@@ -38,10 +41,17 @@ def legacy_world(path: Path):
     return api.open_world(path, rules=DATA / "rules", materials=DATA / "materials")
 
 
-def test_legacy_family_cooks_on_the_corpus_for_three_targets(corpus: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def cooked(corpus: Path, tmp_path_factory) -> tuple:
+    tmp_path = tmp_path_factory.mktemp("legacy")
     world = legacy_world(corpus)
     compiler = JobRunner(world.materials_dir, "capi", 2)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2, compiler=compiler)
+    return result, compiler, tmp_path
+
+
+def test_legacy_family_cooks_on_the_corpus_for_three_targets(cooked) -> None:
+    result, compiler, tmp_path = cooked
     assert [(e["file"], e["key"]) for e in result.errors] == [(FAKE, None)]
     assert result.run.results and all(r.ok for r in result.run.results.values())
     assert compiler.calls == len(result.plan.jobs)
@@ -56,7 +66,7 @@ def test_legacy_family_cooks_on_the_corpus_for_three_targets(corpus: Path, tmp_p
         pak = PakReader(manifest_path.with_name(manifest.pak))
         for entry in manifest.keys.values():
             assert set(entry.targets) == TARGETS
-            assert entry.stages == entry.targets["webgl2"]  # the first target's blobs are the key's stages
+            assert entry.stages == entry.targets["vulkan1.2-relaxed"]  # the Vulkan target's blobs are the stages
             for label, stages in entry.targets.items():
                 assert set(stages) == {"vertex", "fragment"}
                 for stage, digest in stages.items():
@@ -72,6 +82,14 @@ def test_legacy_family_cooks_on_the_corpus_for_three_targets(corpus: Path, tmp_p
                         assert blob[:4] == b"\x03\x02\x23\x07"
                         assert validate(blob, label.removesuffix("-relaxed")) == []
     assert len(checked) >= 100
+
+
+@needs_vulkan
+def test_the_relaxed_vulkan_blobs_make_every_pipeline_without_validation_messages(cooked) -> None:
+    result, _, tmp_path = cooked
+    check = api.runtime_check(tmp_path / "out")
+    assert check.pipelines == check.created > 100
+    assert [f.to_json() for f in check.validation_errors] == [] and [f.to_json() for f in check.failed] == []
 
 
 def _defines(corpus: Path) -> dict:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.cook.compile import CompileRequest, SourceTree
-from pipeline.cook.compile.request import target_info
+from pipeline.cook.compile.request import BINDING_BASE, target_info
 from pipeline.cook.compile.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
@@ -52,7 +52,7 @@ class JobOptions:
     compile: tuple[tuple[str, tuple[CompileTarget, ...]], ...] = ()
 
     def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
-        """The family's compile targets, in order: the first one's blobs are the key's ``stages``."""
+        """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``)."""
         return dict(self.compile).get(ruleset.shader) or ruleset.compile or (CompileTarget(target=self.target),)
 
     def explicit(self, ruleset: RuleSet) -> bool:
@@ -77,9 +77,17 @@ class StageJob:
                             "language": r.language, "defines": list(map(list, r.defines))})
 
 
+def _flags(request: CompileRequest) -> dict:
+    """The target flags of a request that are set (absent ones keep older job keys unchanged)."""
+    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    if request.auto_map:
+        extra["binding_base"] = BINDING_BASE[request.stage]
+    return extra
+
+
 def exact_key(request: CompileRequest, text: str, options: JobOptions) -> str:
     """The job key of a request by its preprocessed text (see the module doc)."""
-    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    extra = _flags(request)
     return stable_hash(extra | {
         "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
         "language": request.language, "entry": request.entry, "target": request.target,
@@ -105,7 +113,7 @@ def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | N
 
 
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
-    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    extra = _flags(request)
     return stable_hash(extra | {
         "format": FORMAT_VERSION,
         "source": request.source,
@@ -133,7 +141,7 @@ class JobPlan:
     targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
-        """Stage -> job of the key's first target (its ``stages`` in the outputs)."""
+        """Stage -> job of the key's ``stages`` in the outputs (:func:`primary_stages`)."""
         return self.stages.get(key, {})
 
     def all_jobs_for(self, key: PermutationKey) -> list[str]:
@@ -181,10 +189,16 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
                 plan.jobs.setdefault(job.key, job)
                 per_stage[stage] = job.key
                 plan.stage_uses += 1
-        plan.stages[key] = next(iter(per_target.values()))
+        plan.stages[key] = primary_stages(per_target)
         if options.explicit(ruleset):
             plan.targets[key] = per_target
     return plan
+
+
+def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The stages a key's outputs name as its ``stages``: its first Vulkan target's, else its first target's."""
+    return next((stages for label, stages in per_target.items() if label.startswith("vulkan")),
+                next(iter(per_target.values())))
 
 
 def _exact(job: StageJob, preprocess, exact_keys: dict[str, str], options: JobOptions, plan: JobPlan) -> StageJob:

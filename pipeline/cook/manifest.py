@@ -333,6 +333,14 @@ def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
                      for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
 
 
+def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """The stage blobs a Vulkan runtime makes shader modules of: the ``stages`` of keys whose
+    stages are Vulkan SPIR-V (no compile targets named, or a Vulkan one among them)."""
+    return frozenset(h for e in manifest.keys.values()
+                     if e.targets is None or any(t.startswith("vulkan") for t in e.targets)
+                     for h in e.stages.values())
+
+
 def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
     """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
     indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""

@@ -382,9 +382,8 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
         per_target = result.plan.targets.get(key)
         targets = {label: _blobs(j, result, has_blob) for label, j in per_target.items()} if per_target else None
         entries.append(_entry(key, info, stages, families[key.shader], targets))
-        vulkan = stages if targets is None else next(
-            (blobs for label, blobs in targets.items() if label.startswith("vulkan")), None)
-        if vulkan is not None:  # the runtime contract reflects the key's (first) Vulkan blobs
+        vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
+        if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
             contract.add_key(key, vulkan, info.bindings)
         if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text and vulkan is not None:
             fallback_stages[key] = vulkan

@@ -41,7 +41,7 @@ from pipeline.cook.compile.preamble import (
     define_lines,
     prepare_source,
 )
-from pipeline.cook.compile.request import CompileOutput, CompileRequest, target_info
+from pipeline.cook.compile.request import BINDING_BASE, CompileOutput, CompileRequest, target_info
 from pipeline.cook.compile.sources import SourceTree
 from pipeline.cook.compile.spirv_tools import tools_version
 from pipeline.cook.compile.toolchain import (
@@ -58,6 +58,7 @@ NO_PROFILE = 1 << 0
 PROFILES = {None: NO_PROFILE, "core": 1 << 1, "compatibility": 1 << 2, "es": 1 << 3}
 MSG_SPV_RULES, MSG_VULKAN_RULES, MSG_READ_HLSL = 1 << 3, 1 << 4, 1 << 6
 OPT_AUTO_MAP_BINDINGS, OPT_AUTO_MAP_LOCATIONS, OPT_VULKAN_RULES_RELAXED = 1 << 0, 1 << 1, 1 << 2
+RESOURCE_TYPES = 6  # glslang_resource_type_t: sampler, texture, image, UBO, SSBO, UAV
 
 
 class IncludeResult(Structure):
@@ -101,6 +102,7 @@ _SIGNATURES = {
         "glslang_shader_delete": ([c_void_p], None),
         "glslang_shader_set_preamble": ([c_void_p, c_char_p], None),
         "glslang_shader_set_options": ([c_void_p, c_int], None),
+        "glslang_shader_shift_binding": ([c_void_p, c_int, c_uint], None),
         "glslang_program_map_io": ([c_void_p], c_int),
         "glslang_shader_preprocess": ([c_void_p, c_void_p], c_int),
         "glslang_shader_parse": ([c_void_p, c_void_p], c_int),
@@ -252,6 +254,10 @@ class GlslangCapiBackend:
             | (OPT_VULKAN_RULES_RELAXED if request.relaxed else 0)
         if options:
             lib.glslang_shader_set_options(shader, options)
+        base = BINDING_BASE[request.stage]
+        if request.auto_map and base and target_info(request.target).is_spirv:
+            for resource in range(RESOURCE_TYPES):
+                lib.glslang_shader_shift_binding(shader, resource, base)
         _set_entry_point(lib, shader, request.entry)
         if not lib.glslang_shader_preprocess(shader, byref(inp)):
             return _text(lib.glslang_shader_get_info_log(shader)), shader, None

@@ -33,12 +33,13 @@ from pipeline.cook.compile.preamble import (
     compile_output,
     default_version,
 )
-from pipeline.cook.compile.request import CompileOutput, CompileRequest, target_info
+from pipeline.cook.compile.request import BINDING_BASE, CompileOutput, CompileRequest, target_info
 from pipeline.cook.compile.sources import SourceTree
 from pipeline.cook.compile.spirv_tools import tools_version
 from pipeline.cook.compile.toolchain import ToolchainError, executable, tool_env
 
 STAGE_ARG = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
+SHIFTED = ("sampler", "texture", "image", "ubo", "ssbo", "uav")
 
 
 @functools.cache
@@ -67,6 +68,9 @@ def command(request: CompileRequest, root: Path, output: Path | None, preprocess
         args += ["-e", request.entry]
     if request.auto_map and not preprocess:
         args += ["--amb", "--aml"]
+        if target.is_spirv and BINDING_BASE[request.stage]:
+            for kind in SHIFTED:
+                args += [f"--shift-{kind}-binding", str(BINDING_BASE[request.stage])]
     if request.language == "hlsl":
         args.append("-D")
     else:

@@ -10,8 +10,8 @@ resolved, ``#version`` first), validated by glslang's ES front end, which is wha
 WebGL 2 or GLES 3 runtime loads.
 
 Per request: ``relaxed`` compiles under glslang's relaxed Vulkan rules (loose
-uniforms gathered in a default uniform block), ``auto_map`` assigns bindings and
-input/output locations, and ``version`` (``"300 es"``, ``"450"``) is the
+uniforms gathered in a default uniform block), ``auto_map`` assigns bindings (from
+:data:`BINDING_BASE` of the stage on SPIR-V targets) and input/output locations, and ``version`` (``"300 es"``, ``"450"``) is the
 ``#version`` of a source that has none.
 """
 
@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pipeline.errors import Diagnostic
 
 STAGES = ("vertex", "fragment", "compute")
+# auto_map on a SPIR-V target: each stage's bindings start here, so two stages never share one
+# (relaxed rules give every stage its own default uniform block)
+BINDING_BASE = {"vertex": 0, "fragment": 16, "compute": 0}
 LANGUAGES = ("glsl", "hlsl")
 
 

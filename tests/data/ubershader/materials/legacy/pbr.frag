@@ -4,6 +4,24 @@
 precision highp float;
 precision highp int;
 
+// Varyings in the vertex stage's order: auto_map gives locations per stage, in order.
+in vec3 v_Position;
+#ifdef HAS_NORMAL_VEC3
+#ifdef HAS_TANGENT_VEC4
+in mat3 v_TBN;
+#else
+in vec3 v_Normal;
+#endif
+#endif
+in vec2 v_texcoord_0;
+in vec2 v_texcoord_1;
+#ifdef HAS_COLOR_0_VEC3
+in vec3 v_Color;
+#endif
+#ifdef HAS_COLOR_0_VEC4
+in vec4 v_Color;
+#endif
+
 #include <legacy/functions.glsl>
 #include "textures.glsl"
 #include "punctual.glsl"
@@ -23,20 +41,6 @@ uniform sampler2D u_TransmissionFramebufferSampler;
 uniform float u_TransmissionFactor;
 #endif
 
-in vec3 v_Position;
-#ifdef HAS_NORMAL_VEC3
-#ifdef HAS_TANGENT_VEC4
-in mat3 v_TBN;
-#else
-in vec3 v_Normal;
-#endif
-#endif
-#ifdef HAS_COLOR_0_VEC3
-in vec3 v_Color;
-#endif
-#ifdef HAS_COLOR_0_VEC4
-in vec4 v_Color;
-#endif
 
 out vec4 g_finalColor;
 

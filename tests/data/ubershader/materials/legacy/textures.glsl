@@ -1,6 +1,5 @@
-// Material textures: loose sampler uniforms, each with its UV set chosen at run time.
-in vec2 v_texcoord_0;
-in vec2 v_texcoord_1;
+// Material textures: loose sampler uniforms, each with its UV set chosen at run time
+// (v_texcoord_0/1 are declared by the including stage).
 
 vec2 pickUV(int set)
 {
