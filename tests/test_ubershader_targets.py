@@ -139,3 +139,16 @@ def test_pipeline_toml_replaces_a_family_s_targets(tmp_path: Path) -> None:
     (entry,) = manifest.keys.values()
     assert list(entry.targets) == ["webgl2"] and entry.stages == entry.targets["webgl2"]
     assert {job.request.target for job in result.plan.jobs.values()} == {"webgl2"}
+
+
+@pytest.mark.parametrize("call", ["preprocess", "compile"])
+def test_ctrl_c_inside_an_include_callback_reaches_the_caller(tree, monkeypatch, call) -> None:
+    # the parent preprocesses while planning: a Ctrl-C landing in a ctypes callback must not be swallowed
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+    backend = get_backend("capi")
+    monkeypatch.setattr(SourceTree, "resolve", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        getattr(backend, call)(CompileRequest("legacy/pbr.frag", "fragment", target="webgl2"), tree)
+    monkeypatch.undo()
+    assert backend.preprocess(CompileRequest("legacy/pbr.frag", "fragment", target="webgl2"), tree) is not None

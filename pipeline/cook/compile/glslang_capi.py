@@ -158,6 +158,7 @@ class _Includer:
     def __init__(self, tree: SourceTree, source: str):
         self.tree, self.source = tree, source
         self.live: dict[int, tuple] = {}
+        self.interrupted: BaseException | None = None  # Ctrl-C inside a callback, re-raised after the C call
         self.callbacks = IncludeCallbacks(INCLUDE_FUNC(self._system), INCLUDE_FUNC(self._local),
                                           FREE_FUNC(self._free))
 
@@ -176,7 +177,15 @@ class _Includer:
         try:
             return self._result(self.tree.resolve(header.decode(), parent, system))
         except Exception:  # an exception must not cross the C frame; report "not found"
-            return self._result(None)
+            return None
+        except BaseException as exc:  # KeyboardInterrupt: ctypes would swallow it; keep it for check()
+            self.interrupted = exc
+            return None
+
+    def check(self) -> None:
+        """Re-raise a KeyboardInterrupt (or SystemExit) that arrived inside a callback."""
+        if self.interrupted is not None:
+            raise self.interrupted
 
     def _local(self, ctx, header, includer, depth):
         return self._find(header, includer, False)
@@ -185,7 +194,10 @@ class _Includer:
         return self._find(header, includer, True)
 
     def _free(self, ctx, result) -> int:
-        self.live.pop(ctypes.addressof(result.contents), None)
+        try:
+            self.live.pop(ctypes.addressof(result.contents), None)
+        except BaseException as exc:
+            self.interrupted = self.interrupted or exc
         return 0
 
 
@@ -237,6 +249,7 @@ class GlslangCapiBackend:
         inp = self._input(request, prepare_source(request, text).encode(), includer)
         log, shader, program = self._compile(inp, request, define_lines(request.defines).encode())
         try:
+            includer.check()
             if program is None:
                 return log, None
             if target_info(request.target).is_spirv:
@@ -304,9 +317,9 @@ class GlslangCapiBackend:
             try:
                 lib.glslang_shader_set_preamble(shader, preamble)
                 _set_entry_point(lib, shader, request.entry)
-                if not lib.glslang_shader_preprocess(shader, byref(inp)):
-                    return None
-                return _text(lib.glslang_shader_get_preprocessed_code(shader))
+                ok = lib.glslang_shader_preprocess(shader, byref(inp))
+                includer.check()
+                return _text(lib.glslang_shader_get_preprocessed_code(shader)) if ok else None
             finally:
                 lib.glslang_shader_delete(shader)
 
