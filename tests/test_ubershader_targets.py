@@ -151,4 +151,4 @@ def test_ctrl_c_inside_an_include_callback_reaches_the_caller(tree, monkeypatch,
     with pytest.raises(KeyboardInterrupt):
         getattr(backend, call)(CompileRequest("legacy/pbr.frag", "fragment", target="webgl2"), tree)
     monkeypatch.undo()
-    assert backend.preprocess(CompileRequest("legacy/pbr.frag", "fragment", target="webgl2"), tree) is not None
+    assert backend.preprocess(CompileRequest("legacy/pbr.frag", "fragment", target="webgl2", defines=FRAGMENT), tree)
