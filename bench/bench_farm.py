@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import math
-import os
 import statistics
 import sys
 import tempfile
@@ -43,10 +42,11 @@ from pipeline.cache.store import Store  # noqa: E402
 from pipeline.cook.compile import validate  # noqa: E402
 from pipeline.cook.farm import batch_size  # noqa: E402
 from pipeline.cook.farm_worker import noop  # noqa: E402
+from pipeline.cpus import usable_cpus
 from pipeline.digest import bytes_hash  # noqa: E402
 
 CHANGED = "pbr/common.glsl"
-CLIENT_CORES = os.cpu_count() or 1  # the client checks results on a thread per core
+CLIENT_CORES = usable_cpus()  # the client checks results on a thread per core
 CONFIGS = (("pool", "none"), ("dask 1 worker", "local:1"), ("dask 2 workers", "local:2"))
 PROJECTED_WORKERS = (1, 2, 8, 32, 128)
 PROJECTED_JOBS = 10_000

@@ -57,6 +57,7 @@ from pipeline.builtin import builtin_materials_dir  # noqa: E402
 from pipeline.cache.job_records import JOB
 from pipeline.cook.compile import compile_batch, get_backend  # noqa: E402
 from pipeline.cook.run import display_prefix  # noqa: E402
+from pipeline.cpus import usable_cpus
 
 WORKERS = 2  # compile workers of every cook; on this machine: all its cores
 LIBRARY: dict[str, Path] = {}  # "rules"/"materials" -> the snapshot every cook of a run uses
@@ -122,7 +123,7 @@ class Results:
 
 def machine() -> dict:
     return {
-        "cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True),
+        "cores": usable_cpus(), "python": platform.python_version(), "platform": platform.platform(terse=True),
         "compiler": get_backend("capi").identity, "load_start": os.getloadavg()[0],
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }

@@ -20,6 +20,7 @@ from pipeline.cook import run as _cook
 from pipeline.cook.atomic import cleanup_stale_temps
 from pipeline.cook.shared import SharedTier
 from pipeline.cook.sweep import sweep_outputs
+from pipeline.cpus import usable_cpus
 from pipeline.errors import ConfigError, PipelineError
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of, optional_facts
@@ -143,7 +144,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
-        options = _cook.CookOptions(out=out_dir, jobs=jobs or os.cpu_count() or 1, backend=backend,
+        options = _cook.CookOptions(out=out_dir, jobs=jobs or usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
@@ -243,6 +244,8 @@ class CleanResult:
 
 
 # ------------------------------------------------------------------ report / explain
+EXPLAIN_KEYS = 300  # keys whose explanation a report carries (the HTML page links each key to it)
+
 def __getattr__(name: str):
     """``api.Report`` and ``api.Explanation``, imported on first use (they pull in numpy)."""
     if name == "Report":
@@ -256,18 +259,41 @@ def __getattr__(name: str):
 
 def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
            cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
-           since: Path | str | None = None, backend: str = "capi") -> Report:
-    """The funnel report of a world (or level, or chunk); compile figures come from the cache."""
+           since: Path | str | None = None, backend: str = "capi", history: Path | str | None = None,
+           explain_keys: int = EXPLAIN_KEYS) -> Report:
+    """The funnel report of a world (or level, or chunk); compile figures come from the cache.
+
+    The first ``explain_keys`` keys (by text) carry their explanation (``explanations``,
+    by key hash), so the HTML page can show why each key exists."""
     from pipeline.report import (
         funnel as _report,  # imported here: it pulls in numpy, which cook does not need
     )
 
     w = _world(world, cache)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
-                                    since=Path(since) if since is not None else None, backend=backend)
+                                    since=Path(since) if since is not None else None, backend=backend,
+                                    history=Path(history) if history is not None else None)
     with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
-        return _report.build_report(w, found, store, options, {"level": level, "chunk": chunk})
+        scope = {"level": level, "chunk": chunk.replace("\\", "/").strip("/") if chunk else None}
+        result = _report.build_report(w, found, store, options, scope)
+        if explain_keys:
+            from pipeline.report import explain as _explain
+
+            for key in sorted(found.required.keys, key=lambda k: k.text)[:explain_keys]:
+                doc = _explain.explain_key(w, found, key.text, store, options).to_json()
+                result.explanations[key.hash] = doc
+        if result.history:  # the last point is this report: give it the explanations-free figures too
+            result.history[-1]["label"] = result.provenance.get("timestamp") or "this report"
+        return result
+
+
+def timings(world: World | Path | str, *, cache: Path | str | None = None, top: int = 10):
+    """The slowest jobs and families of the last cook, from the timing log in the cache."""
+    from pipeline.cook.timings import read_log, summarize
+
+    w = _world(world, cache)
+    return summarize(read_log(w.cache_dir), top=top)
 
 
 def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,

@@ -377,8 +377,9 @@ def cli(*args: object) -> list[str]:
     return [*command, *map(str, args)]
 
 
-def run_cli(*args: object, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout)
+def run_cli(*args: object, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the CLI; messages name files from ``cwd`` (run from the world root: world-relative paths)."""
+    return subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def cook(world: Path, cache: Path, out: Path, **options) -> api.CookResult:

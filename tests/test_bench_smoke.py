@@ -26,6 +26,7 @@ def test_worldgen_is_deterministic(tmp_path):
 
 
 def test_quick_suite_writes_results_table(tmp_path):
+    pytest.importorskip("matplotlib", reason="the scaling plot needs the [bench] extra (matplotlib)")
     out, plot = tmp_path / "RESULTS.md", tmp_path / "scaling.svg"
     results = suite.run_all(TINY, tmp_path / "work", out, plot, quick=True, log=lambda line: None,
                             figures=("validcount", "worlds"))

@@ -93,6 +93,9 @@ def comparable(doc: dict, out: Path) -> dict:
     doc = dict(doc)
     for name in ("outputs", "written", "removed"):
         doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
+    doc["changes"] = {**doc["changes"], "written": doc["written"], "removed": doc["removed"]}
+    doc["explain"] = [{k: v for k, v in line.items() if k != "seconds"} for line in doc["explain"]]  # wall time
+    doc.pop("timing_log")  # in each cache folder
     return doc
 
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import re
 import sys
 from pathlib import Path
 
@@ -214,7 +215,7 @@ def test_cli_cooks_on_a_running_scheduler(reference, tmp_path: Path) -> None:
                               str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--scheduler",
                               cluster.scheduler_address, "--explain"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    ran = [line for line in run.stdout.splitlines() if line.startswith("ran ")]
+    ran = [line for line in run.stdout.splitlines() if re.match(r"^ +pbr/pbr\.(vert|frag) \[\w+\] for ", line)]
     assert ran and all(f" on {worker}: new: " in line for line in ran)
     assert f"farm {cluster.scheduler_address}: 1 workers" in run.stdout
     assert_same_outputs(ref_out, tmp_path / "out")

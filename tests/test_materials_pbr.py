@@ -18,7 +18,6 @@ two backends must give the same SPIR-V.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import site
@@ -157,10 +156,9 @@ def _prefix() -> Path:
 
 @cache
 def _tools() -> tuple[Path, dict[str, str]]:
-    prefix = _prefix()
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(prefix / "lib"), env.get("LD_LIBRARY_PATH")) if p)
-    return prefix / "bin" / "glslangValidator", env
+    _prefix()  # skips when the toolchain is not installed
+    from pipeline.cook.compile import toolchain
+    return toolchain.executable("glslangValidator"), toolchain.tool_env()
 
 
 # ---- stage projection -------------------------------------------------------------------

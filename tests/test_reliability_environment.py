@@ -124,7 +124,7 @@ def test_a_newline_in_a_folder_name_prints_as_one_line(tmp_path):
     odd.mkdir()
     (odd / "broken.gltf").write_text("{ not json")
     proc = run_cli("cook", world, "--cache", tmp_path / "cache", "--out", tmp_path / "out", "-q", "-j", "1",
-                   timeout=TIMEOUT)
+                   timeout=TIMEOUT, cwd=world)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith("forest/bad\\nchunk/broken.gltf:1:") and ": error: " in line
@@ -141,7 +141,7 @@ def test_a_10_mb_string_gives_a_bounded_error_line(tmp_path, where):
         doc["extensionsRequired"] = doc["extensionsUsed"] = [huge]
     (world / "forest" / "c00" / "terrain.gltf").write_text(json.dumps(doc))
     proc = run_cli("cook", world, "--cache", tmp_path / "cache", "--out", tmp_path / "out", "-q", "-j", "1",
-                   timeout=TIMEOUT)
+                   timeout=TIMEOUT, cwd=world)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith("forest/c00/terrain.gltf: /") and len(line) < 1000

@@ -79,7 +79,7 @@ def located_lines(stderr: str) -> list[str]:
 
 def test_cli_scan_json_reports_every_kind_once_and_exits_1(all_bad_world, tmp_path):
     world, files = all_bad_world
-    proc = run_cli("scan", world, "--json", "--cache", tmp_path / "cache")
+    proc = run_cli("scan", world, "--json", "--cache", tmp_path / "cache", cwd=world)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     doc = json.loads(proc.stdout)
@@ -93,7 +93,7 @@ def test_cli_scan_json_reports_every_kind_once_and_exits_1(all_bad_world, tmp_pa
 def test_cli_cook_reports_every_kind_and_still_cooks_the_good_chunks(all_bad_world, tmp_path):
     world, files = all_bad_world
     out = tmp_path / "build"
-    proc = run_cli("cook", world, "--cache", tmp_path / "cache", "--out", out, "--jobs", "1", "--quiet")
+    proc = run_cli("cook", world, "--cache", tmp_path / "cache", "--out", out, "--jobs", "1", "--quiet", cwd=world)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     lines = located_lines(proc.stderr)
@@ -110,7 +110,7 @@ def test_cli_cook_reports_every_kind_and_still_cooks_the_good_chunks(all_bad_wor
 def test_cli_scan_one_bad_file_exit_1_with_one_located_line(tmp_path, name):
     case = CASES_BY_NAME[name]
     bad = make_world(tmp_path / "world", case)
-    proc = run_cli("scan", tmp_path / "world", "--cache", tmp_path / "cache")
+    proc = run_cli("scan", tmp_path / "world", "--cache", tmp_path / "cache", cwd=tmp_path / "world")
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     (line,) = located_lines(proc.stderr)
@@ -122,7 +122,8 @@ def test_cli_cook_one_bad_file_exit_1_and_good_chunks_cooked(tmp_path, name):
     case = CASES_BY_NAME[name]
     bad = make_world(tmp_path / "world", case)
     out = tmp_path / "build"
-    proc = run_cli("cook", tmp_path / "world", "--cache", tmp_path / "cache", "--out", out, "--jobs", "1", "-q")
+    proc = run_cli("cook", tmp_path / "world", "--cache", tmp_path / "cache", "--out", out, "--jobs", "1", "-q",
+                   cwd=tmp_path / "world")
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     (line,) = located_lines(proc.stderr)

@@ -27,13 +27,14 @@ def test_json_document(corpus: Path, tmp_path: Path) -> None:
     assert set(draw["facts"]) == {"mesh", "material", "node", "scene", "chunk", "draw"}
 
 
-def test_summary_and_exit_code_1_on_errors(tmp_path: Path, write_gltf) -> None:
+def test_summary_and_exit_code_1_on_errors(tmp_path: Path, write_gltf, monkeypatch) -> None:
     write_gltf(tmp_path / "w" / "a" / "good.gltf", {"asset": {"version": "2.0"}})
     write_gltf(tmp_path / "w" / "a" / "bad.gltf", {"asset": {"version": "2.0"}, "extensionsRequired": ["X_y"]})
+    monkeypatch.chdir(tmp_path)  # messages name files from the current folder
     result = run(str(tmp_path / "w"), "--no-cache")
     assert result.exit_code == 1
     assert "files    2" in result.stdout and "draws    0" in result.stdout
-    assert result.stderr.strip() == "a/bad.gltf: /extensionsRequired/0: error: required extension 'X_y' is not supported"
+    assert result.stderr.strip() == "w/a/bad.gltf: /extensionsRequired/0: error: required extension 'X_y' is not supported"
     errors = json.loads(run(str(tmp_path / "w"), "--no-cache", "--json").stdout)["errors"]
     assert errors == [{"file": "a/bad.gltf", "pointer": "/extensionsRequired/0", "line": None, "col": None,
                        "message": "required extension 'X_y' is not supported"}]

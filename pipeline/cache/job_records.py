@@ -1,9 +1,12 @@
 """Compile job records: what each stage job produced, and what it was compiled from.
 
-``job:<job key>`` (version 1), written by the scheduler after every compile::
+``job:<job key>`` (version 2), written by the scheduler after every compile::
 
     {"blob": "<sha256 of the SPIR-V/GLSL blob>" | null,
-     "diagnostics": [{"file", "line", "col", "pointer", "severity", "message"}, ...]}
+     "diagnostics": [{"file", "line", "col", "pointer", "severity", "message", "in_materials"?}, ...]}
+
+A diagnostic's file in the shader library is kept relative to it (``"in_materials": true``):
+how messages name the library depends on the current folder, the record does not.
 
 A record with a blob is a hit only while the blob is in the store and intact; a
 record without one remembers a compile error (reported again, not recompiled until
@@ -20,5 +23,5 @@ from __future__ import annotations
 
 from pipeline.cache.store import RecordKind
 
-JOB = RecordKind("job", 1)
+JOB = RecordKind("job", 2)
 JOB_IDENTITY = RecordKind("job-identity", 1)

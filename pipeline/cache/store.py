@@ -100,10 +100,12 @@ class Store:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.warnings: list[str] = []
+        self.on_disk = True  # False: a newer tool's cache, left alone (nothing may be written beside it)
         found = _peek_format(self.directory / DATABASE)
         if isinstance(found, int) and found > FORMAT_VERSION:
             self.warn(f"{self.directory}: cache format {found} is newer than this tool's ({FORMAT_VERSION}); "
                       "leaving it alone and working without a cache")
+            self.on_disk = False
             self._cache = _MemoryCache()
             return
         self._cache = self._open()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sqlite3
 import sys
 import traceback
 import warnings
+from pathlib import Path
 
 import click
 
@@ -27,14 +29,95 @@ cache_option = click.option("--cache", type=click.Path(file_okay=False), envvar=
                             help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
 
 
+
+
+# -q/--quiet, -v/--verbose and --color on every command: kept in the click context's meta.
+def _store(name):
+    def callback(ctx: click.Context, param, value):
+        if name == "color":
+            ctx.color = {"always": True, "never": False}.get(value, False if os.environ.get("NO_COLOR") else None)
+        ctx.meta[f"pipeline.{name}"] = value
+        return value
+    return callback
+
+
+def output_options(fn):
+    """Add ``-v/--verbose``, ``--color`` and (unless the command has its own) ``-q/--quiet``."""
+    names = {p.name for p in getattr(fn, "__click_params__", [])}
+    fn = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+                      expose_value=False, callback=_store("color"), is_eager=True,
+                      help="Colour in messages: auto (on a terminal, unless NO_COLOR is set), always, never.")(fn)
+    fn = click.option("--verbose", "-v", count=True, expose_value=False, callback=_store("verbose"),
+                      help="More detail (repeat for more).")(fn)
+    if "quiet" not in names:
+        fn = click.option("--quiet", "-q", is_flag=True, expose_value=False, callback=_store("quiet"),
+                          help="Only errors and the result; no progress or summaries.")(fn)
+    return fn
+
+
+def verbosity(quiet: bool = False) -> int:
+    """-1 with --quiet, else the number of -v given (0 by default)."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.meta if ctx else {}
+    if quiet or meta.get("pipeline.quiet"):
+        return -1
+    return int(meta.get("pipeline.verbose") or 0)
+
+
+def styled(text: str, **style) -> str:
+    """``text`` with ANSI style; click.echo drops it where colour is off."""
+    return click.style(text, **style)
+
+
+def display_path(path: str, root: Path | str | None = None) -> str:
+    """A path for a message: relative to the current folder when inside it, else absolute
+    (``root`` resolves relative ones); the same rule as shader paths (``display_prefix``)."""
+    if not path or path == "?":
+        return path
+    full = Path(path) if Path(path).is_absolute() or root is None else Path(root) / path
+    # abspath, not resolve: the file may be a dangling link or a link loop (that is what the message is about)
+    full, here = Path(os.path.abspath(full)), Path(os.path.abspath(Path.cwd()))
+    try:
+        return full.relative_to(here).as_posix()
+    except ValueError:  # outside the current folder: the whole path, as shader errors show it
+        return str(full)
+
+
+def key_name(text: str | None, digest: str | None, full: bool = False) -> str:
+    """``pbr/forward 1a2b3c4d5e6f`` (shader/pass and hash prefix), or the whole key text with -v."""
+    if not text:
+        return "?"
+    if full or not digest:
+        return text
+    return f"{text.partition('{')[0]} {digest[:12]}"
+
+
 def echo_json(document: object) -> None:
     """Print one JSON document on stdout (sorted keys, indented, UTF-8)."""
     sys.stdout.write(render_json(document))
 
 
-def echo_diagnostics(diagnostics: list[Diagnostic]) -> None:
+def echo_diagnostics(diagnostics: list[Diagnostic], root: Path | str | None = None) -> None:
+    """Located lines on stderr; a file named from the world ``root`` is shown relative to the current folder."""
     for d in diagnostics:
-        click.echo(str(d), err=True)
+        click.echo(color_severity(str(relocated(d, root))), err=True)
+
+
+def relocated(d: Diagnostic, root: Path | str | None) -> Diagnostic:
+    file = d.location.file
+    if root is None or not file or Path(file).is_absolute() or not (Path(root) / file).exists():
+        return d
+    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=display_path(file, root)))
+
+
+def color_severity(line: str) -> str:
+    """``path: error: ...`` with the severity word coloured (shown only where colour is on)."""
+    for word, colour in (("error", "red"), ("warning", "yellow")):
+        mark = f": {word}: "
+        if mark in line:
+            head, tail = line.split(mark, 1)
+            return f"{head}: {styled(word + ':', fg=colour, bold=True)} {tail}"
+    return line
 
 
 def _environment_line(exc: Exception) -> str:

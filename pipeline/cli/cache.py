@@ -7,7 +7,7 @@ import datetime
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, cache_option, echo_json, guarded
+from pipeline.cli._common import EXIT_OK, cache_option, echo_json, guarded, output_options
 
 remote_option = click.option("--remote-cache", metavar="URL",
                              help="Shared cache tier (folder or fsspec URL) [default: pipeline.toml [cache] remote].")
@@ -22,6 +22,7 @@ def command() -> None:
 
 
 @command.command("stats")
+@output_options
 @cache_option
 @remote_option
 @world_option
@@ -41,6 +42,7 @@ def stats(cache, remote_cache, world, as_json):
 
 
 @command.command("gc")
+@output_options
 @click.option("--keep-days", type=click.FloatRange(min=0), default=30.0, show_default=True,
               help="Keep what a cook used within this many days.")
 @cache_option

@@ -5,10 +5,19 @@ from __future__ import annotations
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, EXIT_USER, cache_option, echo_json, guarded, rules_option
+from pipeline.cli._common import (
+    EXIT_OK,
+    EXIT_USER,
+    cache_option,
+    echo_json,
+    guarded,
+    output_options,
+    rules_option,
+)
 
 
 @click.command("check-log")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.argument("log", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", default="build", show_default=True, type=click.Path(file_okay=False),

@@ -8,10 +8,13 @@ from pipeline import api
 from pipeline.cli._common import (
     EXIT_OK,
     cache_option,
+    display_path,
     echo_json,
     guarded,
     materials_option,
+    output_options,
     rules_option,
+    verbosity,
 )
 
 
@@ -23,6 +26,7 @@ from pipeline.cli._common import (
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print the removed files as one JSON document.")
+@output_options
 @guarded
 def command(world, out, cache, rules, materials, as_json):
     """Remove from --out the outputs of chunks and levels WORLD no longer has.
@@ -36,7 +40,8 @@ def command(world, out, cache, rules, materials, as_json):
     if as_json:
         echo_json(result.to_json())
     else:
-        for path in result.removed:
-            click.echo(f"removed {path}")
-        click.echo(f"removed {len(result.removed)} files no cook of {world} would write")
+        if verbosity() >= 0:
+            for path in result.removed:
+                click.echo(f"removed {display_path(path)}")
+        click.echo(f"removed {len(result.removed)} files no cook of {display_path(world)} would write")
     return EXIT_OK

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import click
 
 from pipeline import api
@@ -9,16 +12,23 @@ from pipeline.cli._common import (
     EXIT_OK,
     EXIT_USER,
     cache_option,
+    color_severity,
+    display_path,
     echo_json,
     guarded,
+    key_name,
     materials_option,
+    output_options,
     rules_option,
+    styled,
+    verbosity,
 )
 from pipeline.errors import MAX_NAME, Location, one_line
 from pipeline.progress import for_stream
 
 
 @click.command("cook")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.option("--level", "-l", metavar="L", help="Cook only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
@@ -37,14 +47,15 @@ from pipeline.progress import for_stream
                    "[default: pipeline.toml [cache] remote].")
 @click.option("--remote-cache-mode", type=click.Choice(["read", "readwrite"]), default=None,
               help="read: only fetch; readwrite: also write back what this machine compiled [default: readwrite].")
-@click.option("--explain", is_flag=True, help="Print why each compiled job ran, and where.")
+@click.option("--explain", is_flag=True,
+              help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
 @click.option("--verify", is_flag=True,
               help="Trust no recorded file stat: read and hash every input again, compare every output.")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
             fail_fast, verify, rules, materials, as_json, quiet):
@@ -58,6 +69,11 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
       <chunk>.json        keys -> features, render states, stage blob hashes
       <name>.<hex>.pak    the chunk's SPIR-V blobs, named by content (docs/formats.md)
       <level>.level.json  the union of the level's chunk manifests
+
+    After the cook, a short change block says what changed and why: the files
+    written, the keys that appeared in or vanished from a chunk, and each compiled
+    job with the key that needs it and the reason (-v lists everything).  Every
+    compile's time goes to the timing log in the cache (`pipeline report --timings`).
 
     A bad file or a shader that fails to compile is reported with its location;
     every other chunk and job still cooks, and the exit code is 1.  Cooking a whole
@@ -74,22 +90,26 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
                       remote_cache_mode=remote_cache_mode, verify=verify)
     if as_json:
+        for e in result.errors:  # machines read stdout; people and logs still see the errors
+            click.echo(color_severity(_located(e, w.root)), err=True)
         echo_json(result.to_json())
     else:
-        _render(result, explain)
+        _render(result, explain, verbosity(quiet), w.root)
     return EXIT_USER if result.errors else EXIT_OK
 
 
-def _render(result: api.CookResult, explain: bool) -> None:
+def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     doc = result.to_json()
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
     for e in result.errors:
-        click.echo(_located(e), err=True)
-    if explain:
+        click.echo(color_severity(_located(e, root)), err=True)
+    if level >= 0:
+        for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
+            click.echo(line)
+    elif explain:  # asked for by name: shown with --quiet too
         for line in doc["explain"]:
-            defines = ",".join(f"{k}={v}" for k, v in sorted(line["defines"].items()))
-            click.echo(f"ran {line['source']} [{line['stage']}] {{{defines}}} on {line['where']}: {line['reason']}")
+            click.echo(job_line(line, level > 0))
     click.echo(
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
@@ -118,8 +138,93 @@ def _stages(stages: dict) -> str:
     return ", ".join(f"{stage} {s['uses']}->{s['jobs']}" for stage, s in stages.items())
 
 
-def _located(e: dict) -> str:
-    """One error document of the cook as ``path:line:col: error: message (key ...)``."""
-    where = Location(e["file"] or "?", e.get("line"), e.get("col"), e.get("pointer"))
+CHANGE_LIMIT = 8  # lines per list in the change block without -v
+
+
+def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LIMIT) -> list[str]:
+    """What this cook changed and why, from its JSON document; empty when nothing changed.
+
+    A key is named by its shader/pass and hash prefix (``pipeline explain WORLD HASH`` tells the
+    rest) with the features that differ from the nearest key its chunk had; -v shows whole keys."""
+    changes, ran = doc["changes"], doc["explain"]
+    full = limit is None
+    lines: list[str] = []
+    if changes["written"]:
+        lines.append(f"  files written ({len(changes['written'])}): "
+                     + ", ".join(_cut([display_path(p) for p in changes["written"]], limit)))
+    if changes.get("removed"):
+        lines.append(f"  files removed ({len(changes['removed'])}, of chunks that no longer exist): "
+                     + ", ".join(_cut([display_path(p) for p in changes["removed"]], limit)))
+    lines += _key_lines(changes, limit, full)
+    if ran:
+        lines.append(f"  compiled {len(ran)} job{'s' if len(ran) != 1 else ''}:")
+        if explain or full or len(ran) <= limit:
+            lines += [f"    {job_line(line, full)}" for line in ran]
+        else:  # many: by reason, with -v/--explain for each job
+            reasons = Counter(line["reason"].split(":", 1)[0] for line in ran)
+            lines += [f"    {n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+            lines.append("    (--explain lists each job with its key)")
+    return ["changes:", *lines] if lines else []
+
+
+def _key_lines(changes: dict, limit: int | None, full: bool) -> list[str]:
+    """Keys per chunk: a chunk cooked for the first time as a count; elsewhere each key, an added key
+    with the features that differ from the nearest key its chunk had."""
+    added, removed = changes["keys_added"], changes["keys_removed"]
+    if not added and not removed:
+        return []
+    new_chunks = set(changes.get("new_chunks", ()))
+    head = f"  keys {styled(f'+{len(added)}', fg='green')} {styled(f'-{len(removed)}', fg='red')}"
+    fresh = sorted({a["chunk"] for a in added if a["chunk"] in new_chunks})
+    if fresh:
+        head += f" ({sum(1 for a in added if a['chunk'] in new_chunks)} in {len(fresh)} chunk(s) cooked for the first time)"
+    rows = []
+    for item in added:
+        if item["chunk"] in new_chunks:
+            continue
+        near = item.get("nearest")
+        was = f"  ({_changed(near['changed'])}; was {key_name(near['key'], near['hash'], full)})" if near else ""
+        rows.append(f"    {styled('+', fg='green')} {item['chunk']}: {key_name(item['key'], item['hash'], full)}{was}")
+    rows += [f"    {styled('-', fg='red')} {item['chunk']}: {key_name(item['key'], item['hash'], full)}"
+             for item in removed]
+    return [head + (":" if rows else ""), *_cut(rows, limit, "    ")]
+
+
+def _changed(changed: dict) -> str:
+    return ", ".join(f"{name} {_show(old)} -> {_show(new)}" for name, (old, new) in changed.items()) or "same features"
+
+
+def job_line(line: dict, full: bool = False) -> str:
+    """``pbr/pbr.frag [fragment] for pbr/forward 1a2b3c4d5e6f: reason; NORMAL_MAP 0 -> 1``: the key and
+    the defines that differ from the nearest cached job of the source, not the whole define set."""
+    where = f" on {line['where']}" if line.get("where", "local") != "local" else ""
+    text = f"{line['source']} [{line['stage']}] for {key_name(line['key'], line.get('key_hash'), full)}{where}: " \
+           f"{line['reason']}"
+    if line.get("changed"):
+        text += "; " + _changed(line["changed"])
+    return text
+
+
+def _show(value) -> str:
+    return "(undefined)" if value is None else str(value)
+
+
+def _cut(items: list[str], limit: int | None, indent: str = "") -> list[str]:
+    if limit is None or len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"{indent}... and {len(items) - limit} more (-v lists all)"]
+
+
+def _located(e: dict, root=None) -> str:
+    """One error document of the cook as ``path:line:col: error: message (key ...)``, the path
+    relative to the current folder."""
+    file = e["file"] or "?"
+    where = Location(display_path(file, root if _in_world(file, root) else None), e.get("line"), e.get("col"),
+                     e.get("pointer"))
     suffix = f" (key {one_line(e['key'], MAX_NAME)})" if e.get("key") else ""
     return f"{where}: error: {one_line(e['message'])}{suffix}"
+
+
+def _in_world(file: str, root) -> bool:
+    """Scan and rule errors name files from the world root; shader errors are already relative to here."""
+    return root is not None and not Path(file).is_absolute() and (Path(root) / file).exists()

@@ -8,6 +8,7 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
+    output_options,
     EXIT_OK,
     cache_option,
     echo_json,
@@ -22,6 +23,7 @@ MAX_FACT_SETS = 3
 
 
 @click.command("explain")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.argument("key")
 @click.option("--level", "-l", metavar="L", help="Look only at the draws of this level.")

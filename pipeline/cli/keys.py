@@ -6,6 +6,7 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
+    output_options,
     EXIT_OK,
     EXIT_USER,
     cache_option,
@@ -18,6 +19,7 @@ from pipeline.cli._common import (
 
 
 @click.command("keys")
+@output_options
 @click.argument("world", type=click.Path(exists=True))
 @click.option("--level", "-l", metavar="L", help="Only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
@@ -39,10 +41,10 @@ def command(world, level, chunk, rules, materials, cache, with_defines, as_json)
     result = api.keys(api.open_world(world, rules=rules, materials=materials), level=level, chunk=chunk,
                       cache=cache, defines=with_defines)
     errors = [d for d in result.diagnostics if d.severity == "error"]
+    echo_diagnostics(result.diagnostics, result.scan.root)
     if as_json:
         echo_json(result.to_json())
     else:
-        echo_diagnostics(result.diagnostics)
         _render(result)
     return EXIT_USER if errors else EXIT_OK
 

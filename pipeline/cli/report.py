@@ -12,9 +12,14 @@ from pipeline.cli._common import (
     EXIT_USER,
     cache_option,
     echo_diagnostics,
+    echo_json,
     guarded,
+    key_name,
     materials_option,
+    output_options,
     rules_option,
+    styled,
+    verbosity,
 )
 from pipeline.cook.atomic import write_atomic
 from pipeline.report.html import render_html
@@ -34,6 +39,7 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 
 
 @click.command("report")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.option("--level", "-l", metavar="L", help="Only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
@@ -55,8 +61,15 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @cache_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
+@click.option("--history", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="Earlier --format json reports: the page charts required keys, binaries and bytes per build.")
+@click.option("--timings", is_flag=True,
+              help="Show the slowest compile jobs and families of the last cook (from the timing log in the "
+                   "cache) instead of the funnel; with --format json, as JSON.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Jobs listed by --timings.")
 @guarded
-def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend):
+def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend, history,
+            timings, top):
     """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
     sources -> unique binaries, per shader family and pass, level and chunk.
 
@@ -77,16 +90,40 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
     is still written.
     """
     w = api.open_world(world, rules=rules, materials=materials)
+    if timings:
+        return _timings(api.timings(w, cache=cache, top=top), fmt)
     result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
-                        backend=backend)
+                        backend=backend, history=history)
     doc = result.to_json()
     text = render_html(doc) if fmt == "html" else render(doc, fmt)
     if output:
         write_atomic(output, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    echo_diagnostics(result.diagnostics)
+    echo_diagnostics(result.diagnostics, result.world)
+    if result.since is not None and result.since.warning:
+        click.echo(f"{since}: {styled('warning:', fg='yellow', bold=True)} {result.since.warning}", err=True)
     for check in result.over_budget:
         click.echo(f"{check.origin}: error: budget: {check.message()}", err=True)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     return EXIT_USER if errors or result.over_budget else EXIT_OK
+
+
+def _timings(summary, fmt: str) -> int:
+    """The timing log's last cook: slowest jobs, then families by total time."""
+    if fmt == "json":
+        echo_json(summary.to_json())
+        return EXIT_OK
+    if summary.cook is None:
+        click.echo("no compile has been timed yet: run pipeline cook (with this --cache) first")
+        return EXIT_OK
+    click.echo(f"last cook {summary.cook}: {summary.total_jobs} job{'s' if summary.total_jobs != 1 else ''} "
+               f"compiled in {summary.total_seconds:.3f} s (timing log: {summary.cooks} cooks)")
+    click.echo("slowest jobs:")
+    for job in summary.jobs:
+        name = key_name(job["key"], job.get("key_hash"), verbosity() > 0)
+        click.echo(f"  {job['seconds']:9.4f} s  {job['source']} [{job['stage']}] for {name}")
+    click.echo("families:")
+    for fam in summary.families:
+        click.echo(f"  {fam['seconds']:9.4f} s  {fam['family']}: {fam['jobs']} jobs, slowest {fam['max_seconds']:.4f} s")
+    return EXIT_OK

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from pipeline.builtin import builtin_rules_dir
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded, output_options
 from pipeline.rules.lint import lint_rules
 
 
@@ -17,6 +17,7 @@ def command() -> None:
 
 
 @command.command("check")
+@output_options
 @click.option("--rules", "rules_dir", type=click.Path(file_okay=False),
               help="Rule sets folder [default: the built-in rules].")
 @click.option("--materials", type=click.Path(exists=True, file_okay=False),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pipeline import api
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded, rules_option
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_json, guarded, output_options, rules_option
 from pipeline.progress import for_stream
 
 
@@ -19,6 +19,7 @@ def command() -> None:
 
 
 @command.command("check")
+@output_options
 @click.argument("out", type=click.Path(exists=True, file_okay=False))
 @click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
@@ -45,6 +46,7 @@ def check_command(out, chunk, as_json, quiet):
 
 
 @command.command("render")
+@output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
 @click.argument("file")
 @click.option("-o", "--output", "png", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")

@@ -8,6 +8,7 @@ import click
 
 from pipeline import api
 from pipeline.cli._common import (
+    output_options,
     EXIT_OK,
     EXIT_USER,
     echo_diagnostics,
@@ -18,6 +19,7 @@ from pipeline.scan.scanner import ScanResult
 
 
 @click.command("scan")
+@output_options
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document: files, chunks, draws with facts, errors.")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -52,7 +54,7 @@ def command(path: Path, as_json: bool, cache_dir: Path | None, no_cache: bool, l
         echo_json(result.to_json())
     else:
         click.echo(summary(result))
-    echo_diagnostics(result.diagnostics)
+    echo_diagnostics(result.diagnostics, result.root)
     return EXIT_USER if result.errors else EXIT_OK
 
 

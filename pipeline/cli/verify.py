@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -10,6 +9,7 @@ import click
 from pipeline import api
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli._common import (
+    output_options,
     EXIT_OK,
     EXIT_USER,
     cache_option,
@@ -20,11 +20,13 @@ from pipeline.cli._common import (
 )
 from pipeline.cook.run import display_prefix
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
+from pipeline.cpus import usable_cpus
 from pipeline.progress import for_stream
 from pipeline.rules.models import load_rulesets
 
 
 @click.command("verify-family")
+@output_options
 @click.argument("family")
 @click.option("--all", "every", is_flag=True, help="Check every valid key (may be millions for big families).")
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
@@ -50,12 +52,13 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
     """
     materials_dir = Path(materials) if materials else builtin_materials_dir()
     ruleset = find_family(load_rulesets(rules or builtin_rules_dir()), family)
-    options = VerifyOptions(sample=None if every else sample, seed=seed, jobs=jobs or os.cpu_count() or 1,
+    options = VerifyOptions(sample=None if every else sample, seed=seed, jobs=jobs or usable_cpus(),
                             backend=backend)
     progress = for_stream(quiet=quiet or as_json)
     with api.open_store(cache) as store:
         result = verify_family(ruleset, materials_dir, store, options,
                                display_prefix=display_prefix(materials_dir), progress=progress)
+    _failures(result)  # on stderr, with --json too
     if as_json:
         echo_json(result.to_json())
     else:
@@ -63,13 +66,16 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
     return EXIT_OK if result.ok else EXIT_USER
 
 
-def _render(result: VerifyResult) -> None:
-    doc = result.to_json()
+def _failures(result: VerifyResult) -> None:
     for failure in result.failures:
         where = failure["file"] + (f":{failure['line']}" if failure["line"] is not None else "")
         others = f" and {failure['keys'] - 1} more" if failure["keys"] > 1 else ""
         click.echo(f"{where}: error: {failure['message']} (key {failure['key']}{others}, "
                    f"{failure['stage']})", err=True)
+
+
+def _render(result: VerifyResult) -> None:
+    doc = result.to_json()
     for name, counts in doc["passes"].items():
         click.echo(f"{doc['family']}/{name}: {counts['checked']} of {counts['valid']} valid keys checked")
     stages = ", ".join(f"{stage} {s['uses']}->{s['jobs']}" for stage, s in doc["stages"].items())

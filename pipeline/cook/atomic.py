@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
+import hashlib
 import os
 import re
 import secrets
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock
 
 from pipeline.fileio import FileReadError, read_regular
 
@@ -171,20 +174,27 @@ def _unlink_quietly(path: Path) -> bool:
     return True
 
 
+def lock_path_for(directory: Path | str) -> Path:
+    """The lock file guarding ``directory``: in the temp folder, named by a hash of its absolute path,
+    so no lock file ever appears among the outputs (nor beside them)."""
+    key = hashlib.sha256(str(Path(directory).resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / "pipeline-locks" / f"{key}.lock"
+
+
 @contextlib.contextmanager
 def locked(directory: Path | str) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``directory`` for a read-modify-write inside it.
+    """Hold an exclusive lock on ``directory`` for a read-modify-write inside it.
 
     Used where several processes rebuild one file from shared state (a level
     manifest from its chunks' manifests): without it the last writer could drop
-    what another wrote in between.  The lock is taken on the folder itself, so no
-    lock file ever appears among the outputs.
+    what another wrote in between.  The lock is a ``filelock.FileLock`` (``flock``
+    on POSIX, ``msvcrt.locking`` on Windows) on a file in the temp folder named by
+    the folder's path (:func:`lock_path_for`): processes of one machine exclude each
+    other, and no lock file ever appears among the outputs.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    lock = lock_path_for(directory)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock)):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock

@@ -36,7 +36,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import math
-import os
 import statistics
 import time
 from collections import deque
@@ -51,6 +50,7 @@ from pipeline.cook.farm_worker import (
     BatchResult, CompilerMismatch, FarmBatch, FarmJob, compile_farm_batch, noop, worker_identity,
 )
 from pipeline.cook.jobs import StageJob
+from pipeline.cpus import usable_cpus
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, Location, PipelineError
 
@@ -228,7 +228,7 @@ class _Run:
         pending = {j.key for j in jobs}
         started = time.perf_counter()
         completed = as_completed()
-        with cf.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as self.checker:  # spirv-val frees the GIL
+        with cf.ThreadPoolExecutor(max_workers=usable_cpus()) as self.checker:  # spirv-val frees the GIL
             for _ in self.good[:len(self.queue)]:  # first round: one job per worker measures the per-job cost
                 self._send(completed, 1)
             stop = False

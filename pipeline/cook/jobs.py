@@ -35,6 +35,7 @@ from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
+from pipeline.rules.expr import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
 
 
@@ -75,6 +76,12 @@ class StageJob:
         r = self.request
         return stable_hash({"source": r.source, "stage": r.stage, "entry": r.entry,
                             "language": r.language, "defines": list(map(list, r.defines))})
+
+
+def unknown_compile_families(compile_targets: dict, families) -> list[str]:
+    """pipeline.toml ``[cook.compile]`` entries naming no family (a typo would compile nothing)."""
+    return [f"pipeline.toml: warning: [cook.compile] names '{name}', which is no shader family"
+            f"{suggest(name, families)}" for name in sorted(compile_targets) if name not in families]
 
 
 def _flags(request: CompileRequest) -> dict:

@@ -18,7 +18,6 @@ import functools
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
 from typing import Any
 
 import orjson

@@ -20,12 +20,14 @@ from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
+from pipeline.cook.changes import define_changes, first_keys, manifest_keys, record_key_changes
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
 from pipeline.cook.reflection import reflect_cached
-from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
+from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs, unknown_compile_families
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import level_files, sweep_outputs
+from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import Diagnostic, Location, PipelineError, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
@@ -66,19 +68,36 @@ class CookResult:
     display_prefix: str = "materials/"                   # how errors name the shader library
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
+    keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
+    keys_removed: list[dict] = field(default_factory=list)  # {chunk, key, hash} gone from it
+    new_chunks: list[str] = field(default_factory=list)                # chunks with no manifest before
+    first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
+    first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
+    timing_log: str | None = None                                      # where this cook's job times went
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
     def explain_lines(self) -> list[dict]:
+        """Why each compiled job ran: the key needing it, the reason, and the defines that differ
+        from the nearest job of the same source and stage the cache already held."""
+        changed = define_changes(self.plan, self.run)
         lines = []
         for key in self.run.compiled:
             r = self.plan.jobs[key].request
-            lines.append({"job": key[:12], "source": r.source, "stage": r.stage,
+            lines.append({"job": key[:12], "source": r.source, "stage": r.stage, "key": self.first_keys.get(key),
+                          "key_hash": self.first_hashes.get(key),
                           "defines": dict(r.defines), "reason": self.run.reasons.get(key, ""),
-                          "where": self.run.where.get(key, "local")})
+                          "where": self.run.where.get(key, "local"),
+                          "changed": changed.get(key, {}), "seconds": round(self.run.seconds.get(key, 0.0), 6)})
         return sorted(lines, key=lambda d: (d["source"], d["job"]))
+
+    def changes_json(self) -> dict:
+        """The change block: files written and removed, keys that appeared or vanished per chunk."""
+        return {"written": self.written, "removed": self.removed,
+                "keys_added": self.keys_added, "keys_removed": self.keys_removed,
+                "new_chunks": self.new_chunks}
 
     def to_json(self) -> dict:
         return {
@@ -88,7 +107,7 @@ class CookResult:
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": self.errors, "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "removed": self.removed,
-            "explain": self.explain_lines(),
+            "explain": self.explain_lines(), "changes": self.changes_json(), "timing_log": self.timing_log,
         }
 
 
@@ -116,31 +135,28 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     job_options = JobOptions(options.target, options.optimize, compiler.identity,
                              tuple(sorted(world.config.cook.compile.items())))
     plan = plan_jobs(found.keys, families, tree, job_options)
+    stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
     if remote is not None:
         remote.record_use(plan.jobs)
-    errors = _scan_errors(found) + _compile_errors(found.keys, plan, run, prefix)
+    first_both = first_keys(found.keys, plan)
+    first = {job: text for job, (text, _) in first_both.items()}
+    errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
-                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix)
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
+                        first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks = fallbacks
-    result.warnings += _unknown_compile_families(world)
+    result.warnings += unknown_compile_families(world.config.cook.compile, families)
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:
         result.remote = remote.to_json()
         result.warnings += remote.warnings
+    log = append_cook(store.directory, timing_rows(stamp, result)) if store.on_disk else None
+    result.timing_log = str(log) if log else None
     _write_outputs(result, found, families, store, options, progress)
     return result
-
-
-def _unknown_compile_families(world: World) -> list[str]:
-    """pipeline.toml [cook.compile] entries naming no family of the world (a typo compiles nothing)."""
-    from pipeline.config import CONFIG_NAME
-    from pipeline.rules.expr import suggest
-    families = world.families
-    return [f"{CONFIG_NAME}: warning: [cook.compile] names '{name}', which is no shader family"
-            f"{suggest(name, families)}" for name in sorted(world.config.cook.compile) if name not in families]
 
 
 def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
@@ -162,12 +178,8 @@ def _error_doc(key: str | None, d: Diagnostic) -> dict:
     return d.to_json() | {"key": key}
 
 
-def _compile_errors(keys, plan: JobPlan, run: RunResult, prefix: str) -> list[dict]:
+def _compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[dict]:
     """One error per (job diagnostic), naming the first key (by text) that needs the job."""
-    first_key: dict[str, str] = {}
-    for key in sorted(keys, key=lambda k: k.text):
-        for job_key in plan.all_jobs_for(key):
-            first_key.setdefault(job_key, key.text)
     errors = []
     for job_key, result in sorted(run.results.items()):
         errors += [_error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
@@ -304,7 +316,11 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         manifest = _chunk_manifest(chunk, level, required, result, families, errors,
                                    lambda digest: blobs.get(digest) is not None, reflection)
     needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
-    result.written += [str(p) for p in mf.write_chunk_outputs(out, manifest, needed)]
+    before = manifest_keys(mf.chunk_manifest_path(out, chunk))
+    written = mf.write_chunk_outputs(out, manifest, needed)
+    result.written += [str(p) for p in written]
+    if written:
+        record_key_changes(result, chunk, before, manifest.keys)
     return manifest
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
 from pipeline.cook.compile import CompileOutput, compile_batch, get_backend
 from pipeline.cook.jobs import JobPlan, StageJob
+from pipeline.cpus import usable_cpus
 from pipeline.errors import Diagnostic
 from pipeline.progress import NullProgress, Progress
 from pipeline.workers import process_pool
@@ -53,13 +53,29 @@ class JobResult:
     def ok(self) -> bool:
         return self.blob is not None
 
-    def to_record(self) -> dict:
-        return {"blob": self.blob, "diagnostics": [d.to_json() for d in self.diagnostics]}
+    def to_record(self, prefix: str = "") -> dict:
+        """The job record; a file of the shader library is kept relative to it (``prefix``, the display
+        prefix, depends on the current folder: a cook run from elsewhere reads the record right)."""
+        return {"blob": self.blob, "diagnostics": [_portable(d.to_json(), prefix) for d in self.diagnostics]}
 
     @classmethod
-    def from_record(cls, record: dict) -> "JobResult":
-        diags = tuple(Diagnostic.from_json(d) for d in record.get("diagnostics", ()))
+    def from_record(cls, record: dict, prefix: str = "") -> "JobResult":
+        diags = tuple(Diagnostic.from_json(_displayed(d, prefix)) for d in record.get("diagnostics", ()))
         return cls(record.get("blob"), diags, cached=True)
+
+
+def _portable(doc: dict, prefix: str) -> dict:
+    file = doc.get("file") or ""
+    if prefix and file.startswith(prefix):
+        return doc | {"file": file[len(prefix):], "in_materials": True}
+    return doc
+
+
+def _displayed(doc: dict, prefix: str) -> dict:
+    doc = dict(doc)
+    if doc.pop("in_materials", False):
+        doc["file"] = prefix + str(doc["file"])
+    return doc
 
 
 @dataclass
@@ -70,6 +86,7 @@ class RunResult:
     cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
     where: dict[str, str] = field(default_factory=dict)            # job key -> where it compiled
     fetched: list[str] = field(default_factory=list)               # job keys copied from the shared cache
+    seconds: dict[str, float] = field(default_factory=dict)        # job key -> compile wall time
 
     @property
     def cache_hits(self) -> int:
@@ -84,7 +101,7 @@ class JobRunner:
         self.materials_dir = Path(materials_dir)
         self.allowed = tuple(allowed)  # folders outside materials_dir that sources may lead to
         self.backend = backend
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, jobs or usable_cpus())
         self.display_prefix = display_prefix
         self.calls = 0  # requests compiled, for tests
 
@@ -166,25 +183,27 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
     (``fetched``).  What this cook compiles is handed back to it (write-back).
     """
     progress = progress or NullProgress()
+    prefix = getattr(compiler, "display_prefix", "")
     run = RunResult()
     misses: list[StageJob] = []
     for key, job in sorted(plan.jobs.items()):
         record = store.get(JOB, key)
-        cached = _cached_result(record, store)
+        cached = _cached_result(record, store, prefix)
         if cached is not None:
             run.results[key] = cached
         else:
             misses.append(job)
             run.reasons[key] = why(job, store, had_record=record is not None)
     if misses and remote is not None:
-        misses = _fetch(misses, remote, store, run)
+        misses = _fetch(misses, remote, store, run, prefix)
     if misses:
         progress.start("compiling", len(misses))
 
         def on_done(job: StageJob, output: CompileOutput, where: str = "local") -> None:
-            run.results[job.key] = _store_result(job, output, store)
+            run.results[job.key] = _store_result(job, output, store, prefix)
             run.compiled.append(job.key)
             run.where[job.key] = where
+            run.seconds[job.key] = output.seconds
             if remote is not None:
                 remote.compiled(job, output)
             progress.advance()
@@ -196,23 +215,23 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
     return run
 
 
-def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult) -> list[StageJob]:
+def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, prefix: str) -> list[StageJob]:
     """Copy what the shared tier holds into the store; the jobs still to compile."""
     found = remote.fetch(misses)
     for job in misses:
         if job.key in found:
-            stored = _store_result(job, found[job.key], store)
+            stored = _store_result(job, found[job.key], store, prefix)
             run.results[job.key] = JobResult(stored.blob, stored.diagnostics, cached=True)
             run.fetched.append(job.key)
             run.reasons.pop(job.key, None)
     return [job for job in misses if job.key not in found]
 
 
-def _cached_result(record, store: Store) -> JobResult | None:
+def _cached_result(record, store: Store, prefix: str = "") -> JobResult | None:
     if not isinstance(record, dict):
         return None
     try:
-        result = JobResult.from_record(record)
+        result = JobResult.from_record(record, prefix)
     except (KeyError, TypeError, ValueError):
         return None
     if result.blob is not None and not store.has_blob(result.blob):
@@ -222,10 +241,10 @@ def _cached_result(record, store: Store) -> JobResult | None:
     return result
 
 
-def _store_result(job: StageJob, output: CompileOutput, store: Store) -> JobResult:
+def _store_result(job: StageJob, output: CompileOutput, store: Store, prefix: str = "") -> JobResult:
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
-    store.set(JOB, job.key, result.to_record())
+    store.set(JOB, job.key, result.to_record(prefix))
     store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
                                       "compiler": job.options.compiler, "target": job.request.target,
                                       "optimize": job.request.optimize})

@@ -27,7 +27,7 @@ naming what pushed a scope over; and a diff against an earlier JSON report.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,9 @@ from pipeline.report.rows import (
     KeyRow,
     SinceDiff,
 )
+from pipeline.report.costs import binary_sizes, compile_times
+from pipeline.report.history import load_history
+from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
 from pipeline.report.whatif import WhatIf, what_if
 from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, add_counts, count_space
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
     from pipeline.world import World
 
 TOP_CULPRITS = 5
+REPORT_FORMAT = 2  # the JSON report's layout version ("format"); 2 added provenance, sizes, timings, names
 
 
 # ------------------------------------------------------------------ the report
@@ -83,6 +87,12 @@ class Report:
     budgets: list[BudgetCheck] = field(default_factory=list)
     since: SinceDiff | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+    sizes: dict | None = None            # binary bytes per chunk, level, total (cooked only)
+    timings: dict | None = None          # compile time per job and family (from the timing log)
+    history: list[dict] | None = None    # earlier reports (--history), then this one
+    names: dict = field(default_factory=dict)         # file -> {"materials", "nodes": {index: name}}
+    explanations: dict = field(default_factory=dict)  # key hash -> explain document (api.report adds them)
 
     @property
     def over_budget(self) -> list[BudgetCheck]:
@@ -94,6 +104,10 @@ class Report:
 
     def to_json(self) -> dict:
         return {
+            "format": REPORT_FORMAT, "provenance": self.provenance, "sizes": self.sizes, "timings": self.timings,
+            "history": self.history, "explanations": self.explanations,
+            "names": {f: {part: {str(i): n for i, n in sorted(m.items())} for part, m in parts.items()}
+                      for f, parts in sorted(self.names.items())},
             "world": self.world, "scope": self.scope, "compiler": self.compiler, "cooked": self.cooked,
             "families": [r.to_json() for r in self.families], "totals": [r.to_json() for r in self.totals],
             "levels": [r.to_json() for r in self.levels], "chunks": [r.to_json() for r in self.chunks],
@@ -117,6 +131,7 @@ class ReportOptions:
     since: Path | None = None
     backend: str = "capi"
     target: str = "vulkan1.2"
+    history: Path | None = None
 
 
 def build_report(world: "World", found: "KeysResult", store: Store | None, options: ReportOptions,
@@ -140,8 +155,29 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
                                  world.config.limits.max_count_cells)
     report.budgets = budget_checks(world, report, found, options.budget)
     if options.since is not None:
-        report.since = since_diff(options.since, report.keys)
+        report.since = since_diff(options.since, report.keys, report.scope)
+    report.provenance = provenance(world.root, world.rules_dir)
+    chunk_levels = {r.name: r.level for r in chunks}
+    report.sizes = binary_sizes(found, jobs, states, store, chunk_levels)
+    first = {}
+    for key in sorted(required.keys, key=lambda k: k.text):
+        for job in jobs.jobs_for(key).values():
+            first.setdefault(job, key.text)
+    report.timings = compile_times(store.directory, jobs, first) if store is not None else None
+    report.names = gltf_names(world.root, {d.source.file for d in found.scan.draws})
+    _name_materials(report)
+    if options.history is not None:
+        report.history = load_history(options.history, report.to_json())
     return report
+
+
+def _name_materials(report: Report) -> None:
+    """Materials by the names their files give them ("material 2" -> "material 2 (bark)")."""
+    for i, row in enumerate(report.materials):
+        index = row.material.removeprefix("material ") if row.material else ""
+        name = report.names.get(row.file, {}).get("materials", {}).get(int(index)) if index.isdigit() else None
+        if name:
+            report.materials[i] = replace(row, material=f"{row.material} ({name})")
 
 
 # ------------------------------------------------------------------ jobs and the cache

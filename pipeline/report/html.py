@@ -1,9 +1,15 @@
 """The report as one self-contained HTML page: inline CSS, inline JS, charts as inline SVG.
 
-Nothing is fetched from the network.  Charts: the funnel of every family and pass
-on a log scale, required keys per chunk (unique and shared), and the keys each
-static feature would save if it were dynamic.  Every table sorts by a click on
-its header, or on load from the URL fragment ``#sort=TABLE:COLUMN[:asc|desc]``.
+Nothing is fetched from the network.  The page opens with what needs action
+(scopes over budget in red, errors, changes since the last report, binary size,
+compile time: :mod:`pipeline.report.html_action`), then the figures that explain
+them.  Charts: the funnel of every family and pass on a log scale, required keys
+per chunk (unique and shared), the keys each static feature would save if it were
+dynamic, and with ``--history`` the trend across builds.  Every table sorts by a
+click on its header, or on load from the URL fragment
+``#sort=TABLE:COLUMN[:asc|desc]``; a filter box narrows every table and
+explanation; every key links to its explanation in the page.  Printed, every
+table shows all its rows.
 """
 
 from __future__ import annotations
@@ -12,6 +18,20 @@ import math
 from html import escape
 from typing import Any
 
+from pipeline.report.html_action import (
+    path_html,
+    Raw,
+    action_section,
+    explanations_section,
+    filter_box,
+    history_section,
+    key_link,
+    mib,
+    provenance_line,
+    sizes_section,
+    timings_section,
+)
+from pipeline.report.html_assets import CSS, JS
 from pipeline.report.render import number
 
 STEPS = (("possible", "possible", "#c7d2fe"), ("valid", "valid", "#818cf8"), ("required", "required", "#4f46e5"),
@@ -24,9 +44,12 @@ LABEL_W, CHART_W = 300, 960
 
 def render_html(doc: dict) -> str:
     """The whole page."""
-    body = "\n".join([_header(doc), _cards(doc), _funnel_section(doc), _what_if_section(doc),
-                      _budget_section(doc), _since_section(doc), _chunk_section(doc), _feature_section(doc),
-                      _contributor_section(doc), _keys_section(doc), _errors_section(doc)])
+    body = "\n".join([_header(doc), provenance_line(doc), filter_box(), action_section(doc), _cards(doc),
+                      _budget_section(doc), _since_section(doc), history_section(doc, _section),
+                      sizes_section(doc, _section, table_html), timings_section(doc, _section, table_html),
+                      _funnel_section(doc), _what_if_section(doc), _chunk_section(doc), _feature_section(doc),
+                      _contributor_section(doc), _keys_section(doc), explanations_section(doc, _section),
+                      _errors_section(doc)])
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>Permutation report: {escape(doc['world'])}</title><style>{CSS}</style></head>\n"
@@ -40,21 +63,29 @@ def _header(doc: dict) -> str:
         if scope.get("level") else "all levels"
     cooked = "compile figures from the cache" if doc["cooked"] else "not cooked yet: binary figures unknown"
     compiler = f"<br><span class=\"muted\">compiler: {escape(doc['compiler'])}</span>" if doc.get("compiler") else ""
-    return (f"<header><h1>Permutation report</h1><p class=\"sub\"><code>{escape(doc['world'])}</code> &middot; "
+    return (f"<header><h1>Permutation report</h1><p class=\"sub\"><code>{path_html(doc['world'])}</code> &middot; "
             f"{escape(where)} &middot; {cooked}{compiler}</p></header>")
 
 
 def _cards(doc: dict) -> str:
+    """What the content costs; the size of the possible and valid spaces stays in the funnel table."""
     totals = doc["totals"]
-    figures = [("possible", "possible keys", "product of static domains"),
-               ("valid", "valid keys", "after normalize"), ("required", "required keys", "used by the content"),
+    figures = [("required", "required keys", "used by the content"),
                ("unique_sources", "compile jobs", "after stage projection"),
                ("unique_binaries", "unique binaries", "distinct SPIR-V blobs"), ("pso", "pipeline states",
                                                                                    "blobs + render state")]
     cards = [_card(_sum(totals, f), label, note, f) for f, label, note in figures]
+    total = (doc.get("sizes") or {}).get("total")
+    if total:
+        cards.append(_card_html(mib(total["bytes"]), "binary size", f"{mib(total['compressed'])} compressed", "bytes"))
     draws = sum(r["draws"] for r in doc["levels"])
     cards.append(_card(draws, "draws", f"{len(doc['chunks'])} chunks, {len(doc['levels'])} levels", "draws"))
     return f"<section class=\"cards\">{''.join(cards)}</section>"
+
+
+def _card_html(value: str, label: str, note: str, field: str) -> str:
+    return (f"<div class=\"card\" data-figure=\"{field}\"><div class=\"big\">{value}</div>"
+            f"<div class=\"label\">{escape(label)}</div><div class=\"note\">{escape(note)}</div></div>")
 
 
 def _sum(rows: list[dict], field: str) -> int | str | None:
@@ -124,7 +155,7 @@ def _budget_item(b: dict) -> str:
     excess = f" (+{b['required'] - b['budget']})" if b["over"] else ""
     head = (f"{badge} <b>{escape(b['scope'])} {escape(b['name'])}</b>: {b['required']:,} required keys, "
             f"budget {b['budget']:,}{excess} <span class=\"muted\">set by {escape(b['origin'])}</span>")
-    files = "".join(f"<li><code>{escape(c['file'])}</code> {c['only_here']} only it needs</li>" for c in b["culprits"])
+    files = "".join(f"<li><code>{path_html(c['file'])}</code> {c['only_here']} only it needs</li>" for c in b["culprits"])
     feats = "".join(f"<li><code>{escape(f['feature'])}</code> would save {f['saved']}</li>" for f in b["features"])
     detail = (f"<div class=\"detail\">Keys only these files need:<ul>{files}</ul></div>" if files else "") + \
         (f"<div class=\"detail\">Made dynamic, these features would save keys:<ul>{feats}</ul></div>" if feats else "")
@@ -138,7 +169,7 @@ def _since_section(doc: dict) -> str:
     keys = [f"<li class=\"add\">+ <code>{escape(k['key'])}</code></li>" for k in since["added"]]
     keys += [f"<li class=\"del\">&minus; <code>{escape(k['key'])}</code></li>" for k in since["removed"]]
     rows = [[f["file"], f["added"], f["removed"]] for f in since["files"]]
-    intro = (f"Against <code>{escape(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
+    intro = (f"Against <code>{path_html(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
              f"<b>{len(since['removed'])}</b> removed.")
     return _section("Since the earlier report", intro, f"<ul class=\"plain keys\">{''.join(keys)}</ul>",
                     table_html("since", ["file", "keys added", "keys removed"], rows), ident="since")
@@ -178,17 +209,18 @@ def _contributor_section(doc: dict) -> str:
 
 
 def _keys_section(doc: dict) -> str:
-    rows = [[k["key"], k["hash"][:12], k["pass"], k["draws"], len(k["chunks"]), len(k["files"])]
-            for k in doc["keys"]]
-    return _section("Required keys", "Every key the content needs (<code>pipeline explain WORLD HASH</code> "
-                                     "tells why).",
+    explained = doc.get("explanations") or {}
+    rows = [[key_link(k["key"], k["hash"], k["hash"] in explained), k["hash"][:12], k["pass"], k["draws"],
+             len(k["chunks"]), len(k["files"])] for k in doc["keys"]]
+    return _section("Required keys", "Every key the content needs; a key links to why it exists "
+                                     "(<code>pipeline explain WORLD HASH</code> tells the same).",
                     table_html("keys", ["key", "hash", "pass", "draws", "chunks", "files"], rows), ident="keys")
 
 
 def _errors_section(doc: dict) -> str:
     if not doc["errors"]:
         return ""
-    items = [f"<li><code>{escape(e['file'])}{escape(':' + e['pointer'] if e.get('pointer') else '')}</code> "
+    items = [f"<li><code>{path_html(e['file'])}{escape(':' + e['pointer'] if e.get('pointer') else '')}</code> "
              f"{escape(e['severity'])}: {escape(e['message'])}</li>" for e in doc["errors"]]
     return _section("Problems", "Files or draws that produced no keys.", f"<ul class=\"plain\">{''.join(items)}</ul>",
                     ident="errors")
@@ -209,7 +241,9 @@ def _cell(value: Any) -> str:
         return f"<td class=\"num\" data-v=\"{value}\">{number(value)}</td>"
     if value is None:
         return "<td class=\"num\" data-v=\"-1\">&ndash;</td>"
-    return f"<td>{escape(str(value))}</td>"
+    if isinstance(value, Raw):
+        return f"<td>{value}</td>"
+    return f"<td>{path_html(value)}</td>"  # paths break after a slash, not mid-name
 
 
 # ------------------------------------------------------------------ charts
@@ -330,112 +364,6 @@ def _clip(text: str, limit: int = 44) -> str:
 
 
 def _svg(ident: str, height: int, inner: str, title: str) -> str:
-    return (f"<figure><svg id=\"{ident}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+    return (f"<figure class=\"wide\"><svg id=\"{ident}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
             f"viewBox=\"0 0 {CHART_W} {height}\" width=\"100%\" aria-label=\"{escape(title)}\">"
             f"<title>{escape(title)}</title>{inner}</svg></figure>")
-
-
-# ------------------------------------------------------------------ inline assets
-CSS = """
-:root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f6f7fb;--accent:#4f46e5}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
-"Helvetica Neue",Arial,sans-serif}
-main{max-width:1180px;margin:0 auto;padding:28px 28px 60px}
-header h1{margin:0;font-size:26px;letter-spacing:-.01em}
-.sub{margin:4px 0 20px;color:var(--muted)}
-code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#eef0f6;padding:1px 4px;
-border-radius:4px}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(140px,1fr));gap:12px;margin-bottom:22px}
-.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:14px 16px;
-box-shadow:0 1px 2px rgba(0,0,0,.04)}
-.card .big{font-size:24px;font-weight:650;color:var(--accent)}
-.card .label{font-weight:600}
-.card .note{color:var(--muted);font-size:12px}
-section{background:#fff;border:1px solid var(--line);border-radius:12px;padding:18px 22px;margin:0 0 20px;
-box-shadow:0 1px 2px rgba(0,0,0,.04)}
-section.cards{background:none;border:0;box-shadow:none;padding:0}
-h2{margin:0 0 4px;font-size:18px}
-.intro{margin:0 0 12px;color:var(--muted)}
-figure{margin:6px 0 14px}
-svg.chart{display:block;max-width:100%;height:auto}
-svg text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#374151}
-svg text.group{font-weight:650;font-size:13px;fill:#111827}
-svg text.axis,svg text.muted,.muted{fill:#9ca3af;color:#8b919c}
-svg text.val{fill:#111827;font-variant-numeric:tabular-nums}
-svg line.grid{stroke:#eceef4;stroke-width:1}
-svg line.sep{stroke:#f1f2f6;stroke-width:1}
-.scroll{max-height:460px;overflow:auto;border:1px solid var(--line);border-radius:8px;margin:10px 0}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
-th,td{padding:6px 10px;border-bottom:1px solid #f0f1f5;text-align:left;white-space:nowrap}
-th{position:sticky;top:0;background:#f9fafb;font-weight:600;cursor:pointer;user-select:none}
-th:hover{background:#eef0f8}
-th.asc::after{content:" \\25B2";font-size:10px;color:var(--accent)}
-th.desc::after{content:" \\25BC";font-size:10px;color:var(--accent)}
-td.num{text-align:right}
-tbody tr:nth-child(even){background:#fbfbfd}
-tbody tr:hover{background:#f1f2fb}
-td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:180px}
-h3{margin:16px 0 0;font-size:14px;color:#374151}
-#t-keys td:first-child{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;white-space:normal}
-ul.plain{list-style:none;padding:0;margin:0}
-ul.plain li{padding:4px 0}
-ul.keys li.add code{background:#dcfce7}
-ul.keys li.del code{background:#fee2e2}
-.detail{margin:6px 0 4px 46px;color:#4b5563}
-.detail ul{margin:2px 0 0;padding-left:18px}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
-.badge.ok{background:#dcfce7;color:#166534}
-.badge.over{background:#fee2e2;color:#991b1b}
-"""
-
-JS = """
-(function(){
-  function value(row, col){
-    var cell = row.children[col];
-    if (!cell) return '';
-    var v = cell.getAttribute('data-v');
-    return v === null ? cell.textContent.toLowerCase() : parseFloat(v);
-  }
-  function sortTable(table, col, dir){
-    var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function(a, b){
-      var x = value(a, col), y = value(b, col);
-      var c = (typeof x === 'number' && typeof y === 'number') ? x - y : String(x).localeCompare(String(y));
-      return dir === 'asc' ? c : -c;
-    });
-    rows.forEach(function(r){ body.appendChild(r); });
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function(th, i){
-      th.classList.remove('asc', 'desc');
-      if (i === col) th.classList.add(dir);
-    });
-    table.setAttribute('data-sorted', col + ':' + dir);
-  }
-  function columnIndex(table, name){
-    var cells = table.tHead.rows[0].cells;
-    for (var i = 0; i < cells.length; i++) {
-      if (cells[i].textContent.trim().toLowerCase() === name.toLowerCase() || String(i) === name) return i;
-    }
-    return -1;
-  }
-  document.querySelectorAll('table.sortable').forEach(function(table){
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function(th, i){
-      th.addEventListener('click', function(){
-        var numeric = table.tBodies[0].rows.length && table.tBodies[0].rows[0].children[i].hasAttribute('data-v');
-        var dir = th.classList.contains('desc') ? 'asc' : th.classList.contains('asc') ? 'desc' :
-                  (numeric ? 'desc' : 'asc');
-        sortTable(table, i, dir);
-      });
-    });
-  });
-  var m = /#sort=([^:&]+):([^:&]+)(?::(asc|desc))?/.exec(decodeURIComponent(location.hash));
-  if (m) {
-    var table = document.getElementById('t-' + m[1]);
-    if (table) {
-      var col = columnIndex(table, m[2]);
-      if (col >= 0) sortTable(table, col, m[3] || 'desc');
-    }
-  }
-})();
-"""

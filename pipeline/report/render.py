@@ -60,7 +60,7 @@ def table(headers: list[str], rows: Iterable[list[Any]]) -> list[str]:
 
 def render_table(doc: dict) -> str:
     out = [_title(doc), ""]
-    for section in (_funnel, _what_if, _levels, _chunks, _features, _files, _materials, _budgets, _since):
+    for section in (_status, _budgets, _since, _funnel, _what_if, _levels, _chunks, _features, _files, _materials):
         lines = section(doc)
         if lines:
             out += lines + [""]
@@ -73,6 +73,28 @@ def _title(doc: dict) -> str:
         else "all levels"
     cooked = "compile figures from the cache" if doc["cooked"] else "not cooked: no binary figures"
     return f"pipeline report: {doc['world']} ({where}; {cooked})"
+
+
+def _status(doc: dict) -> list[str]:
+    """What needs action first: budgets over, errors, then the required keys and binary bytes."""
+    over = [b for b in doc["budgets"] if b["over"]]
+    errors = sum(1 for e in doc["errors"] if e.get("severity") == "error")
+    lines = [f"OVER BUDGET: {b['scope']} {b['name']} needs {b['required']:,} keys, budget {b['budget']:,}"
+             for b in over]
+    if errors:
+        lines.append(f"{errors} error{'s' if errors != 1 else ''} in the content (listed on stderr)")
+    required = sum(r["required"] for r in doc["totals"])
+    total = (doc.get("sizes") or {}).get("total")
+    size = f"; {total['blobs']:,} binaries, {total['bytes']:,} bytes ({total['compressed']:,} compressed)" \
+        if total else ""
+    timed = doc.get("timings")
+    time = f"; compile time {timed['seconds']:.2f} s" if timed else ""
+    lines.append(f"required keys {required:,}{size}{time}")
+    prov = doc.get("provenance") or {}
+    if prov:
+        lines.append(f"{prov.get('tool')} {prov.get('tool_version')}, rules {str(prov.get('rules_hash'))[:12]}, "
+                     f"world {(prov.get('git_revision') or 'not in git')[:19]}, {prov.get('timestamp')}")
+    return lines
 
 
 def _funnel(doc: dict) -> list[str]:

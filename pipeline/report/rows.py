@@ -135,6 +135,7 @@ class SinceDiff:
     old: str
     added: tuple[tuple[str, tuple[str, ...]], ...]
     removed: tuple[tuple[str, tuple[str, ...]], ...]
+    warning: str | None = None  # the earlier report covered another scope
 
     def by_file(self) -> list[dict]:
         counts: dict[str, Counter] = defaultdict(Counter)
@@ -149,7 +150,7 @@ class SinceDiff:
         return {"old": self.old,
                 "added": [{"key": k, "files": list(f)} for k, f in self.added],
                 "removed": [{"key": k, "files": list(f)} for k, f in self.removed],
-                "files": self.by_file()}
+                "files": self.by_file(), "warning": self.warning}
 
 
 def _doc(row: Any) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 
 import orjson
@@ -12,13 +13,58 @@ from pipeline.report.errors import ReportError
 from pipeline.report.rows import KeyRow, SinceDiff
 
 
-def since_diff(old_path: Path, keys: list[KeyRow]) -> SinceDiff:
-    """Keys added and removed against the ``keys`` of an earlier JSON report."""
+def since_diff(old_path: Path, keys: list[KeyRow], scope: dict | None = None) -> SinceDiff:
+    """Keys added and removed against the ``keys`` of an earlier JSON report.
+
+    When the earlier report covered another scope (a whole world against one chunk
+    now), the old keys are first narrowed to those with a file inside the current
+    scope, and the diff carries a warning naming both scopes: without that every
+    key of the rest of the world would show as removed.
+    """
     old = load_old_keys(old_path)
+    scope = _scope(scope)
+    old_scope = _scope(_old_scope(old_path))
+    warning = None
+    if old_scope != scope:
+        kept = {k: files for k, files in old.items() if any(_in_scope(f, scope) for f in files)}
+        warning = (f"scope mismatch: {old_path} covers {_describe(old_scope)}, this report {_describe(scope)}; "
+                   f"compared only the {len(kept)} of its {len(old)} keys with a file in {_describe(scope)}")
+        old = kept
     new = {row.key: row.files for row in keys}
     added = tuple((k, tuple(new[k])) for k in sorted(set(new) - set(old)))
     removed = tuple((k, tuple(old[k])) for k in sorted(set(old) - set(new)))
-    return SinceDiff(str(old_path), added, removed)
+    return SinceDiff(str(old_path), added, removed, warning)
+
+
+def _scope(scope) -> dict:
+    scope = scope if isinstance(scope, dict) else {}
+    return {"level": scope.get("level"), "chunk": scope.get("chunk")}
+
+
+def _old_scope(path: Path) -> dict | None:
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return doc.get("scope") if isinstance(doc, dict) else None
+
+
+def _describe(scope: dict) -> str:
+    if scope["chunk"]:
+        return f"chunk {scope['chunk']}"
+    if scope["level"]:
+        return f"level {scope['level']}"
+    return "the whole world"
+
+
+def _in_scope(file: str, scope: dict) -> bool:
+    """Whether a world-relative file belongs to ``scope`` (a grid cell: its scene's folder)."""
+    if scope["chunk"]:
+        chunk = scope["chunk"]
+        return file.startswith(chunk + "/") or posixpath.dirname(file) == posixpath.dirname(chunk)
+    if scope["level"]:
+        return file.startswith(scope["level"] + "/")
+    return True
 
 
 def load_old_keys(path: Path) -> dict[str, list[str]]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-import os
 import typing
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from pipeline.config import WorldConfig
+from pipeline.cpus import usable_cpus
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.gltf.draws import SharedFacts
@@ -27,7 +27,7 @@ POOL_MIN_FILES = 64
 
 
 def pool_workers(jobs: int | None, cold_files: int) -> int:
-    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    jobs = usable_cpus() if jobs is None else jobs
     if jobs <= 1 or cold_files < POOL_MIN_FILES:
         return 1
     return max(1, min(jobs, cold_files // (POOL_MIN_FILES // 2)))

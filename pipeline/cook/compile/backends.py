@@ -11,7 +11,9 @@ same bytes, hence distinct identities.)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -114,4 +116,10 @@ def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str 
     """
     tree = _tree(Path(root).resolve(), display_prefix, tuple(allowed))
     backend = get_backend(backend_name)
-    return [compile_one(request, tree, backend) for request in requests]
+    return [_timed(request, tree, backend) for request in requests]
+
+
+def _timed(request: CompileRequest, tree: SourceTree, backend: Backend) -> CompileOutput:
+    start = time.perf_counter()
+    output = compile_one(request, tree, backend)
+    return dataclasses.replace(output, seconds=time.perf_counter() - start)

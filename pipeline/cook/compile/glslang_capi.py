@@ -47,6 +47,7 @@ from pipeline.cook.compile.spirv_tools import tools_version
 from pipeline.cook.compile.toolchain import (
     ToolchainError,
     distribution_version,
+    library_path,
     load_library,
 )
 
@@ -137,7 +138,7 @@ class GlslangApi:
                 try:
                     fn = getattr(libs[lib], name)
                 except AttributeError as exc:
-                    raise ToolchainError(f"lib{lib}.so lacks {name}") from exc
+                    raise ToolchainError(f"{library_path(lib).name} lacks {name}") from exc
                 fn.argtypes, fn.restype = args, result
                 setattr(self, name.removeprefix("_ZN7glslang7TShader13").removesuffix("EPKc"), fn)
         if not self.glslang_initialize_process():

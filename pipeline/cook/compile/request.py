@@ -18,7 +18,7 @@ uniforms gathered in a default uniform block), ``auto_map`` assigns bindings (fr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.errors import Diagnostic
 
@@ -118,6 +118,7 @@ class CompileOutput:
 
     spirv: bytes | None
     diagnostics: tuple[Diagnostic, ...] = ()
+    seconds: float = field(default=0.0, compare=False)  # wall time of this compile (the timing log)
 
     @property
     def ok(self) -> bool:

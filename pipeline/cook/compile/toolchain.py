@@ -6,8 +6,12 @@ absolute path: the prefix is found through the installed distributions'
 file lists (``importlib.metadata``), then next to any ``site-packages``.
 
 Shared libraries are loaded at most once per process (:func:`load_library`).
-The executables in the prefix carry no RPATH, so :func:`tool_env` puts the
-prefix's ``lib`` folder on ``LD_LIBRARY_PATH`` for subprocesses.
+Their file names and the variable the loader searches depend on the platform
+(:data:`PLATFORMS`): ``lib<name>.so`` and ``LD_LIBRARY_PATH`` on Linux,
+``lib<name>.dylib`` and ``DYLD_LIBRARY_PATH`` on macOS, ``<name>.dll`` (in ``bin``
+or ``lib``) and ``PATH`` on Windows.  The executables in the prefix carry no
+RPATH, so :func:`tool_env` puts the library folders on that variable for
+subprocesses.
 
 A compiler that cannot be found or loaded is the user's environment, not a bug:
 :class:`ToolchainError` is a located :class:`~pipeline.errors.PipelineError` (exit
@@ -21,7 +25,9 @@ import functools
 import importlib.metadata as md
 import os
 import site
+import sys
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import Diagnostic, Location, PipelineError
@@ -45,6 +51,29 @@ class ToolchainError(PipelineError):
 
     def __reduce__(self):  # raised in a pool worker, re-raised in the parent
         return type(self), (self.message, self.where)
+
+
+@dataclass(frozen=True)
+class PlatformNames:
+    """How one platform names shared libraries and executables and finds libraries."""
+
+    library_patterns: tuple[str, ...]  # ``{name}`` is the bare library name
+    library_dirs: tuple[str, ...]      # folders of the prefix searched, in order
+    search_variable: str               # what the loader reads for subprocesses
+    executable_suffix: str = ""
+
+
+PLATFORMS = {
+    "linux": PlatformNames(("lib{name}.so",), ("lib",), "LD_LIBRARY_PATH"),
+    "darwin": PlatformNames(("lib{name}.dylib", "lib{name}.so"), ("lib",), "DYLD_LIBRARY_PATH"),
+    "win32": PlatformNames(("{name}.dll", "lib{name}.dll"), ("bin", "lib"), "PATH", ".exe"),
+}
+
+
+def platform_names(platform: str | None = None) -> PlatformNames:
+    """The names for ``platform`` (``sys.platform`` by default; other POSIX systems as Linux)."""
+    platform = platform or sys.platform
+    return PLATFORMS.get(platform, PLATFORMS["win32" if platform.startswith("win") else "linux"])
 
 
 def _prefix_from_distribution(name: str) -> Path | None:
@@ -77,17 +106,22 @@ def prefix() -> Path:
     raise ToolchainError(f"glslang is not installed (no {PREFIX_DIR}/lib folder); {INSTALL}", where)
 
 
-def library_path(name: str) -> Path:
+def library_path(name: str, platform: str | None = None) -> Path:
     """Path of a shared library of the prefix, e.g. ``library_path('glslang')``."""
-    path = prefix() / "lib" / f"lib{name}.so"
-    if not path.exists():
-        raise ToolchainError(f"shared library lib{name}.so not found; {INSTALL}", path)
-    return path
+    names = platform_names(platform)
+    root = prefix()
+    tried = [root / folder / pattern.format(name=name)
+             for folder in names.library_dirs for pattern in names.library_patterns]
+    for path in tried:
+        if path.exists():
+            return path
+    also = f" (looked for {', '.join(p.name for p in tried)})" if len(tried) > 1 else ""
+    raise ToolchainError(f"shared library {tried[0].name} not found{also}; {INSTALL}", tried[0])
 
 
-def executable(name: str) -> Path:
+def executable(name: str, platform: str | None = None) -> Path:
     """Path of an executable of the prefix, e.g. ``executable('glslangValidator')``."""
-    path = prefix() / "bin" / name
+    path = prefix() / "bin" / f"{name}{platform_names(platform).executable_suffix}"
     if not path.exists():
         raise ToolchainError(f"executable {name} not found; {INSTALL}", path)
     return path
@@ -95,7 +129,7 @@ def executable(name: str) -> Path:
 
 @functools.cache
 def load_library(name: str, global_symbols: bool = False) -> ctypes.CDLL:
-    """Load ``lib<name>.so`` from the prefix once per process.
+    """Load the shared library ``name`` from the prefix once per process.
 
     ``global_symbols`` loads with RTLD_GLOBAL: libglslang must be, because
     libSPIRV carries its own copy of glslang's classes and has to bind to the
@@ -107,15 +141,16 @@ def load_library(name: str, global_symbols: bool = False) -> ctypes.CDLL:
     try:
         return ctypes.CDLL(str(path), mode=mode)
     except OSError as exc:
-        raise ToolchainError(f"cannot load lib{name}.so ({exc}); {INSTALL}", path) from exc
+        raise ToolchainError(f"cannot load {path.name} ({exc}); {INSTALL}", path) from exc
 
 
-def tool_env() -> dict[str, str]:
-    """Environment for running the prefix's executables (lib folder on LD_LIBRARY_PATH)."""
+def tool_env(platform: str | None = None) -> dict[str, str]:
+    """Environment for running the prefix's executables: its library folders searched first."""
+    names = platform_names(platform)
     env = dict(os.environ)
-    lib = str(prefix() / "lib")
-    old = env.get("LD_LIBRARY_PATH")
-    env["LD_LIBRARY_PATH"] = f"{lib}:{old}" if old else lib
+    folders = [str(prefix() / folder) for folder in names.library_dirs]
+    old = env.get(names.search_variable)
+    env[names.search_variable] = os.pathsep.join([*folders, old] if old else folders)
     return env
 
 

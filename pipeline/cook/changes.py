@@ -1,0 +1,106 @@
+"""What a cook changed and why, for the change block printed after it.
+
+The keys a rewritten chunk manifest gained or lost (against the manifest it
+replaced), the first key that needs each job, and for each compiled job the defines
+that differ from the nearest job of the same source and stage the cache already held
+(the changed input, rather than the whole define set).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from pipeline.cook import manifest as mf
+from pipeline.cook.jobs import JobPlan
+from pipeline.cook.scheduler import RunResult
+
+MAX_COMPARED = 5000  # cached jobs of one source and stage compared with each compiled job
+
+
+def first_keys(keys, plan: JobPlan) -> dict[str, tuple[str, str]]:
+    """Job key -> (text, hash) of the first key (by text) that needs the job."""
+    first_key: dict[str, tuple[str, str]] = {}
+    for key in sorted(keys, key=lambda k: k.text):
+        for job_key in plan.all_jobs_for(key):
+            if job_key not in first_key:
+                first_key[job_key] = (key.text, key.hash)
+    return first_key
+
+
+def define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
+    """For each compiled job, ``{define: [cached value, new value]}`` against the cached job of the
+    same source and stage with the fewest differing defines (none cached: no entry)."""
+    compiled = set(run.compiled)
+    cached: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for job_key, job in plan.jobs.items():
+        if job_key not in compiled and job_key in run.results:
+            cached[(job.request.source, job.request.stage)].append(dict(job.request.defines))
+    changes = {}
+    for job_key in compiled:
+        request = plan.jobs[job_key].request
+        new = dict(request.defines)
+        best = None
+        for old in cached.get((request.source, request.stage), ())[:MAX_COMPARED]:
+            diff = {n: [old.get(n), new.get(n)] for n in sorted(set(old) | set(new)) if old.get(n) != new.get(n)}
+            if best is None or len(diff) < len(best):
+                best = diff
+        if best:
+            changes[job_key] = best
+    return changes
+
+
+def manifest_keys(path: Path) -> dict[str, str] | None:
+    """Key text -> key hash of the chunk manifest on disk (None when missing, unreadable or of
+    another format)."""
+    if not path.is_file():
+        return None
+    try:
+        return {text: entry.hash for text, entry in mf.load_chunk_manifest(path).keys.items()}
+    except mf.ManifestError:
+        return None
+
+
+def record_key_changes(result, chunk: str, before: dict[str, str] | None, now: dict) -> None:
+    """Add to a cook result the keys a rewritten chunk manifest gained and lost (``before``: the
+    keys of the manifest it replaced, None when there was none; ``now``: its manifest entries).
+    An added key carries the nearest key it had before (same shader and pass, fewest features
+    differing) and those differences: the input that changed."""
+    if before is None:
+        result.new_chunks.append(chunk)
+        before = {}
+    for text in sorted(set(now) - set(before)):
+        near = nearest(text, [k for k in before if k not in now])
+        near = near if near is not None else nearest(text, list(before))
+        result.keys_added.append({"chunk": chunk, "key": text, "hash": now[text].hash,
+                                  "nearest": None if near is None else
+                                  {"key": near, "hash": before[near], "changed": feature_changes(near, text)}})
+    result.keys_removed += [{"chunk": chunk, "key": text, "hash": before[text]}
+                            for text in sorted(set(before) - set(now))]
+
+
+def split_key(text: str) -> tuple[str, dict[str, str]]:
+    """``pbr/forward{A=1,B=0}`` -> ``("pbr/forward", {"A": "1", "B": "0"})``."""
+    head, _, body = text.partition("{")
+    pairs = [p.split("=", 1) for p in body.rstrip("}").split(",") if "=" in p]
+    return head, dict(pairs)
+
+
+def nearest(key: str, candidates: list[str]) -> str | None:
+    """The candidate of the same shader and pass with the fewest features differing (ties: first by text)."""
+    head, features = split_key(key)
+    best, best_n = None, None
+    for other in sorted(candidates)[:MAX_COMPARED]:
+        other_head, other_features = split_key(other)
+        if other_head != head:
+            continue
+        n = sum(1 for f in set(features) | set(other_features) if features.get(f) != other_features.get(f))
+        if best_n is None or n < best_n:
+            best, best_n = other, n
+    return best
+
+
+def feature_changes(old: str, new: str) -> dict[str, list]:
+    """``{feature: [old value, new value]}`` for the features that differ (None: absent)."""
+    a, b = split_key(old)[1], split_key(new)[1]
+    return {f: [a.get(f), b.get(f)] for f in sorted(set(a) | set(b)) if a.get(f) != b.get(f)}
