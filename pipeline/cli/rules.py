@@ -42,6 +42,7 @@ def check(rules_dir, materials):
 
 
 @command.command("facts")
+@output_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list of {path, type, meaning}.")
 @guarded
 def facts(as_json):
