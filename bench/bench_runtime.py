@@ -75,7 +75,7 @@ def _prepare_files(out: Path, chunks: list[str], folder: Path) -> list[tuple[str
     plan, seen = [], set()
     for chunk in chunks:
         manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
-        pak = PakReader(mf.chunk_pak_path(out, chunk))
+        pak = PakReader(mf.chunk_pak_path(out, manifest))
         for digest, blob in pak.items():
             (folder / f"{digest}.spv").write_bytes(blob)
         stages_of = {e.key: dict(e.stages) for e in manifest.keys.values()}

@@ -133,3 +133,25 @@ def check_inside(path: Path | str, roots, display: str, *, error: type[PipelineE
     if not inside(path, roots):
         raise error.at(display, f"{what} leads outside the allowed roots "
                                 f"(to {os.path.realpath(path)}); add its folder to allowed_roots in pipeline.toml")
+
+
+class InsideRoots:
+    """:func:`check_inside` for many files of few folders: each folder's real path is resolved once.
+
+    A file that is not a symlink, in a folder whose real path is under a root, is under
+    that root; anything else gets the full check.
+    """
+
+    def __init__(self, roots) -> None:
+        self.roots = tuple(roots)
+        self._real = tuple(Path(os.path.realpath(r)) for r in self.roots)
+        self._folders: dict[str, bool] = {}
+
+    def check(self, path: str, display: str, *, error: type[PipelineError] = FileReadError, what: str = "file") -> None:
+        folder = os.path.dirname(path)
+        ok = self._folders.get(folder)
+        if ok is None:
+            real = Path(os.path.realpath(folder))
+            ok = self._folders[folder] = any(real == r or real.is_relative_to(r) for r in self._real)
+        if not ok or os.path.islink(path):
+            check_inside(path, self.roots, display, error=error, what=what)

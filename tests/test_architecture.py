@@ -32,7 +32,7 @@ STAGES = [
               "pipeline.cache.reflection_records"]),
     ("report", ["pipeline.report"]),
     ("runtime", ["pipeline.runtime"]),
-    ("api", ["pipeline.api"]),
+    ("api", ["pipeline.api", "pipeline.watch"]),
     ("cli", ["pipeline.cli", "pipeline.__main__"]),
 ]
 

@@ -117,6 +117,22 @@ def test_pipeline_clean_removes_what_no_cook_would_write(tmp_path):
 
 
 # ---------------------------------------------------------------- trusted state
+def test_the_sweep_trusts_a_manifest_it_was_told_of_only_while_its_file_signature_holds(tmp_path):
+    from pipeline.cook.sweep import file_signature, sweep_outputs
+
+    world = copy_world(tmp_path / "world")
+    out = tmp_path / "out"
+    cook(world, tmp_path / "cache", out)
+    path = out / "forest" / "c00.json"
+    pak = json.loads(path.read_bytes())["pak"]
+    chunk_levels = {c: "forest" for c in chunk_names(out / "forest.level.json")}
+    assert "forest/c00" in chunk_levels
+    told = {str(path): ("forest/c00", "c00.0000000000000000.pak", file_signature(path))}
+    assert sweep_outputs(out / "forest", chunk_levels, "forest", {str(path): (*told[str(path)][:2], None)}) == []
+    assert (path.parent / pak).exists()  # a stale signature: the manifest on disk was read, its pak kept
+    assert sweep_outputs(out / "forest", chunk_levels, "forest", told) == [path.parent / pak]
+
+
 def same_size_edit(path: Path, old: bytes, new: bytes) -> None:
     """Replace ``old`` by ``new`` (same length) in place and put the mtime back."""
     st = path.stat()

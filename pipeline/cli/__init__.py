@@ -10,39 +10,77 @@ module is imported when that sub-command runs (or when ``--help`` lists them), s
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 
 import click
 
 from pipeline import __version__
-from pipeline.cli._common import EXIT_INTERRUPTED, EXIT_USER, one_line
+
+# Every sub-command: name -> (module of this package, first paragraph of its help).  ``--help``
+# lists them from here without importing a module; tests/test_cli_startup.py checks this table
+# against the commands themselves.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cache": ("cache", "Inspect and clean the local cache and the shared cache tier."),
+    "check-log": ("check_log", "Say, for each miss in LOG (written by the runtime), why it happened."),
+    "clean": ("clean", "Remove from --out the outputs of chunks and levels WORLD no longer has."),
+    "cook": ("cook", "Compile the permutations WORLD requires into per-chunk SPIR-V outputs."),
+    "explain": ("explain", "Explain why KEY exists in WORLD."),
+    "keys": ("keys", "List the permutation keys the draws of WORLD need, with how many draws need each."),
+    "report": ("report", "Report the permutation funnel of WORLD: possible -> valid -> required -> unique "
+                         "sources -> unique binaries, per shader family and pass, level and chunk."),
+    "rules": ("rules", "Work with rule sets (rules/<shader>.yaml)."),
+    "runtime": ("runtime", "Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU)."),
+    "scan": ("scan", "Scan glTF files into draws with typed facts."),
+    "verify-family": ("verify", "Compile FAMILY's valid permutation keys and report every one that fails."),
+    "watch": ("watch", "Cook WORLD, then recook the chunks whose files change, until Ctrl-C."),
+}
 
 
 class LazyGroup(click.Group):
     """A group whose sub-commands are the ``command`` objects of this package's modules, loaded on use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(self._load_all()))
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
-        if command is None and cmd_name in _module_names():
-            command = self._load(cmd_name)
-        if command is None or command.name != cmd_name:
-            command = self._load_all().get(cmd_name)  # a module whose command has another name
+        if command is None and cmd_name in COMMANDS:
+            command = self._load(COMMANDS[cmd_name][0])
         return command
 
-    def main(self, *args, **kwargs):
-        """Run, rendering a usage error (bad option, missing path) as one line with exit code 1."""
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from :data:`COMMANDS`, as click would render the loaded commands."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, click.utils.make_default_short_help(COMMANDS[name][1], limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(self, args=None, *rest, **kwargs):
+        """Run, rendering a usage error (bad option, missing path) as one line with exit code 1.
+
+        ``pipeline cook`` whose inputs and outputs did not change since its last clean run
+        is answered from its stamp (:mod:`pipeline.cook.noop`) before anything else loads.
+        """
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv[:1] == ["cook"]:
+            from pipeline.cook.noop import fast_cook
+
+            code = fast_cook(argv[1:])
+            if code is not None:
+                sys.exit(code)
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, *rest, standalone_mode=False, **kwargs)
         except click.ClickException as exc:
+            from pipeline.cli._common import EXIT_USER, one_line
+
             context = f"{exc.ctx.command_path}: " if getattr(exc, "ctx", None) else "pipeline: "
             hint = f" (see '{exc.ctx.command_path} --help')" if isinstance(exc, click.UsageError) and exc.ctx else ""
             click.echo(f"{context}error: {one_line(exc.format_message())}{hint}", err=True)
             sys.exit(EXIT_USER)
         except click.exceptions.Abort:
+            from pipeline.cli._common import EXIT_INTERRUPTED
+
             click.echo("pipeline: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as exc:
@@ -53,15 +91,6 @@ class LazyGroup(click.Group):
         if command is not None:
             self.add_command(command)
         return command
-
-    def _load_all(self) -> dict[str, click.Command]:
-        for name in _module_names():
-            self._load(name)
-        return dict(self.commands)
-
-
-def _module_names() -> list[str]:
-    return sorted(i.name for i in pkgutil.iter_modules(__path__) if not i.name.startswith("_"))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,8 +24,10 @@ from pipeline.cli._common import (
     styled,
     verbosity,
 )
+from pipeline.cook import noop
 from pipeline.errors import MAX_NAME, Location, one_line
 from pipeline.progress import for_stream
+from pipeline.report.render import render_json
 
 
 @click.command("cook")
@@ -84,6 +87,10 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     are still written here, byte-identical to a local cook); with --remote-cache
     a shared cache is asked for the local misses before anything compiles.
     """
+    stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
+                      materials=materials, backend=backend)
+    noop.forget(stamp_args)  # until this cook has finished cleanly
+    started_ns = time.time_ns()
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
@@ -95,7 +102,28 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
         echo_json(result.to_json())
     else:
         _render(result, explain, verbosity(quiet), w.root)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
     return EXIT_USER if result.errors else EXIT_OK
+
+
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
+    """After a local cook that changed nothing: the stamp that answers the next identical cook by
+    file stats, with what this one printed (:mod:`pipeline.cook.noop`)."""
+    doc = result.to_json()
+    if unusual or args["backend"] != "capi" or doc["compiled"] or doc["fetched"] or doc["written"] \
+            or doc["removed"] or doc["warnings"] or doc["cancelled"] or doc["farm"] or doc["remote"] \
+            or w.allowed_roots:
+        return noop.forget(args)
+    try:
+        from pipeline.cook.compile.toolchain import prefix
+
+        compiler_dir = str(prefix() / "lib")
+    except Exception:  # noqa: BLE001 - no toolchain found: no stamp
+        return noop.forget(args)
+    noop.write_stamp(args, world_root=str(w.root), rules_dir=str(w.rules_dir), materials_dir=str(w.materials_dir),
+                     compiler_dir=compiler_dir, doc=render_json(doc), text=summary(doc) + "\n",
+                     errors="".join(click.unstyle(_located(e, w.root)) + "\n" for e in doc["errors"]),
+                     code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns)
 
 
 def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
@@ -110,15 +138,20 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     elif explain:  # asked for by name: shown with --quiet too
         for line in doc["explain"]:
             click.echo(job_line(line, level > 0))
-    click.echo(
+    click.echo(summary(doc))
+    if doc["farm"]:
+        click.echo(_farm_line(doc["farm"]))
+
+
+def summary(doc: dict) -> str:
+    """The one-line summary of a cook's JSON document."""
+    return (
         f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached{_fetched(doc)}, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
         + (f"; removed {len(doc['removed'])} outputs of chunks that no longer exist" if doc["removed"] else "")
     )
-    if doc["farm"]:
-        click.echo(_farm_line(doc["farm"]))
 
 
 def _farm_line(farm: dict) -> str:

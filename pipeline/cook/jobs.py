@@ -78,6 +78,16 @@ class StageJob:
                             "language": r.language, "defines": list(map(list, r.defines))})
 
 
+def blobs_of(jobs: dict[str, str], results: dict, has_blob) -> dict[str, str]:
+    """Stage -> blob digest of the jobs (stage -> job key) that compiled and whose blob is there."""
+    stages = {}
+    for stage, job_key in sorted(jobs.items()):
+        job = results.get(job_key)
+        if job is not None and job.blob and has_blob(job.blob):
+            stages[stage] = job.blob
+    return stages
+
+
 def unknown_compile_families(compile_targets: dict, families) -> list[str]:
     """pipeline.toml ``[cook.compile]`` entries naming no family (a typo would compile nothing)."""
     return [f"pipeline.toml: warning: [cook.compile] names '{name}', which is no shader family"

@@ -20,13 +20,18 @@ from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import cleanup_stale_temps, locked
-from pipeline.cook.changes import define_changes, first_keys, manifest_keys, record_key_changes
+from pipeline.cook.changes import (
+    define_changes,
+    first_keys,
+    manifest_keys,
+    record_key_changes,
+)
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
+from pipeline.cook.jobs import JobOptions, JobPlan, blobs_of, plan_jobs, unknown_compile_families
 from pipeline.cook.reflection import reflect_cached
-from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs, unknown_compile_families
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
-from pipeline.cook.sweep import level_files, sweep_outputs
+from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import Diagnostic, Location, PipelineError, one_line
@@ -163,7 +168,9 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
     runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
     if options.scheduler:
-        from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
+        from pipeline.cook.farm import (
+            FarmCompiler,  # imports Dask: only a farm cook pays for it
+        )
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity)
     return runner
 
@@ -219,11 +226,13 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     file_errors = _errors_by_chunk(found, chunk_levels)
     results = _results_digest(result)
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
+    known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
         try:
-            _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store, out, results,
-                           blobs)
+            json_path, pak = _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store,
+                                            out, results, blobs)
+            known[str(json_path)] = (chunk, pak, file_signature(json_path))
             levels[level].add(chunk)
         except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
             _stop_if_environment(exc, out)
@@ -231,7 +240,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         progress.advance()
     progress.finish()
     if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
-        result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep)]
+        result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
     for level in sorted(levels):
         try:
             _level_outputs(result, level, levels[level], store, out)
@@ -241,8 +250,9 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
 
 
 def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
-                   store: Store, out: Path, results: bytes, blobs: dict) -> None:
-    """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are)."""
+                   store: Store, out: Path, results: bytes, blobs: dict) -> tuple[Path, str]:
+    """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are);
+    returns the manifest's path and the pak it names."""
     json_path = mf.chunk_manifest_path(out, chunk)
     fingerprint = found.fingerprints.get(chunk)
     digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
@@ -257,6 +267,7 @@ def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str,
         if _as_tuple(new) != record:
             store.set(OUTPUTS, str(json_path.resolve()), new)
     result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
+    return json_path, pak_name
 
 
 def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path) -> None:
@@ -394,9 +405,9 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     fallback_stages = {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
         jobs = result.plan.jobs_for(key)
-        stages = _blobs(jobs, result, has_blob)
+        stages = blobs_of(jobs, result.run.results, has_blob)
         per_target = result.plan.targets.get(key)
-        targets = {label: _blobs(j, result, has_blob) for label, j in per_target.items()} if per_target else None
+        targets = {label: blobs_of(j, result.run.results, has_blob) for label, j in per_target.items()} if per_target else None
         entries.append(_entry(key, info, stages, families[key.shader], targets))
         vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
         if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
@@ -412,16 +423,6 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     result.warnings += [w for w in dict.fromkeys(contract.warnings) if w not in result.warnings]
     return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
                              reflection=contract.blobs, fallbacks=fallbacks)
-
-
-def _blobs(jobs: dict[str, str], result: CookResult, has_blob) -> dict[str, str]:
-    """Stage -> blob digest of the jobs that compiled and whose blob is there."""
-    stages = {}
-    for stage, job_key in sorted(jobs.items()):
-        job = result.run.results.get(job_key)
-        if job is not None and job.blob and has_blob(job.blob):
-            stages[stage] = job.blob
-    return stages
 
 
 def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,

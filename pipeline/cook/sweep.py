@@ -12,12 +12,16 @@ writing it removes, under ``<out>``, what belongs to no such chunk:
 
 Only files the pipeline recognises as its own outputs are removed: a file that does
 not read as a manifest, or a name of another pattern, is left alone.  Each folder is
-swept under the same lock cooks take to write into it.
+swept under the same lock cooks take to write into it, and only when a look without
+the lock found something to remove (a no-op cook takes no lock).  A manifest the cook
+has just written or checked (``known``: its path, chunk, pak and file signature) is not
+parsed again while its signature holds.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.cook import manifest as mf
@@ -38,7 +42,20 @@ def level_files(out: Path, level: str) -> list[Path]:
     return sorted(p for p in candidates if not p.name.endswith(LEVEL_JSON) and p.is_file())
 
 
-def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "") -> list[Path]:
+Known = Mapping[str, tuple[str, str, tuple]]  # manifest path -> (chunk, pak name, file_signature)
+
+
+def file_signature(path: Path | str) -> tuple | None:
+    """(mtime_ns, size, inode, ctime_ns) of a file, or None when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "",
+                  known: Known | None = None) -> list[Path]:
     """Remove the outputs under ``out`` of chunks not in ``chunk_levels``; returns what was removed.
 
     ``scope`` is ``""`` for a whole world, else the one level the cook covered.
@@ -49,13 +66,29 @@ def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = ""
     removed: list[Path] = []
     for folder, dirs, files in os.walk(out):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if any(n.endswith((".json", ".pak")) for n in files):
-            with locked(folder):
-                removed += _sweep_folder(Path(folder), chunk_levels, scope)
+        if any(n.endswith((".json", ".pak")) for n in files) \
+                and _sweep_folder(Path(folder), chunk_levels, scope, known or {}, dry=True):
+            with locked(folder):  # decided again under the lock: another cook may have written since
+                removed += _sweep_folder(Path(folder), chunk_levels, scope, known or {})
     return removed
 
 
-def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str) -> list[Path]:
+def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, str, str] | None:
+    """(chunk, level, pak) of a chunk manifest, or None when it is not one of ours."""
+    entry = known.get(str(path))
+    if entry is not None and entry[0] in chunk_levels and file_signature(path) == entry[2]:
+        return entry[0], chunk_levels[entry[0]], entry[1]
+    try:
+        manifest = mf.load_chunk_manifest(path)
+    except mf.ManifestError:
+        return None  # not ours, or of another format: left alone
+    return manifest.chunk, manifest.level, manifest.pak
+
+
+def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known,
+                  dry: bool = False) -> list[Path]:
+    """Remove what no cook would write from one folder (``dry``: only say what that would be)."""
+    unlink = (lambda path: [path] if path.exists() else []) if dry else _unlink
     names = sorted(os.listdir(folder))
     levels = set(chunk_levels.values())
     removed, named, kept_stems, scoped_stems = [], set(), set(), set()
@@ -63,30 +96,27 @@ def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str) -> lis
         path = folder / name
         if name.endswith(LEVEL_JSON):
             if not scope and _level_gone(path, levels):
-                removed += _unlink(path)
+                removed += unlink(path)
             continue
-        if not name.endswith(".json"):
+        if not name.endswith(".json") or (read := _read(path, chunk_levels, known)) is None:
             continue
-        try:
-            manifest = mf.load_chunk_manifest(path)
-        except mf.ManifestError:
-            continue  # not ours, or of another format: left alone
-        in_scope = not scope or manifest.level == scope
+        chunk, level, pak = read
+        in_scope = not scope or level == scope
         if in_scope:
             scoped_stems.add(path.stem)
-        if in_scope and manifest.chunk not in chunk_levels:
-            removed += _unlink(path) + _unlink(folder / manifest.pak)
+        if in_scope and chunk not in chunk_levels:
+            removed += unlink(path) + unlink(folder / pak)
         else:
-            named.add(manifest.pak)
+            named.add(pak)
             kept_stems.add(path.stem)
     for name in names:
         stem = mf.pak_stem(name)
         if name in named or not name.endswith(".pak"):
             continue
         if stem is not None and (not scope or stem in scoped_stems):
-            removed += _unlink(folder / name)  # content-addressed, named by no manifest
+            removed += unlink(folder / name)  # content-addressed, named by no manifest
         elif stem is None and not scope and name[:-len(".pak")] in kept_stems:
-            removed += _unlink(folder / name)  # a first-format pak beside a current manifest
+            removed += unlink(folder / name)  # a first-format pak beside a current manifest
     return removed
 
 

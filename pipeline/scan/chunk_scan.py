@@ -12,7 +12,7 @@ from pathlib import Path
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
-from pipeline.fileio import check_inside
+from pipeline.fileio import InsideRoots
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.files import deps_fresh, same_stamp, scan_bytes, stamp, stat_dep
@@ -43,6 +43,7 @@ class ChunkScan:
     parsed: int = 0
     cached: int = 0
     shared: SharedFacts = field(default_factory=SharedFacts)
+    inside: InsideRoots | None = None
 
     def __post_init__(self) -> None:
         # Start from the old fact table so reused rows keep their indices; compacted on write.
@@ -70,7 +71,9 @@ class ChunkScan:
 
     def read_and_scan(self, file: str, path: str, stat: os.stat_result, old) -> None:
         try:
-            check_inside(path, self.config.allowed_paths(self.root), file, error=GltfError, what="glTF file")
+            if self.inside is None:
+                self.inside = InsideRoots(self.config.allowed_paths(self.root))
+            self.inside.check(path, file, error=GltfError, what="glTF file")
             data = read_bytes(path, file, self.config.limits)
         except GltfError as exc:
             self.diagnostics.extend(exc.diagnostics)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import multiprocessing
 import typing
 from collections.abc import Callable
@@ -79,6 +80,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
 
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
+    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:
         with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
@@ -91,6 +93,8 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
                     step(len(chunk.files))
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
         pass  # chunks without a result are scanned in this process
+    finally:
+        gc.unfreeze()
 
 
 def _reset_worker() -> None:

@@ -10,7 +10,7 @@ authored, not judged here.
 from __future__ import annotations
 
 from pipeline.errors import GltfError
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.pointer import pointer
 
 BYTE, UBYTE, SHORT, USHORT, UINT, FLOAT = 5120, 5121, 5122, 5123, 5125, 5126

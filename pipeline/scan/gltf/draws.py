@@ -24,7 +24,7 @@ from pipeline.digest import bytes_hash, canonical_object
 from pipeline.scan import facts as F
 from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.reader import Gltf
 from pipeline.scan.gltf.transforms import local_det_sign
 

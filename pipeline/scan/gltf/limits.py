@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.config import Limits
 from pipeline.errors import GltfError
-from pipeline.scan.gltf.models import TOP_LEVEL_ARRAYS, Document
+from pipeline.scan.gltf.structs import TOP_LEVEL_ARRAYS, Document
 from pipeline.scan.gltf.pointer import pointer
 
 INT_MIN, UINT64_MAX = -(2**63), 2**64 - 1

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+import msgspec
 
 from pipeline.errors import GltfError
 from pipeline.scan import facts as F
-from pipeline.scan.gltf import models as G
+from pipeline.scan.gltf import structs as G
 from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.pointer import pointer
 
@@ -71,11 +71,11 @@ class _Refs(list):
         return ref
 
 
-def _fields(block: BaseModel, refs: _Refs, *at: str) -> dict[str, Any]:
+def _fields(block: msgspec.Struct, refs: _Refs, *at: str) -> dict[str, Any]:
     """A glTF block's fields with every textureInfo turned into a TextureRef (collected in refs)."""
-    out = dict(block.__dict__)
+    out = {name: getattr(block, name) for name in block.__struct_fields__}
     for name, value in out.items():
-        if isinstance(value, G.TextureInfo):
+        if type(value) is G.TextureInfo:
             out[name] = refs.add(name, value, at)
     return out
 
@@ -116,7 +116,7 @@ def _extension_facts(ext: G.MaterialExtensions | None, refs: _Refs) -> dict[str,
     return values
 
 
-_MATERIAL_JSON = G.Material.__pydantic_serializer__.to_json
+_MATERIAL_JSON = msgspec.json.Encoder().encode
 
 
 class MaterialCache:

@@ -7,27 +7,27 @@ for JSON syntax errors); nothing about bad data escapes as another exception.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
+import msgspec
 
 from pipeline.config import Limits
 from pipeline.errors import GltfError
 from pipeline.fileio import read_regular
 from pipeline.scan.gltf.accessors import check_accessors
-from pipeline.scan.gltf.bufferdoc import BufferDocument
 from pipeline.scan.gltf.container import Container, split_container
 from pipeline.scan.gltf.extensions import is_understood
 from pipeline.scan.gltf.limits import check_document, check_file_size, check_value
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.decode import decode_buffers, decode_document, from_python
+from pipeline.scan.gltf.structs import BufferDocument, Document
 from pipeline.scan.gltf.pointer import pointer
 from pipeline.scan.gltf.refs import check_refs
 from pipeline.scan.gltf.uris import check_buffer_uris
 
 _VERSION = re.compile(r"^2\.[0-9]+$")
-_JSON_POS = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$")
 
 
 @dataclass
@@ -43,7 +43,12 @@ class Gltf:
     def data(self) -> BufferDocument:
         """Accessor, bufferView and buffer details (parsed on first use)."""
         if self._data is None:
-            self._data = validate(BufferDocument, self.container.json, self.file)
+            self._data = decode_buffers(self.container.json)
+        if self._data is None:  # the structs rejected it: the model locates the error (or accepts it)
+            from pipeline.scan.gltf.bufferdoc import BufferDocument as Reference
+
+            validate(Reference, self.container.json, self.file)
+            self._data = msgspec.convert(json.loads(self.container.json), BufferDocument)
         return self._data
 
 
@@ -60,7 +65,7 @@ def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
     """Validate file content; raises GltfError located in the file."""
     check_file_size(len(data), limits, file)
     container = split_container(data, file)
-    doc = validate(Document, container.json, file)
+    doc = decode(container.json, file)
     check_version(doc, file)
     check_required_extensions(doc, file)
     check_document(doc, limits, file)
@@ -75,48 +80,21 @@ def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
 
 def validate(model, json_bytes: bytes, file: str):
     """``model.model_validate_json`` with errors turned into one located GltfError."""
-    try:
-        return model.model_validate_json(json_bytes)
-    except ValidationError as exc:
-        raise _not_utf8(exc, json_bytes, file) or _located(exc, file) from None
+    from pipeline.scan.gltf.located import validate as located_validate
+
+    return located_validate(model, json_bytes, file)
 
 
-def _not_utf8(exc: ValidationError, json_bytes: bytes, file: str) -> GltfError | None:
-    """Invalid UTF-8, located at the first bad byte (line, byte column) by us: JSON parser
-    versions disagree by one column on where a bad code point is."""
-    if "unicode" not in str(exc.errors(include_url=False, include_input=False)[0]["msg"]):
-        return None
-    try:
-        json_bytes.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        line_start = json_bytes.rfind(b"\n", 0, bad.start) + 1
-        return GltfError.at(file, "invalid JSON: invalid unicode code point",
-                            line=json_bytes.count(b"\n", 0, bad.start) + 1, col=bad.start - line_start + 1)
-    return None
+def decode(json_bytes: bytes, file: str) -> Document:
+    """The document as structs; what they reject is validated by the pydantic models, which
+    raise the located error (or, when they accept it, hand over the parsed value)."""
+    doc = decode_document(json_bytes)
+    if doc is None:
+        from pipeline.scan.gltf.models import Document as Reference
 
-
-def _located(exc: ValidationError, file: str) -> GltfError:
-    errors = exc.errors(include_url=False, include_input=False)
-    first = errors[0]
-    if first["type"] == "json_invalid":
-        match = _JSON_POS.match(first["msg"])
-        if match:
-            return GltfError.at(file, f"invalid JSON: {match.group(1)}",
-                                line=int(match.group(2)), col=max(1, int(match.group(3))))
-        return GltfError.at(file, first["msg"].replace("Invalid JSON", "invalid JSON"))
-    message = _message(first)
-    if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more)"
-    return GltfError.at(file, message, pointer=pointer(*first["loc"]))
-
-
-def _message(error: dict) -> str:
-    msg = error["msg"]
-    if error["type"] == "missing":
-        return "required property is missing"
-    if error["type"] == "union_tag_invalid":
-        return msg
-    return msg[0].lower() + msg[1:]
+        validate(Reference, json_bytes, file)
+        doc = from_python(json.loads(json_bytes))
+    return doc
 
 
 def check_version(doc: Document, file: str) -> None:

@@ -12,7 +12,7 @@ Texture indices are checked where materials are read (:mod:`pipeline.scan.gltf.m
 from __future__ import annotations
 
 from pipeline.errors import GltfError
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.pointer import pointer
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.structs import Document
 
 if TYPE_CHECKING:  # numpy is imported on first use (grid levels only): it is slow to import
     import numpy as np

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from pipeline.config import Limits
 from pipeline.errors import GltfError
 from pipeline.scan.gltf.limits import check_string
-from pipeline.scan.gltf.models import Document
+from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.pointer import pointer
 
 _DATA = re.compile(r"^data:", re.IGNORECASE)

@@ -1,0 +1,228 @@
+"""The no-op cook by file stats alone: a stamp of everything a cook read and wrote.
+
+After a cook on the command line that changed nothing (nothing compiled, written or
+removed, no warning, on this machine, no shared tier, nothing read outside the world,
+rules and shader library) the command writes a stamp
+under the cache folder, ``noop-stamps/<key>.json``, keyed by the command's arguments
+and working directory.  It records the stat (``mtime_ns``, size; folders too, so an
+added or removed file shows) of
+
+- every file and folder of the world (the cache and output folders left out), of the
+  rule sets and of the shader library,
+- every file of the output folder,
+- the cache database, the code of this package and the compiler's library folder,
+
+plus the day it was written, and what that cook printed (its summary or JSON document,
+the located errors of bad input, which a no-op reports again) and its exit code.  The next
+``pipeline cook`` with the same arguments stats the same paths (stdlib only, before
+anything else is imported); when every stat matches it prints that summary and exits 0.
+Anything else, a symlink anywhere, an option this module does not know, or a new day
+(use records for ``pipeline cache gc`` are refreshed by the first cook of each day),
+takes the full path, which writes a new stamp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+
+VERSION = 2
+STAMPS = "noop-stamps"
+_VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
+                  "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
+                  "--rules": "rules", "--materials": "materials"}
+_FLAGS = {"--json": "json", "-q": "quiet", "--quiet": "quiet"}
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _Unstampable(Exception):
+    """Something the stat walk cannot vouch for (a symlink, a folder that vanished ...)."""
+
+
+def parse_args(argv: list[str]) -> dict | None:
+    """The options of ``pipeline cook ARGV`` that a stamp covers, or None for anything else."""
+    found: dict = {"json": False, "quiet": False}
+    positional = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in _FLAGS and not eq:
+            found[_FLAGS[name]] = True
+        elif name in _VALUE_OPTIONS:
+            if not eq:
+                i += 1
+                if i >= len(argv):
+                    return None
+                value = argv[i]
+            if _VALUE_OPTIONS[name] in found:
+                return None
+            found[_VALUE_OPTIONS[name]] = value
+        elif arg.startswith("-") and arg != "-":
+            return None
+        else:
+            positional.append(arg)
+        i += 1
+    if len(positional) != 1 or found.get("backend", "capi") != "capi":
+        return None
+    if "jobs" in found and not (found["jobs"].isdigit() and int(found["jobs"]) >= 1):
+        return None
+    found["world"] = positional[0]
+    return found
+
+
+def stamp_key(args: dict) -> tuple[str, str]:
+    """(cache folder, key) of a cook's arguments: what the stamp is looked up by."""
+    cache = args.get("cache") or os.environ.get("PIPELINE_CACHE") or "cache"
+    ident = {
+        "version": VERSION, "cwd": os.getcwd(), "world": os.path.abspath(args["world"]),
+        "level": args.get("level"), "chunk": args.get("chunk"), "cache": os.path.abspath(cache),
+        "out": os.path.abspath(args.get("out") or "build"),
+        "rules": os.path.abspath(args["rules"]) if args.get("rules") else None,
+        "materials": os.path.abspath(args["materials"]) if args.get("materials") else None,
+        "python": sys.executable, "scheduler": os.environ.get("PIPELINE_SCHEDULER") or "none",
+        "path": os.environ.get("PATH"),
+    }
+    key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
+    return os.path.abspath(cache), key
+
+
+def _stamp_path(cache: str, key: str) -> str:
+    return os.path.join(cache, STAMPS, key + ".json")
+
+
+def _today() -> int:
+    return int(time.time() // 86400)
+
+
+# ---------------------------------------------------------------- the stat walk
+def _signature(st: os.stat_result, size: int) -> list:
+    return [st.st_mtime_ns, size, st.st_ino, st.st_ctime_ns]
+
+
+def _walk(root: str, skip: tuple[str, ...]) -> list:
+    """[path, mtime_ns, size, inode, ctime_ns] of ``root`` and everything under it, folders
+    included, in walk order: the fingerprint the full cook trusts (an edit of the same size with
+    its mtime put back still changes the ctime)."""
+    out = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            raise _Unstampable(folder) from exc
+        out.append([folder, *_signature(st, -1)])
+        for entry in entries:
+            if entry.is_symlink():
+                raise _Unstampable(entry.path)
+            if entry.is_dir():
+                if entry.path not in skip and entry.name != "__pycache__":
+                    stack.append(entry.path)
+            else:
+                st = entry.stat()
+                out.append([entry.path, *_signature(st, st.st_size)])
+    return out
+
+
+def _files(paths: list[str]) -> list:
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append([path, None, None])
+            continue
+        out.append([path, *_signature(st, st.st_size)])
+    return out
+
+
+def _state(roots: list[str], skip: tuple[str, ...], files: list[str]) -> list:
+    return [_walk(root, skip) for root in roots] + [_files(files)]
+
+
+def _cache_files(cache: str) -> list[str]:
+    return [os.path.join(cache, name) for name in ("cache.db", "cache.db-wal")]
+
+
+# ---------------------------------------------------------------- write and check
+def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: str, compiler_dir: str | None,
+                doc: str, text: str, errors: str = "", code: int = 0, started_ns: int = 0) -> None:
+    """Record the state after a local cook: ``doc`` (``--json``) or ``text`` is what the next no-op prints
+    on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code.
+
+    An input changed at or after ``started_ns`` (when the cook began) may have been read
+    before or after its change: no stamp then, so the next cook takes the full path.
+    """
+    cache, key = stamp_key(args)
+    out = os.path.abspath(args.get("out") or "build")
+    skip = (out, cache)
+    roots = [os.path.abspath(world_root), os.path.abspath(rules_dir), os.path.abspath(materials_dir), _PACKAGE]
+    if compiler_dir:
+        roots.append(os.path.abspath(compiler_dir))
+    if os.path.isdir(out):
+        roots.append(out)
+    path = _stamp_path(cache, key)
+    try:
+        state = _state(roots, skip, _cache_files(cache))
+        inputs = state[:len(roots) - (1 if roots[-1] == out else 0)]
+        if any(entry[1] >= started_ns for walk in inputs for entry in walk):
+            raise _Unstampable("an input changed while the cook ran")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump({"version": VERSION, "day": _today(), "roots": roots, "skip": list(skip),
+                       "state": state, "doc": doc, "text": text,
+                       "errors": errors, "code": code}, f)
+        os.replace(temp, path)
+    except (_Unstampable, OSError):
+        forget(args)
+
+
+def forget(args: dict) -> None:
+    """Remove the stamp of these arguments (the next cook takes the full path)."""
+    cache, key = stamp_key(args)
+    try:
+        os.unlink(_stamp_path(cache, key))
+    except OSError:
+        pass
+
+
+def check(args: dict) -> dict | None:
+    """The recorded no-op answer when nothing a cook reads or writes changed since the stamp, else None."""
+    cache, key = stamp_key(args)
+    try:
+        with open(_stamp_path(cache, key), encoding="utf-8") as f:
+            stamp = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("version") != VERSION or stamp.get("day") != _today():
+        return None
+    try:
+        roots, skip = stamp["roots"], tuple(stamp["skip"])
+        state = _state(roots, skip, _cache_files(cache))
+    except (_Unstampable, KeyError, TypeError):
+        return None
+    return stamp if state == stamp["state"] else None
+
+
+def fast_cook(argv: list[str]) -> int | None:
+    """``pipeline cook ARGV`` answered from its stamp (the exit code), or None: run the full cook."""
+    args = parse_args(argv)
+    if args is None or (os.environ.get("PIPELINE_SCHEDULER") or "none") != "none":
+        return None
+    stamp = check(args)
+    if stamp is None:
+        return None
+    if stamp["errors"]:
+        if sys.stderr.isatty():
+            return None  # a terminal may want them coloured: the full path prints them
+        sys.stderr.write(stamp["errors"])
+        sys.stderr.flush()
+    sys.stdout.write(stamp["doc"] if args["json"] else stamp["text"])
+    sys.stdout.flush()
+    return stamp["code"]

@@ -1,0 +1,72 @@
+"""JSON bytes -> :class:`~pipeline.scan.gltf.structs.Document`, in one msgspec pass.
+
+:func:`decode_document` returns None for anything the structs reject (bad JSON,
+a wrong type, a value out of range); the reader then validates the same bytes with
+the pydantic models, which locate the error.  The ``extensions`` objects of
+materials and primitives arrive as plain dicts and become their extension structs
+here, with the names of the extensions the structs do not model kept in ``others``.
+
+One difference with the models, on purpose: JSON nested 200 to about 1,000 levels deep
+inside a property the scanner ignores (``animations``, ``extras`` of a node ...) is
+skipped here, where the models refuse it ("recursion limit exceeded"); deeper nesting
+is refused by both, with the models' located error.  ``extras`` of materials, the one
+free-form value kept, is limited by ``limits.max_json_depth``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from pipeline.scan.gltf import structs as S
+
+_DECODER = msgspec.json.Decoder(S.Document)
+_BUFFERS = msgspec.json.Decoder(S.BufferDocument)
+_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def decode_document(json_bytes: bytes) -> S.Document | None:
+    """The document, or None when the structs reject it (the models then say why)."""
+    try:
+        doc = _DECODER.decode(json_bytes)
+        _finish(doc)
+    except _ERRORS:
+        return None
+    return doc
+
+
+def decode_buffers(json_bytes: bytes) -> S.BufferDocument | None:
+    """The buffer locations, or None when the structs reject them (the model then says why)."""
+    try:
+        return _BUFFERS.decode(json_bytes)
+    except _ERRORS:
+        return None
+
+
+def from_python(value: Any) -> S.Document:
+    """The document from already-parsed JSON (for what the models accept and the structs did not)."""
+    doc = msgspec.convert(value, S.Document)
+    _finish(doc)
+    return doc
+
+
+def _extensions(raw: dict[str, Any], cls: type[S.OpenExtensions]) -> S.OpenExtensions:
+    known = {name: value for name, value in raw.items() if name in cls.__struct_fields__ and name != "others"}
+    ext = msgspec.convert(known, cls)
+    if len(known) < len(raw):
+        ext = msgspec.structs.replace(ext, others=tuple(name for name in raw if name not in known))
+    return ext
+
+
+def _finish(doc: S.Document) -> None:
+    materials = doc.materials
+    for i, material in enumerate(materials):
+        if material.extensions is not None:
+            materials[i] = msgspec.structs.replace(
+                material, extensions=_extensions(material.extensions, S.MaterialExtensions))
+    for mesh in doc.meshes:
+        for prim in mesh["primitives"]:
+            ext = prim.get("extensions")
+            if ext is not None:
+                prim["extensions"] = _extensions(ext, S.PrimitiveExtensions)
