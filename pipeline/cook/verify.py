@@ -33,7 +33,7 @@ from pipeline.keys.defines import stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
-from pipeline.rules.counts import count_space, enumerate_valid
+from pipeline.rules.counts import OPEN, count_space, enumerate_valid
 from pipeline.rules.models import RuleSet
 
 ENUMERATE_LIMIT = 100_000
@@ -114,6 +114,8 @@ def family_keys(ruleset: RuleSet, pass_name: str, sample: int | None, seed: int)
         return
     rng = random.Random(f"{seed}:{ruleset.shader}/{pass_name}")
     valid = count_space(ruleset, pass_name).valid
+    if valid == OPEN:
+        list(enumerate_valid(ruleset, pass_name, 0))  # raises the located OpenSpaceError
     if valid <= ENUMERATE_LIMIT:
         keys = [PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name)]
         yield from sorted(rng.sample(keys, min(sample, len(keys))))
@@ -156,8 +158,9 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions) -> None:
     defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-    for stage, source in sorted(ruleset.sources.items()):
-        job = make_job(source, stage, defines, sources, job_options)
+    stages = sorted(ruleset.sources.items())
+    for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages):
+        job = make_job(source, stage, defines, sources, job_options, target)
         plan.jobs.jobs.setdefault(job.key, job)
         plan.jobs.stage_uses += 1
         plan.users[job.key] += 1
