@@ -84,10 +84,11 @@ def _scan_progress(progress: Progress | None):
 # ------------------------------------------------------------------ keys
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
-         store: Store | None = None, verify: bool = False) -> KeysResult:
+         store: Store | None = None, verify: bool = False, defines: bool = False) -> KeysResult:
     """Scan (cached) and evaluate the rule sets: the required keys, per chunk and in all.
 
-    ``verify`` re-reads every input instead of trusting recorded file stats."""
+    ``verify`` re-reads every input instead of trusting recorded file stats; ``defines``
+    adds each key's exact define list, whole and per stage (``KeysResult.defines``)."""
     w = _world(world, cache)
     rulesets = w.rulesets  # a broken rule set stops here, before any scanning
     own = store is None
@@ -98,7 +99,17 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
     finally:
         if own:
             store.close()
-    return keys_of(scanned, rulesets)
+    result = keys_of(scanned, rulesets)
+    if defines:
+        result.defines = _key_defines(w, result)
+    return result
+
+
+def _key_defines(w: World, result: KeysResult) -> dict:
+    from pipeline.cook.compile import SourceTree
+    from pipeline.cook.jobs import ClosureCache, key_defines
+    sources = ClosureCache(SourceTree(w.materials_dir, allowed=w.allowed_roots))
+    return {key.text: key_defines(key, w.families[key.shader], sources) for key, _ in result.required.sorted()}
 
 
 # ------------------------------------------------------------------ cook

@@ -3,6 +3,7 @@
 Format (TOML, at the world root; every key optional, unknown keys are errors)::
 
     level_depth = 1              # path components of a chunk name that name its level
+    scenes = "all"               # or "default": draw only each file's default scene
     rules = "rules"              # rule-set folder, relative to the world root
     materials = "materials"      # shader library folder, relative to the world root
     allowed_roots = ["../shared"]  # folders outside the world, rules and materials roots that
@@ -23,6 +24,9 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     [cook]
     spirv_opt = false
 
+    [cook.compile]                 # compile targets by family (replace the rule set's compile:)
+    legacy = [{ target = "webgl2" }, { target = "vulkan1.2", relaxed = true, auto_map = true, version = "310 es" }]
+
     [farm]
     scheduler = "tcp://farm:8786"  # compile on this Dask scheduler (or "local:4"); $PIPELINE_SCHEDULER wins
 
@@ -41,9 +45,9 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.errors import ConfigError
 from pipeline.fileio import read_text
@@ -79,8 +83,42 @@ class Limits(_Config):
                                  description="largest table (cells) counting a family's valid keys may build")
 
 
+TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
+
+
+class CompileTarget(_Config):
+    """One compile target of a family (rule set ``compile:``, or ``[cook.compile]`` here)."""
+
+    target: Literal[TARGET_NAMES] = Field(description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val "
+                                                      "for that environment; webgl2/es3.0: validated GLSL ES 3.00 text")
+    relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
+    auto_map: bool = Field(False, description="assign bindings and locations automatically")
+    version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
+                                description="#version used when a source has none, e.g. '300 es' or '450'")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data):
+        return {"target": data} if isinstance(data, str) else data
+
+    @property
+    def label(self) -> str:
+        """The target's name in outputs: ``vulkan1.2``, ``vulkan1.2-relaxed`` ..."""
+        return self.target + ("-relaxed" if self.relaxed else "")
+
+
+def compile_targets(data):
+    """``compile:`` is one target (a mapping or a name) or a list of them."""
+    return data if isinstance(data, (list, tuple)) else [data]
+
+
+CompileTargets = Annotated[tuple[CompileTarget, ...], BeforeValidator(compile_targets)]
+
+
 class CookConfig(_Config):
     spirv_opt: bool = Field(False, description="run spirv-opt on compiled binaries")
+    compile: dict[str, CompileTargets] = Field(
+        default_factory=dict, description="family -> compile target(s), replacing the rule set's compile:")
 
 
 class FarmConfig(_Config):
@@ -94,6 +132,8 @@ class CacheConfig(_Config):
 
 class WorldConfig(_Config):
     level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
+    scenes: Literal["all", "default"] = Field("all", description="draw every scene of a file, or only its default "
+                                                                 "scene (the glTF 'scene', else scene 0)")
     rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
     materials: Path | None = Field(None, description="shader library folder relative to the world root; None: built-in")
     levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")

@@ -39,3 +39,15 @@ def test_quick_suite_writes_results_table(tmp_path):
     assert all(len(r.split("|")) == len(header.split("|")) for r in rows)
     assert [s["files"] for s in results.scaling] == [4, 8]
     assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_preprocess_bench_writes_its_table(tmp_path, monkeypatch):
+    bench = pytest.importorskip("bench_preprocess")
+    sample = Path(__file__).resolve().parent.parent / "examples" / "sample_world"
+    out = tmp_path / "PREPROCESS.md"
+    monkeypatch.setattr(sys, "argv", ["bench_preprocess.py", "--runs", "1", "--corpus", str(sample), "--out", str(out)])
+    assert bench.main() == 0
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| pbr") or line.startswith("| legacy")]
+    assert [r.split(" | ")[0] for r in rows] == ["| pbr (vulkan1.2)", "| legacy (opengl4.5)", "| legacy (vulkan1.2)",
+                                                 "| legacy (webgl2)"]
+    assert all(float(r.rstrip(" |").rsplit("| ", 1)[1]) > 0 for r in rows)

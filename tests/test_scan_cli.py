@@ -24,7 +24,7 @@ def test_json_document(corpus: Path, tmp_path: Path) -> None:
     draw = doc["draws"][0]
     assert set(draw) == {"file", "chunk", "level", "node", "mesh", "primitive", "material", "variant", "facts"}
     assert draw["file"] == "glTF/BoxVertexColors.gltf" and draw["chunk"] == "glTF" and draw["level"] == "glTF"
-    assert set(draw["facts"]) == {"mesh", "material", "node", "scene", "chunk"}
+    assert set(draw["facts"]) == {"mesh", "material", "node", "scene", "chunk", "draw"}
 
 
 def test_summary_and_exit_code_1_on_errors(tmp_path: Path, write_gltf, monkeypatch) -> None:

@@ -13,6 +13,7 @@ from pipeline.cli._common import (
     echo_diagnostics,
     echo_json,
     guarded,
+    materials_option,
     rules_option,
 )
 
@@ -23,17 +24,22 @@ from pipeline.cli._common import (
 @click.option("--level", "-l", metavar="L", help="Only this level.")
 @click.option("--chunk", "-c", metavar="C", help="Only this chunk (e.g. forest/c03).")
 @rules_option
+@materials_option
 @cache_option
+@click.option("--defines", "with_defines", is_flag=True,
+              help="Also print each key's exact #define list: the whole preamble, then what each stage keeps, "
+                   "in the order the preamble writes them.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @guarded
-def command(world, level, chunk, rules, cache, as_json):
+def command(world, level, chunk, rules, materials, cache, with_defines, as_json):
     """List the permutation keys the draws of WORLD need, with how many draws need each.
 
     Rules run once per distinct fact signature.  A located error (bad glTF, a rule
     that fails on some draw) is printed and the exit code is 1; every other draw
     still produces its keys.
     """
-    result = api.keys(api.open_world(world, rules=rules), level=level, chunk=chunk, cache=cache)
+    result = api.keys(api.open_world(world, rules=rules, materials=materials), level=level, chunk=chunk,
+                      cache=cache, defines=with_defines)
     errors = [d for d in result.diagnostics if d.severity == "error"]
     echo_diagnostics(result.diagnostics, result.scan.root)
     if as_json:
@@ -47,5 +53,8 @@ def _render(result: api.KeysResult) -> None:
     required = result.required
     for key, info in required.sorted():
         click.echo(f"{key.hash[:12]}  {len(info.draws):6d} draws  {key.text}")
+        for part, defines in (result.defines or {}).get(key.text, {}).items():
+            shown = " ".join(f"{name}={value}" for name, value in defines) or "(none)"
+            click.echo(f"    {part + ':':10s} {shown}")
     click.echo(f"{len(required.keys)} keys for {len(result.scan.draws)} draws "
                f"({required.signatures_evaluated} distinct fact signatures evaluated)")

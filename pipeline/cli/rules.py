@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from pipeline.builtin import builtin_rules_dir
-from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, guarded, output_options
+from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded, output_options
 from pipeline.rules.lint import lint_rules
 
 
@@ -38,4 +38,22 @@ def check(rules_dir, materials):
         click.echo(f"{len(report.errors)} error(s) in {report.folder}", err=True)
         return EXIT_USER
     click.echo(f"rules OK: {report.summary()}")
+    return EXIT_OK
+
+
+@command.command("facts")
+@output_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list of {path, type, meaning}.")
+@guarded
+def facts(as_json):
+    """Print every fact path a rule expression can read, with its type and meaning.
+
+    Generated from the fact models the expressions are checked against; mappings
+    show their entries as ``[name]`` (``mesh.attributes[name].type``).
+    """
+    from pipeline.rules.fact_reference import fact_paths, reference_markdown
+    if as_json:
+        echo_json([{"path": f.path, "type": f.type, "meaning": f.description} for f in fact_paths()])
+    else:
+        click.echo(reference_markdown(), nl=False)
     return EXIT_OK

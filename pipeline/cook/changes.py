@@ -22,7 +22,7 @@ def first_keys(keys, plan: JobPlan) -> dict[str, tuple[str, str]]:
     """Job key -> (text, hash) of the first key (by text) that needs the job."""
     first_key: dict[str, tuple[str, str]] = {}
     for key in sorted(keys, key=lambda k: k.text):
-        for job_key in plan.jobs_for(key).values():
+        for job_key in plan.all_jobs_for(key):
             if job_key not in first_key:
                 first_key[job_key] = (key.text, key.hash)
     return first_key

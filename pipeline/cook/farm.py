@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 
 from pipeline.cook.compile import CompileOutput, SourceTree, validate
+from pipeline.cook.compile.request import target_info
 from pipeline.cook.farm_worker import (
     BatchResult, CompilerMismatch, FarmBatch, FarmJob, compile_farm_batch, noop, worker_identity,
 )
@@ -287,7 +288,7 @@ class _Run:
             return CompileOutput(None, found.diagnostics)
         if bytes_hash(found.spirv) != found.digest:
             raise FarmError.about(worker, f"job {job.key[:12]}: the blob does not match the digest sent with it")
-        problems = validate(found.spirv, job.request.target)
+        problems = validate(found.spirv, job.request.target) if target_info(job.request.target).is_spirv else []
         if problems:
             where = Location(self.farm.tree.display(job.request.source))
             return CompileOutput(None, found.diagnostics + tuple(Diagnostic(where, f"spirv-val: {p}")

@@ -1,37 +1,64 @@
 """Stage jobs: what one compiler invocation is, and the cache key that names it.
 
-A permutation key needs one compile per stage of its family.  Before a job is
-made, its defines are *projected*: only the macros its source closure tests in a
-preprocessor condition survive, so keys that differ only in fragment features
-share one vertex job.
+A permutation key needs one compile per stage of its family and target.  Before a
+job is made, its defines are *projected*: only the macros its source closure names
+somewhere survive (:mod:`pipeline.keys.defines`), so keys that differ only in
+fragment features share one vertex job.
 
 A job's cache key hashes the whole command (the DVC habit: one canonical
 serializer): the source closure by content, the projected defines, stage, entry
-point, language, target, optimize flag, the compiler identity (name and version
-of glslang and spirv-tools) and the cache format version.  Change any of them and
-the key changes; change nothing and it is the same on every machine.
+point, language, target and its flags (relaxed, auto_map, version), optimize flag,
+the compiler identity (name and version of glslang and spirv-tools) and the cache
+format version.  Change any of them and the key changes; change nothing and it is
+the same on every machine.
+
+Exact sources: when glslang's C API loads in the planning process, every GLSL job
+is preprocessed there (defines and includes applied, well under a compile's time:
+bench/bench_preprocess.py) and the *preprocessed text* replaces the source closure
+and defines in the job key.  Jobs whose preprocessed text is identical are then one
+job, however their defines differ (a define named only inside a branch the others
+drop).  A job whose preprocessing fails keeps its define-based key, and its compile
+reports the error.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.cook.compile import CompileRequest, SourceTree
+from pipeline.cook.compile.request import BINDING_BASE, target_info
+from pipeline.cook.compile.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
+from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.models import RuleSet
+from pipeline.rules.expr import suggest
+from pipeline.rules.models import CompileTarget, RuleSet
 
 
 @dataclass(frozen=True)
 class JobOptions:
-    """Settings that are part of every job's identity."""
+    """Settings that are part of every job's identity.
+
+    ``target`` is the target of a family that names none; ``compile`` gives families
+    their targets over the rule set's ``compile:`` (pipeline.toml ``[cook.compile]``).
+    """
 
     target: str = "vulkan1.2"
     optimize: bool = False
     compiler: str = ""  # Backend.identity
+    compile: tuple[tuple[str, tuple[CompileTarget, ...]], ...] = ()
+
+    def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
+        """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``)."""
+        return dict(self.compile).get(ruleset.shader) or ruleset.compile or (CompileTarget(target=self.target),)
+
+    def explicit(self, ruleset: RuleSet) -> bool:
+        """True when the family names its targets (its keys then list blobs per target)."""
+        return bool(dict(self.compile).get(ruleset.shader) or ruleset.compile)
 
 
 @dataclass(frozen=True)
@@ -51,8 +78,61 @@ class StageJob:
                             "language": r.language, "defines": list(map(list, r.defines))})
 
 
+def blobs_of(jobs: dict[str, str], results: dict, has_blob) -> dict[str, str]:
+    """Stage -> blob digest of the jobs (stage -> job key) that compiled and whose blob is there."""
+    stages = {}
+    for stage, job_key in sorted(jobs.items()):
+        job = results.get(job_key)
+        if job is not None and job.blob and has_blob(job.blob):
+            stages[stage] = job.blob
+    return stages
+
+
+def unknown_compile_families(compile_targets: dict, families) -> list[str]:
+    """pipeline.toml ``[cook.compile]`` entries naming no family (a typo would compile nothing)."""
+    return [f"pipeline.toml: warning: [cook.compile] names '{name}', which is no shader family"
+            f"{suggest(name, families)}" for name in sorted(compile_targets) if name not in families]
+
+
+def _flags(request: CompileRequest) -> dict:
+    """The target flags of a request that are set (absent ones keep older job keys unchanged)."""
+    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    if request.auto_map:
+        extra["binding_base"] = BINDING_BASE[request.stage]
+    return extra
+
+
+def exact_key(request: CompileRequest, text: str, options: JobOptions) -> str:
+    """The job key of a request by its preprocessed text (see the module doc)."""
+    extra = _flags(request)
+    return stable_hash(extra | {
+        "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
+        "language": request.language, "entry": request.entry, "target": request.target,
+        "optimize": request.optimize, "compiler": options.compiler})
+
+
+def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | None] | None:
+    """Preprocessing with glslang's C API in this process, or None when it cannot load here."""
+    try:
+        from pipeline.cook.compile.glslang_capi import GlslangCapiBackend
+        backend = GlslangCapiBackend()
+    except (ToolchainError, OSError):
+        return None
+
+    def preprocess(request: CompileRequest) -> str | None:
+        if request.language != "glsl" or tree.include_errors(request.source):
+            return None
+        try:
+            return backend.preprocess(request, tree)
+        except CompileError:
+            return None
+    return preprocess
+
+
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
-    extra = {"problems": [d.to_json() for d in request.problems]} if request.problems else {}
+    extra = _flags(request)
+    if request.problems:
+        extra["problems"] = [d.to_json() for d in request.problems]
     return stable_hash(extra | {
         "format": FORMAT_VERSION,
         "source": request.source,
@@ -75,9 +155,21 @@ class JobPlan:
     stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
     shapes: dict[PermutationKey, str] = field(default_factory=dict)    # key -> graph shape (materialx)
+    exact: bool = False                       # jobs keyed by preprocessed text (merged when identical)
+    merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
+    # keys of families that name their targets: key -> target label -> stage -> job key
+    targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
+        """Stage -> job of the key's ``stages`` in the outputs (:func:`primary_stages`)."""
         return self.stages.get(key, {})
+
+    def all_jobs_for(self, key: PermutationKey) -> list[str]:
+        """Every job the key needs, over all its targets."""
+        per_target = self.targets.get(key)
+        if per_target is None:
+            return list(self.jobs_for(key).values())
+        return [job for stages in per_target.values() for job in stages.values()]
 
     def stage_report(self) -> dict[str, dict[str, int]]:
         """Per stage: key uses, unique jobs, and the most keys sharing one job.
@@ -86,7 +178,7 @@ class JobPlan:
         need a vertex stage, projection leaves 9 distinct vertex jobs, and one of
         them serves 8 keys.
         """
-        users = Counter(job_key for per_stage in self.stages.values() for job_key in per_stage.values())
+        users = Counter(job_key for key in self.stages for job_key in self.all_jobs_for(key))
         report: dict[str, dict[str, int]] = {}
         for job_key, job in sorted(self.jobs.items()):
             entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
@@ -96,26 +188,57 @@ class JobPlan:
         return dict(sorted(report.items()))
 
 
-def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions) -> JobPlan:
-    """Project every key's defines per stage and dedup into unique jobs."""
-    plan = JobPlan()
+def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions,
+              exact: bool = True) -> JobPlan:
+    """Project every key's defines per stage and dedup into unique jobs (by preprocessed
+    text when ``exact`` and the C API loads here)."""
+    preprocess = default_preprocessor(tree) if exact else None
+    plan = JobPlan(exact=preprocess is not None)
     sources = ClosureCache(tree)
+    exact_keys: dict[str, str] = {}  # define-based job key -> exact key
     generators: dict[str, object] = {}
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
-        if ruleset.kind != "ubershader":
-            jobs = generated_jobs(ruleset, key, generators, tree, options, plan)
-        else:
-            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-            jobs = {stage: make_job(source, stage, defines, sources, options)
-                    for stage, source in sorted(ruleset.sources.items())}
-        per_stage: dict[str, str] = {}
-        for stage, job in jobs.items():
-            plan.jobs.setdefault(job.key, job)
-            per_stage[stage] = job.key
-            plan.stage_uses += 1
-        plan.stages[key] = per_stage
+        if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+            per_stage = {}
+            for stage, job in generated_jobs(ruleset, key, generators, tree, options, plan).items():
+                plan.jobs.setdefault(job.key, job)
+                per_stage[stage] = job.key
+                plan.stage_uses += 1
+            plan.stages[key] = per_stage
+            continue
+        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+        per_target: dict[str, dict[str, str]] = {}
+        for target in options.targets(ruleset):
+            per_stage = per_target[target.label] = {}
+            for stage, source in sorted(ruleset.sources.items()):
+                job = make_job(source, stage, defines, sources, options, target)
+                if preprocess is not None:
+                    job = _exact(job, preprocess, exact_keys, options, plan)
+                plan.jobs.setdefault(job.key, job)
+                per_stage[stage] = job.key
+                plan.stage_uses += 1
+        plan.stages[key] = primary_stages(per_target)
+        if options.explicit(ruleset):
+            plan.targets[key] = per_target
     return plan
+
+
+def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The stages a key's outputs name as its ``stages``: its first Vulkan target's, else its first target's."""
+    return next((stages for label, stages in per_target.items() if label.startswith("vulkan")),
+                next(iter(per_target.values())))
+
+
+def _exact(job: StageJob, preprocess, exact_keys: dict[str, str], options: JobOptions, plan: JobPlan) -> StageJob:
+    """The job under its exact key (preprocessed text), merged with an identical one already planned."""
+    if job.key not in exact_keys:
+        text = preprocess(job.request)
+        key = exact_key(job.request, text, options) if text is not None else job.key
+        exact_keys[job.key] = key
+        if key in plan.jobs:
+            plan.merged += 1
+    return replace(job, key=exact_keys[job.key])
 
 
 STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
@@ -155,18 +278,30 @@ class ClosureCache:
         self._seen: dict[str, tuple[frozenset[str], tuple[tuple[str, str], ...]]] = {}
 
     def get(self, relpath: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-        """``(tested macros, closure)`` of one stage source."""
+        """``(identifiers used anywhere, closure)`` of one stage source."""
         if relpath not in self._seen:
-            self._seen[relpath] = (self.tree.tested_macros(relpath), self.tree.closure(relpath))
+            self._seen[relpath] = (self.tree.used_identifiers(relpath), self.tree.closure(relpath))
         return self._seen[relpath]
 
 
-def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions) -> StageJob:
-    """The stage job of one key: its defines projected onto what the source closure tests."""
+def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions,
+             target: CompileTarget | None = None) -> StageJob:
+    """The stage job of one key: its defines projected onto what the source closure uses."""
     closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
-    tested, closure = closures.get(source.file)
-    projected = project_defines(defines, tested)
+    used, closure = closures.get(source.file)
+    projected = project_defines(defines, used)
+    target = target or CompileTarget(target=options.target)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
-                             entry=source.entry, defines=projected, target=options.target,
-                             optimize=options.optimize)
+                             entry=source.entry, defines=projected, target=target.target,
+                             optimize=options.optimize and target_info(target.target).is_spirv,
+                             relaxed=target.relaxed, auto_map=target.auto_map, version=target.version)
     return StageJob(request, closure, options, job_key(request, closure, options))
+
+
+def key_defines(key: PermutationKey, ruleset: RuleSet, sources: ClosureCache) -> dict[str, list[list[str]]]:
+    """A key's exact defines in preamble order: the whole preamble, then each stage's projection."""
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    out = {"preamble": [list(d) for d in defines]}
+    for stage, source in sorted(ruleset.sources.items()):
+        out[stage] = [list(d) for d in project_defines(defines, sources.get(source.file)[0])]
+    return out

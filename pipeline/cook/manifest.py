@@ -104,6 +104,7 @@ class ManifestEntry:
     render_states: tuple[Mapping[str, Any], ...] = ()
     specialization: Mapping[str, SpecConstant] = field(default_factory=dict)
     chunks: tuple[str, ...] = ()  # level manifests only
+    targets: Mapping[str, Mapping[str, str]] | None = None  # target label -> stage -> blob (families naming targets)
 
     def to_json(self, *, with_chunks: bool = False) -> dict:
         doc = {
@@ -112,6 +113,8 @@ class ManifestEntry:
             "render_states": _sorted_unique(dict(s) for s in self.render_states),
             "specialization": {k: v.to_json() for k, v in self.specialization.items()},
         }
+        if self.targets is not None:
+            doc["targets"] = {t: dict(stages) for t, stages in self.targets.items()}
         if with_chunks:
             doc["chunks"] = sorted(set(self.chunks))
         return doc
@@ -212,7 +215,7 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
     """Two uses of one key: draws summed, render states, values and chunks united."""
-    for name in ("hash", "shader", "pass_name", "features", "stages"):
+    for name in ("hash", "shader", "pass_name", "features", "stages", "targets"):
         if getattr(a, name) != getattr(b, name):
             raise ManifestError.at(a.key, f"conflicting '{name}' for the same key")
     return replace(a, draws=a.draws + b.draws, render_states=a.render_states + b.render_states,
@@ -326,7 +329,16 @@ def remove_other_paks(folder: Path, stem: str, keep: str | None) -> list[Path]:
 
 def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
     """Every stage blob hash the manifest names: what its .pak holds."""
-    return frozenset(h for e in manifest.keys.values() for h in e.stages.values())
+    return frozenset(h for e in manifest.keys.values()
+                     for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
+
+
+def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """The stage blobs a Vulkan runtime makes shader modules of: the ``stages`` of keys whose
+    stages are Vulkan SPIR-V (no compile targets named, or a Vulkan one among them)."""
+    return frozenset(h for e in manifest.keys.values()
+                     if e.targets is None or any(t.startswith("vulkan") for t in e.targets)
+                     for h in e.stages.values())
 
 
 def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
@@ -396,7 +408,7 @@ def _entry(key: str, doc: Any, where: "_Where") -> ManifestEntry:
         pass_name=where.get(doc, "pass", str), features=where.get(doc, "features", dict),
         stages=where.get(doc, "stages", dict), draws=where.get(doc, "draws", int),
         render_states=tuple(where.get(doc, "render_states", list)), specialization=spec,
-        chunks=tuple(doc.get("chunks", ())))
+        chunks=tuple(doc.get("chunks", ())), targets=where.get(doc, "targets", dict) if "targets" in doc else None)
 
 
 def _spec(doc: Any, where: "_Where") -> SpecConstant:

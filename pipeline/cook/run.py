@@ -28,7 +28,7 @@ from pipeline.cook.changes import (
 )
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
-from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
+from pipeline.cook.jobs import JobOptions, JobPlan, blobs_of, plan_jobs, unknown_compile_families
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
@@ -137,7 +137,8 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
     tree = SourceTree(materials_dir, prefix, options.allowed_roots)
     compiler = compiler or _compiler(options, materials_dir, tree)
-    job_options = JobOptions(options.target, options.optimize, compiler.identity)
+    job_options = JobOptions(options.target, options.optimize, compiler.identity,
+                             tuple(sorted(world.config.cook.compile.items())))
     plan = plan_jobs(found.keys, families, tree, job_options)
     stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
@@ -151,6 +152,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
                         first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks = fallbacks
+    result.warnings += unknown_compile_families(world.config.cook.compile, families)
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:
@@ -381,7 +383,8 @@ def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict
 def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     """The located compile errors of the stage jobs ``key`` needs (or why a stage is missing)."""
     errors = []
-    for stage, job_key in sorted(result.plan.jobs_for(key).items()):
+    per_target = result.plan.targets.get(key) or {"": result.plan.jobs_for(key)}
+    for stage, job_key in sorted((s, j) for stages in per_target.values() for s, j in stages.items()):
         job = result.run.results.get(job_key)
         if job_key in result.run.cancelled:
             doc = _cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
@@ -401,17 +404,17 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     fallbacks = result.fallbacks.get(chunk, {})
     fallback_stages = {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
-        stages = {}
         jobs = result.plan.jobs_for(key)
-        for stage, job_key in sorted(jobs.items()):
-            job = result.run.results.get(job_key)
-            if job is not None and job.blob and has_blob(job.blob):
-                stages[stage] = job.blob
-        entries.append(_entry(key, info, stages, families[key.shader]))
-        contract.add_key(key, stages, info.bindings)
-        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text:
-            fallback_stages[key] = stages
-        if len(stages) < len(jobs):
+        stages = blobs_of(jobs, result.run.results, has_blob)
+        per_target = result.plan.targets.get(key)
+        targets = {label: blobs_of(j, result.run.results, has_blob) for label, j in per_target.items()} if per_target else None
+        entries.append(_entry(key, info, stages, families[key.shader], targets))
+        vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
+        if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
+            contract.add_key(key, vulkan, info.bindings)
+        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text and vulkan is not None:
+            fallback_stages[key] = vulkan
+        if len(stages) < len(jobs) or (targets and any(len(targets[t]) < len(per_target[t]) for t in targets)):
             missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
             errors += _key_errors(key, result) or [missing]
     by_pass = bindings_by_pass(required)
@@ -422,12 +425,13 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
                              reflection=contract.blobs, fallbacks=fallbacks)
 
 
-def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset) -> mf.ManifestEntry:
+def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,
+           targets: dict[str, dict[str, str]] | None = None) -> mf.ManifestEntry:
     spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
             for name, values in info.specialization.items()}
     return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
                             features=dict(key.features), stages=stages, draws=info.draws,
-                            render_states=tuple(info.render_states), specialization=spec)
+                            render_states=tuple(info.render_states), specialization=spec, targets=targets)
 
 
 def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:

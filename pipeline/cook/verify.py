@@ -33,7 +33,7 @@ from pipeline.keys.defines import stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
-from pipeline.rules.counts import count_space, enumerate_valid
+from pipeline.rules.counts import OPEN, count_space, enumerate_valid
 from pipeline.rules.models import RuleSet
 
 ENUMERATE_LIMIT = 100_000
@@ -114,6 +114,8 @@ def family_keys(ruleset: RuleSet, pass_name: str, sample: int | None, seed: int)
         return
     rng = random.Random(f"{seed}:{ruleset.shader}/{pass_name}")
     valid = count_space(ruleset, pass_name).valid
+    if valid == OPEN:
+        list(enumerate_valid(ruleset, pass_name, 0))  # raises the located OpenSpaceError
     if valid <= ENUMERATE_LIMIT:
         keys = [PermutationKey(ruleset.shader, pass_name, f) for f in enumerate_valid(ruleset, pass_name)]
         yield from sorted(rng.sample(keys, min(sample, len(keys))))
@@ -156,10 +158,12 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions, generators: dict) -> None:
     if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-        jobs = generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
+        jobs = list(generated_jobs(ruleset, key, generators, sources.tree, job_options).values())
     else:
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-        jobs = [make_job(source, stage, defines, sources, job_options) for stage, source in sorted(ruleset.sources.items())]
+        stages = sorted(ruleset.sources.items())
+        jobs = [make_job(source, stage, defines, sources, job_options, target)
+                for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
     for job in jobs:
         plan.jobs.jobs.setdefault(job.key, job)
         plan.jobs.stage_uses += 1

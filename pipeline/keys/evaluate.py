@@ -26,6 +26,7 @@ from pipeline.rules.compiled import (
     format_value,
     in_domain,
 )
+from pipeline.rules.emit import TemplateError, render_set
 from pipeline.rules.expr import EvalError
 from pipeline.rules.models import CompiledPass, Located, RuleSet, run_normalize
 from pipeline.scan.facts import DrawFacts
@@ -130,8 +131,19 @@ def _coerce(rs: RuleSet, name: str, value: Any, located: Located) -> FeatureValu
     domain = rs.compiled.domains[name]
     if domain.kind == "bool":
         return bool(value)
+    if domain.kind == "set":
+        feature = rs.features[name]
+        try:
+            return render_set(feature.define or name, feature.key_name, value)
+        except TemplateError as exc:
+            raise RuleError(Diagnostic(located.location, f"{name}: {exc}")) from None
+    if domain.open and value is None:
+        return default_value(domain)  # an unknown count (no such accessor): the default
     if in_domain(domain, value):
         return value
+    if domain.open:
+        raise RuleError(Diagnostic(located.location, f"{name} derived as {value!r}; an open int feature needs "
+                                                     "an integer"))
     shown = ", ".join(format_value(v) for v in domain.values)
     raise RuleError(Diagnostic(located.location, f"{name} derived as {value!r}, which is not one of its values "
                                                  f"({shown})"))

@@ -96,6 +96,6 @@ def _parse_value(text: str, rs: RuleSet, name: str, raw: str) -> FeatureValue:
     elif domain.kind == "int" and re.fullmatch(r"-?\d+", raw):
         parsed = int(raw)
     if not in_domain(domain, parsed):
-        raise _key_error(text, f"'{raw}' is not a value of {name} "
-                               f"(values: {', '.join(format_value(v) for v in domain.values)})")
+        shown = "any integer" if domain.open else ", ".join(format_value(v) for v in domain.values)
+        raise _key_error(text, f"'{raw}' is not a value of {name} (values: {shown})")
     return parsed

@@ -169,8 +169,14 @@ def _hashable(value: Any) -> Any:
         hash(value)
         return value
     except TypeError:
-        dumped = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        return canonical_bytes(dumped)
+        return canonical_bytes(value, default=_dump)
+
+
+def _dump(value: Any) -> Any:
+    """A fact model inside a container (``mesh.attributes``) as JSON data."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not serializable: {type(value).__name__}")
 
 
 def _no_family(draw: Draw) -> Diagnostic:
@@ -200,13 +206,18 @@ class KeysResult:
     scan: ScanResult
     required: RequiredKeys
     by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
+    # key text -> {"preamble": [[name, value], ...], "<stage>": [...]} (``pipeline keys --defines``)
+    defines: dict[str, dict[str, list[list[str]]]] | None = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         return list(self.scan.diagnostics) + list(self.required.diagnostics)
 
     def to_json(self) -> dict:
-        return {"keys": self.required.to_json()["keys"], "errors": [d.to_json() for d in self.diagnostics]}
+        keys = self.required.to_json()["keys"]
+        if self.defines is not None:
+            keys = [k | {"defines": self.defines.get(k["key"], {})} for k in keys]
+        return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
 
 
 def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:

@@ -236,6 +236,9 @@ def _descriptions(ruleset: RuleSet) -> dict[str, str]:
     out = {}
     for pass_ in ruleset.compiled.passes.values():
         for rule in pass_.rules:
+            if rule.implicit:  # a feature's when: (no description of its own)
+                out[str(rule.location)] = f"{next(iter(rule.set))} has a when: that is false: its default"
+                continue
             spec = ruleset.normalize if rule.pass_name is None else ruleset.passes[rule.pass_name].normalize
             out[str(rule.location)] = " ".join(spec[rule.index].description.split())
     return out

@@ -57,7 +57,7 @@ from pipeline.report.history import load_history
 from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
 from pipeline.report.whatif import WhatIf, what_if
-from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
+from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, add_counts, count_space
 
 if TYPE_CHECKING:
     from pipeline.keys.required import KeysResult
@@ -187,7 +187,8 @@ def job_options(world: "World", options: ReportOptions) -> tuple[JobOptions, str
         identity = get_backend(options.backend).identity
     except (BackendError, ToolchainError):
         identity = None
-    return JobOptions(options.target, world.config.cook.spirv_opt, identity or ""), identity
+    return JobOptions(options.target, world.config.cook.spirv_opt, identity or "",
+                      tuple(sorted(world.config.cook.compile.items()))), identity
 
 
 def job_plan(world: "World", keys, options: ReportOptions) -> tuple[JobPlan, str | None]:
@@ -253,14 +254,14 @@ def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str
     for shader, rs in sorted(families.items()):
         mine = [r for r in rows if r.shader == shader]
         keys = {k: i for k, i in required.keys.items() if k.shader == shader}
-        out.append(_generated(rs, keys, plan, _funnel(shader, "*", stage_count(rs), sum(r.possible for r in mine),
-                                                      sum(r.valid for r in mine), keys, plan, states)))
+        out.append(_generated(rs, keys, plan, _funnel(shader, "*", stage_count(rs), add_counts(r.possible for r in mine),
+                                                      add_counts(r.valid for r in mine), keys, plan, states)))
     return out
 
 
 def _funnel(shader: str, pass_name: str, stages: int, possible: int, valid: int,
             keys: dict[PermutationKey, KeyInfo], plan: JobPlan, states: dict[str, JobState]) -> FunnelRow:
-    jobs = {j for k in keys for j in plan.jobs_for(k).values()}
+    jobs = {j for k in keys for j in plan.all_jobs_for(k)}
     found = [states[j] for j in jobs if j in states]
     counts = Counter(s.state for s in found)
     cooked = bool(states) and counts["cached"] > 0

@@ -88,8 +88,10 @@ def _card_html(value: str, label: str, note: str, field: str) -> str:
             f"<div class=\"label\">{escape(label)}</div><div class=\"note\">{escape(note)}</div></div>")
 
 
-def _sum(rows: list[dict], field: str) -> int | None:
+def _sum(rows: list[dict], field: str) -> int | str | None:
     values = [r[field] for r in rows]
+    if any(isinstance(v, str) for v in values):
+        return "open"  # an open feature's count: computed from facts, not a number
     return None if any(v is None for v in values) else sum(values)
 
 
@@ -98,9 +100,11 @@ def _card(value: int | None, label: str, note: str, field: str) -> str:
             f"<div class=\"label\">{escape(label)}</div><div class=\"note\">{escape(note)}</div></div>")
 
 
-def _short(value: int | None) -> str:
+def _short(value: int | str | None) -> str:
     if value is None:
         return "&ndash;"
+    if isinstance(value, str):
+        return escape(value)
     for size, suffix in ((10**9, "G"), (10**6, "M"), (10**4, "k")):
         if value >= size:
             return f"<span title=\"{value:,}\">{value / size:.3g}{suffix}</span>"
@@ -245,7 +249,7 @@ def _cell(value: Any) -> str:
 # ------------------------------------------------------------------ charts
 def funnel_svg(rows: list[dict]) -> str:
     """Grouped horizontal bars per family/pass, log10 scale."""
-    top = max([r[f] or 1 for r in rows for f, _, _ in STEPS] + [10])
+    top = max([r[f] or 1 for r in rows for f, _, _ in STEPS if not isinstance(r[f], str)] + [10])
     decades = max(1, math.ceil(math.log10(top)))
     bar, gap, block = 15, 3, 22
     height_of = len(STEPS) * (bar + gap) + block
@@ -270,8 +274,9 @@ def funnel_svg(rows: list[dict]) -> str:
 def _funnel_bar(value: int | None, label: str, color: str, y: float, bar: int, x_of) -> str:
     text_y = y + bar - 4
     name = f"<text class=\"step\" x=\"{LABEL_W - 14}\" y=\"{text_y}\" text-anchor=\"end\">{label}</text>"
-    if value is None:
-        return name + f"<text class=\"val muted\" x=\"{LABEL_W + 6}\" y=\"{text_y}\">not cooked</text>"
+    if value is None or isinstance(value, str):
+        shown = "not cooked" if value is None else f"{value} (computed from facts)"
+        return name + f"<text class=\"val muted\" x=\"{LABEL_W + 6}\" y=\"{text_y}\">{shown}</text>"
     width = max(x_of(value) - LABEL_W, 2)
     return (name + f"<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{width:.1f}\" height=\"{bar}\" rx=\"2\" fill=\"{color}\">"
             f"<title>{label}: {value:,}</title></rect>"

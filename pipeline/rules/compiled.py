@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.rules.emit import define_problem, set_derive_problems
 from pipeline.rules.expr import Domain, Expr, ExprError, Scope, compile_expr, suggest
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class CompiledRule:
     when: Located
     set: dict[str, Any]
     location: Location
+    implicit: bool = False  # made from a feature's when: (reset to its default otherwise)
 
     def reads(self) -> frozenset[str]:
         return self.when.expr.features
@@ -96,6 +98,7 @@ class Compiled:
     passes: dict[str, CompiledPass]
     feature_locations: dict[str, Location]
     fragments: tuple[tuple[str, Located | None], ...] = ()  # (file, when over features), chain order
+    feature_when: dict[str, Located] = None  # type: ignore[assignment]  # feature -> its when: condition
 
     def fact_paths(self) -> frozenset[str]:
         """Every fact path an expression of the family reads."""
@@ -132,6 +135,8 @@ NAME_VALUE = re.compile(r"^[A-Za-z0-9_./#:-]+$")
 def in_domain(domain: Domain, value: Any) -> bool:
     if domain.kind == "name":  # an open set: any reference-shaped string
         return isinstance(value, str) and NAME_VALUE.match(value) is not None
+    if domain.open:
+        return type(value) is (int if domain.kind == "int" else str)
     return any(same_value(value, v) for v in domain.values)
 
 
@@ -216,7 +221,7 @@ class _Builder:
     def __init__(self, rs: "RuleSet", doc: "YamlDocument", materials_dir: Path | None):
         self.rs, self.doc, self.materials_dir = rs, doc, materials_dir
         self.errors: list[Diagnostic] = []
-        self.domains = {n: Domain(n, f.type, tuple(f.values)) for n, f in rs.features.items()}
+        self.domains = {n: _domain(n, f) for n, f in rs.features.items()}
         self.facts = Scope(facts=True, features=self.domains, read_features=False)
         self.feats = Scope(facts=False, features=self.domains)
         self.both = Scope(facts=True, features=self.domains)
@@ -256,7 +261,8 @@ class _Builder:
         self.check_sources()
         select = self.expr(self.rs.select, ("select",), self.facts)
         derive = {n: self.derive(n) for n in self.rs.derive if self.feature_ref(n, ("derive", n), key=True)}
-        family_rules = self.rules(self.rs.normalize, ("normalize",), None)
+        feature_when, implicit = self.feature_conditions()
+        family_rules = self.rules(self.rs.normalize, ("normalize",), None) + implicit
         passes = {name: self.pass_(name, family_rules) for name in self.rs.passes}
         fragments = tuple((f.file, self.expr(f.when, ("fragments", i, "when"), self.feats) if f.when else None)
                           for i, f in enumerate(self.rs.fragments))
@@ -269,7 +275,27 @@ class _Builder:
             derive=derive, passes=passes,
             feature_locations={n: self.doc.at(("features", n), key=True) for n in self.rs.features},
             fragments=fragments,
+            feature_when=feature_when,
         )
+
+    def feature_conditions(self) -> tuple[dict[str, Located], tuple[CompiledRule, ...]]:
+        """Each ``when:`` of a feature, and the implicit rule resetting it to its default otherwise."""
+        conditions, rules = {}, []
+        for i, (name, feature) in enumerate(self.rs.features.items()):
+            if feature.when is None:
+                continue
+            loc = ("features", name, "when")
+            located = self.expr(feature.when, loc, self.feats)
+            if located is None:
+                continue
+            if name in located.expr.features:
+                self.error(located.location, f"the when: of {name} reads {name} itself")
+                continue
+            conditions[name] = located
+            negated = compile_expr(f"not ({feature.when})", self.feats)
+            rules.append(CompiledRule(i, None, Located(negated, located.location),
+                                      {name: default_value(self.domains[name])}, located.location, implicit=True))
+        return conditions, tuple(rules)
 
     def check_features(self) -> None:
         ids: dict[int, str] = {}
@@ -277,11 +303,22 @@ class _Builder:
             if not _feature_name_ok(name):
                 self.error(self.doc.at(("features", name), key=True),
                            f"feature names are UPPER_CASE words (they become #defines): '{name}'")
+            if feature.define is not None:
+                self.check_define_name(name, feature)
             if feature.constant_id is not None:
                 if feature.constant_id in ids:
                     self.error(self.doc.at(("features", name, "constant_id")),
                                f"constant_id {feature.constant_id} is already used by {ids[feature.constant_id]}")
                 ids.setdefault(feature.constant_id, name)
+
+    def check_define_name(self, name: str, feature) -> None:
+        problem = define_problem(feature)
+        if problem:
+            self.error(self.doc.at(("features", name, "define")), problem)
+
+    def check_set_derive(self, name: str, located: Located) -> None:
+        for at_template, message in set_derive_problems(name, self.rs.features[name], located.expr):
+            self.error(self.doc.at(("features", name, "define")) if at_template else located.location, message)
 
     def check_sources(self) -> None:
         if self.materials_dir is None:
@@ -305,13 +342,20 @@ class _Builder:
 
     def case_value(self, name: str, value: Any, loc: tuple) -> Any:
         domain = self.domains[name]
+        if domain.kind == "set":
+            located = self.expr(value, loc, self.facts) if isinstance(value, str) else None
+            if located is not None:
+                self.check_set_derive(name, located)
+            elif isinstance(value, str) is False:
+                self.error(self.doc.at(loc), f"set feature {name} is derived from an expression over facts")
+            return located
         if in_domain(domain, value) or (domain.kind == "bool" and isinstance(value, bool)):
             return value
         if not isinstance(value, str):
             self.literal(name, value, loc)
             return value
         located = self.expr(value, loc, self.facts)
-        if located and domain.kind != "bool" and located.expr.values is not None:
+        if located and domain.kind != "bool" and not domain.open and located.expr.values is not None:
             bad = sorted((v for v in located.expr.values if v is not None and not in_domain(domain, v)), key=repr)
             if bad:
                 self.error(located.location, f"{name} can be derived as {_show(bad[0])}, which is not one of "
@@ -379,6 +423,12 @@ class _Builder:
                 when = self.expr(define.when, loc + (key, "when"), self.feats) if define.when else None
                 out[key] = CompiledDefine(define.value, when)
         return out
+
+
+def _domain(name: str, feature) -> Domain:
+    if feature.open:
+        return Domain(name, feature.type, (feature.default if feature.type == "int" else "",), open=True)
+    return Domain(name, feature.type, tuple(feature.values))
 
 
 def _show(value: Any) -> str:

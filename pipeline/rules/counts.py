@@ -45,10 +45,29 @@ class CountLimitError(RuleError):
     """Counting a pass's valid keys would build a table over the limit: the count is not exact, so none is given."""
 
 
+OPEN = "open"  # the count of a pass with an open feature in its key: not a finite number
+
+
+class OpenSpaceError(RuleError):
+    """A pass's keys cannot be enumerated: a feature of its key has an open domain."""
+
+
 @dataclass(frozen=True)
 class SpaceCount:
-    possible: int
-    valid: int
+    possible: int | str  # an int, or OPEN
+    valid: int | str
+
+
+def open_features(ruleset: RuleSet, pass_name: str) -> tuple[str, ...]:
+    """The static features of the pass's key whose domain is open (computed from facts)."""
+    compiled = ruleset.compiled
+    return tuple(f for f in compiled.passes[pass_name].static if compiled.domains[f].open)
+
+
+def add_counts(counts) -> int | str:
+    """The sum of counts, OPEN when any is."""
+    counts = list(counts)
+    return OPEN if OPEN in counts else sum(counts)
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,8 @@ def count_space(ruleset: RuleSet, pass_name: str, *, overrides: dict[str, Overri
     Raises :class:`CountLimitError` (located at the rule, or the rule set) when an exact
     count would build a table of more than ``max_cells`` cells.
     """
+    if [f for f in open_features(ruleset, pass_name) if f not in (overrides or {})]:
+        return SpaceCount(OPEN, OPEN)
     space = build_space(ruleset, pass_name, overrides or {}, max_cells)
     possible = math.prod(len(space.domains[n]) for n in space.keep)
     return SpaceCount(possible, _count(space))
@@ -93,6 +114,11 @@ def count_space(ruleset: RuleSet, pass_name: str, *, overrides: dict[str, Overri
 def enumerate_valid(ruleset: RuleSet, pass_name: str, limit: int | None = None,
                     max_cells: int = DEFAULT_MAX_CELLS) -> Iterator[tuple]:
     """The features of every valid key of the pass, ``((name, value), ...)`` sorted by name, in domain order (at most ``limit``)."""
+    found = open_features(ruleset, pass_name)
+    if found:
+        raise OpenSpaceError(Diagnostic(Location(ruleset.path or ruleset.shader), (
+            f"{ruleset.shader}/{pass_name}: the keys cannot be enumerated: {', '.join(found)} "
+            f"{'has an open domain' if len(found) == 1 else 'have open domains'} (values computed from facts)")))
     space = build_space(ruleset, pass_name, {}, max_cells)
     factors = _project(space)
     keys = _search(space, factors)

@@ -88,6 +88,7 @@ class Expr:
     facts: frozenset[str] = frozenset()
     features: frozenset[str] = frozenset()
     values: frozenset | None = None
+    stype: SType = field(default=ANY, repr=False, compare=False)  # static type of the result
 
     def __call__(self, facts: Any = None, features: Mapping[str, Any] | None = None) -> Any:
         return self.fn((facts, features))
@@ -118,7 +119,7 @@ def compile_expr(text: Any, scope: Scope) -> Expr:
     _check_depth(tree)
     compiler = _Compiler(scope, text, shift)
     fn, stype = compiler.compile(tree.body)
-    return Expr(text, fn, _leaves(compiler.facts), frozenset(compiler.features), stype.values)
+    return Expr(text, fn, _leaves(compiler.facts), frozenset(compiler.features), stype.values, stype)
 
 
 def _leaves(paths: set[str]) -> frozenset[str]:
@@ -214,7 +215,8 @@ class _Compiler:
                 self.fail(node, f"features cannot be read here ('{name}'): this expression reads facts only")
             self.features.add(name)
             dom = self.scope.features[name]
-            return (lambda env: env[1][name]), SType("scalar", values=frozenset(dom.values), feature=dom)
+            return (lambda env: env[1][name]), SType("scalar", values=None if dom.open else frozenset(dom.values),
+                                                         feature=dom)
         if name in HELPERS:
             self.fail(node, f"'{name}' is a helper: call it, e.g. {name}(...)")
         self._unknown_name(node, name, path)

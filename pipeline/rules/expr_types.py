@@ -17,8 +17,9 @@ class Domain:
     """A feature as expressions see it: its kind and finite values."""
 
     name: str
-    kind: str  # 'bool' | 'int' | 'enum'
-    values: tuple
+    kind: str  # 'bool' | 'int' | 'enum' | 'set'
+    values: tuple  # an open domain: just its default
+    open: bool = False  # values computed from facts (any int; a set's define names), not listed
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Loading already rejects unknown facts and features, values outside a domain, bad
 render state and normalize cycles.  Lint adds: features never derived, normalize
 rules that can never fire or never change anything, and static features that no
-pass reads (a warning).
+pass reads (a warning; a pass reads its ``features``, and what its ``skip_when`` and
+its defines' ``when`` test).
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def _never_derived(rs: RuleSet) -> list[Diagnostic]:
 def _unread(rs: RuleSet) -> list[Diagnostic]:
     compiled = rs.compiled
     read = set().union(*(p.features for p in compiled.passes.values()))
+    for p in compiled.passes.values():  # a pass's skip_when and its defines' when: read features too
+        read |= p.skip.expr.features if p.skip is not None else set()
+        read |= set().union(*(d.when.expr.features for d in p.defines.values() if d.when is not None))
     return [Diagnostic(compiled.feature_locations[name], f"feature '{name}' is read by no pass", "warning")
             for name in compiled.domains if name not in read]
 
@@ -76,7 +80,8 @@ def _unique_rules(rs: RuleSet) -> list[CompiledRule]:
     seen: dict[str, CompiledRule] = {}
     for pass_ in rs.compiled.passes.values():
         for rule in pass_.rules:
-            seen.setdefault(str(rule.location), rule)
+            if not rule.implicit:  # a feature's when: is not a normalize rule the author wrote
+                seen.setdefault(str(rule.location), rule)
     return list(seen.values())
 
 

@@ -51,6 +51,7 @@ from pydantic import (
     model_validator,
 )
 
+from pipeline.config import CompileTarget, CompileTargets  # noqa: F401  (re-exported)
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.fileio import read_text
 from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
@@ -109,17 +110,31 @@ def _check_inside(file: str) -> None:
 
 
 class Feature(Model):
-    """One permutation axis with a finite domain and a mode."""
+    """One permutation axis: a finite (or open) domain, a mode, and how it becomes defines."""
 
-    type: Literal["bool", "int", "enum", "name"] = Field(
-        description="bool, int (explicit values), enum of strings, or name: an open set of references "
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    type: Literal["bool", "int", "enum", "set", "name"] = Field(
+        description="bool, int (listed values, or `values: open`), enum of strings, set (one define per "
+                    "element of a set-valued fact), or name: an open set of references "
                     "(a MaterialX document#material; the listed values are its defaults, any other name is "
                     "allowed; a name makes no #define, a source generator reads it)")
-    values: tuple[Value, ...] = Field(description="the domain, in order; the first value is the default")
+    values: tuple[Value, ...] | Literal["open"] = Field(
+        description="the domain, in order (the first value is the default); 'open' for an int computed from facts")
+    default: int = Field(0, description="default of an open int feature")
     mode: Literal["static", "specialization", "dynamic"] = Field(
         "static", description="static: a #define in the key; specialization: a Vulkan specialization "
                               "constant; dynamic: a runtime branch")
     constant_id: int | None = Field(None, ge=0, description="specialization constant id (specialization only)")
+    emit: Literal["value", "ifdef", "symbol"] = Field(
+        "value", description="value: `NAME v` always; ifdef: a define only when the value is not the default; "
+                             "symbol (enums): `NAME NAME_<VALUE>` beside `NAME_<VALUE> i` for every value")
+    define: str | None = Field(None, min_length=1, description="the define's name (default: the feature's name); "
+                                                               "for a set feature a template such as HAS_{key}_{type}")
+    key_name: str = Field("key", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
+                          description="set features over a mapping: the template name of an entry's key")
+    when: Expression | None = Field(None, description="condition over features: otherwise the feature takes its "
+                                                       "default and emits no define")
     description: str = Field("", description="what the feature means")
 
     @model_validator(mode="before")
@@ -132,17 +147,36 @@ class Feature(Model):
         if "type" not in data:
             if values is None:
                 data["type"] = "bool"
-            elif isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            elif values == "open" or (isinstance(values, list)
+                                      and all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
                 data["type"] = "int"
             else:
                 data["type"] = "enum"
         if data["type"] == "bool" and values is None:
             data["values"] = [False, True]
+        if data["type"] == "set" and values is None:
+            data["values"] = "open"
         return data
+
+    @property
+    def open(self) -> bool:
+        return self.values == "open"
 
     @model_validator(mode="after")
     def _check(self) -> "Feature":
-        _check_values(self.type, self.values)
+        if self.open:
+            if self.type not in ("int", "set"):
+                raise ValueError("only int and set features may have open values")
+        else:
+            if self.type == "set":
+                raise ValueError("a set feature's values are open (leave 'values' out)")
+            _check_values(self.type, self.values)
+        if self.type == "set" and not self.define:
+            raise ValueError("a set feature needs a define template, e.g. define: HAS_{key}_{type}")
+        if self.type == "set" and self.mode != "static":
+            raise ValueError("a set feature is static (its defines are its value)")
+        if self.emit == "symbol" and self.type != "enum":
+            raise ValueError("emit: symbol is for enum features (NAME NAME_<VALUE>)")
         if (self.mode == "specialization") != (self.constant_id is not None):
             raise ValueError("constant_id is required with mode specialization, and only there")
         return self
@@ -254,8 +288,17 @@ class RuleSet(Model):
     render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
     defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
     instance_inputs: tuple[int, ...] = Field((), description="vertex input locations fed per instance")
+    compile: CompileTargets = Field(
+        (), description="compile targets (none: the cook's target); several give each key one set of blobs per target")
     path: str = Field("", description="where the rule set was loaded from (set by the loader)")
     _compiled: Compiled = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _distinct_targets(self) -> "RuleSet":
+        labels = [t.label for t in self.compile]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"compile targets must differ (by target and relaxed): {', '.join(labels)}")
+        return self
 
     @property
     def compiled(self) -> "Compiled":

@@ -68,7 +68,7 @@ class Loader:
         manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(self.out, chunk))
         loaded = LoadedChunk(manifest)
         pak = PakReader(mf.chunk_pak_path(self.out, manifest))
-        for digest in sorted(mf.stage_hashes(manifest)):
+        for digest in sorted(mf.module_hashes(manifest)):
             if digest not in pak:
                 continue  # the key is missing: draws that need it take the fallback
             try:

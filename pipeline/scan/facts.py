@@ -56,6 +56,10 @@ class MeshFacts(Frozen):
     tangents: bool = Field(description="TANGENT present")
     morphTargets: int = Field(0, description="number of morph targets")
     morphAttributes: tuple[str, ...] = Field((), description="sorted attribute names moved by any morph target")
+    morphTargetAttributes: tuple[str, ...] = Field(
+        (), description="attribute names moved by morph targets in file order (target 0's first, each name once)")
+    morphVertexCount: int | None = Field(
+        None, description="count of the accessor the first morphed attribute displaces (None without targets)")
     customAttributes: tuple[str, ...] = Field((), description="sorted application-specific attributes (_NAME)")
     # Optional buffer facts (None = unknown or not requested)
     colorAllWhite: bool | None = Field(None, description="COLOR_0 present and every value is 1.0 (needs buffer data)")
@@ -186,16 +190,36 @@ class NodeFacts(Frozen):
     instancingAttributes: tuple[str, ...] = Field((), description="sorted attribute names of EXT_mesh_gpu_instancing")
     mirrored: bool = Field(False, description="the node's world matrix has a negative determinant")
     morphWeights: bool = Field(False, description="node or mesh declares morph weights")
+    morphWeightCount: int = Field(0, description="length of node.weights, else of mesh.weights, else 0")
 
 
 class Lights(Frozen):
-    directional: int = 0
-    point: int = 0
-    spot: int = 0
+    """KHR_lights_punctual lights by type: the one place light counts live (per scene)."""
+
+    directional: int = Field(0, description="directional lights")
+    point: int = Field(0, description="point lights")
+    spot: int = Field(0, description="spot lights")
+
+
+class SceneMaterials(Frozen):
+    """Aggregates over every draw a scene reaches (variants included)."""
+
+    draws: int = Field(0, description="draws reachable from the scene")
+    extensions: tuple[str, ...] = Field((), description="sorted union of the extensions of the drawn materials")
+    alphaModes: tuple[str, ...] = Field((), description="sorted alpha modes of the drawn materials")
+    transmission: bool = Field(False, description="some drawn material has KHR_materials_transmission")
+    volume: bool = Field(False, description="some drawn material has KHR_materials_volume")
 
 
 class SceneFacts(Frozen):
+    index: int = Field(0, description="index of the draw's scene in the file (its first scene reaching the node)")
+    default: bool = Field(True, description="that scene is the file's default (glTF 'scene', else scene 0)")
     lights: Lights = Field(Lights(), description="KHR_lights_punctual lights among the nodes of the draw's scene")
+    materials: SceneMaterials = Field(SceneMaterials(), description="aggregates over the draws of the draw's scene")
+
+
+class DrawInfo(Frozen):
+    variant: str | None = Field(None, description="KHR_materials_variants variant name, None for the base mapping")
 
 
 class ChunkFacts(Frozen):
@@ -211,6 +235,7 @@ class DrawFacts(Frozen):
     node: NodeFacts = NodeFacts()
     scene: SceneFacts = SceneFacts()
     chunk: ChunkFacts
+    draw: DrawInfo = DrawInfo()
 
     def signature(self) -> str:
         """Stable hash of the canonical serialization: draws with equal facts share it."""

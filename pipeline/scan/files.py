@@ -44,7 +44,7 @@ def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: st
         optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
         grid = config.grid(level)
         chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
-        return FileScan(draws_of(gltf, chunk_of, optional, shared), buffers.warnings, buffers.dependencies)
+        return FileScan(draws_of(gltf, chunk_of, optional, shared, config.scenes), buffers.warnings, buffers.dependencies)
     except GltfError as exc:
         return FileScan([], exc.diagnostics)
 

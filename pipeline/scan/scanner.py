@@ -145,7 +145,7 @@ def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts:
         "format": FORMAT_VERSION, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
         "level": chunk.level, "grid": config.grid(chunk.level), "limits": config.limits.model_dump(),
         "optional": sorted(optional_facts & OPTIONAL_FACTS),
-    })
+    } | ({"scenes": config.scenes} if config.scenes != "all" else {}))
 
 
 def _load_entry(store: Store | None, key: str) -> dict:

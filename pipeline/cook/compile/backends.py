@@ -19,7 +19,7 @@ from typing import Protocol
 
 from pipeline.cook.compile.glslang_capi import GlslangCapiBackend
 from pipeline.cook.compile.glslang_cli import GlslangCliBackend
-from pipeline.cook.compile.request import CompileOutput, CompileRequest
+from pipeline.cook.compile.request import CompileOutput, CompileRequest, target_info
 from pipeline.cook.compile.sources import SourceTree
 from pipeline.cook.compile.spirv_tools import SpirvToolsError, optimize, validate
 from pipeline.cook.compile.toolchain import ToolchainError
@@ -76,7 +76,11 @@ def _error(request: CompileRequest, tree: SourceTree, message: str) -> Diagnosti
 
 
 def _finish(output: CompileOutput, request: CompileRequest, tree: SourceTree) -> CompileOutput:
-    """Optimize when asked, then validate: a blob that fails spirv-val is an error, not an output."""
+    """Optimize when asked, then validate: a blob that fails spirv-val is an error, not an output.
+
+    A GLSL ES blob (webgl2) was validated by glslang's ES front end already."""
+    if not target_info(request.target).is_spirv:
+        return output
     spirv = output.spirv
     try:
         spirv = optimize(spirv, request.target) if request.optimize else spirv

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
+from dataclasses import replace
 from ctypes import (
     POINTER,
     Structure,
@@ -33,8 +34,14 @@ from ctypes import (
     c_void_p,
 )
 
-from pipeline.cook.compile.preamble import compile_output, define_lines, enable_includes
-from pipeline.cook.compile.request import CompileOutput, CompileRequest, target_info
+from pipeline.cook.compile.preamble import (
+    clean_preprocessed,
+    compile_output,
+    default_version,
+    define_lines,
+    prepare_source,
+)
+from pipeline.cook.compile.request import BINDING_BASE, CompileOutput, CompileRequest, target_info
 from pipeline.cook.compile.sources import SourceTree
 from pipeline.cook.compile.spirv_tools import tools_version
 from pipeline.cook.compile.toolchain import (
@@ -46,11 +53,13 @@ from pipeline.cook.compile.toolchain import (
 
 SOURCE = {"glsl": 1, "hlsl": 2}                       # glslang_source_t
 STAGE = {"vertex": 0, "fragment": 4, "compute": 5}    # glslang_stage_t
-CLIENT_VULKAN = 1
-TARGET_SPV = 1
+CLIENT = {"none": 0, "vulkan": 1, "opengl": 2}        # glslang_client_t
+TARGET_NONE, TARGET_SPV = 0, 1
 NO_PROFILE = 1 << 0
+PROFILES = {None: NO_PROFILE, "core": 1 << 1, "compatibility": 1 << 2, "es": 1 << 3}
 MSG_SPV_RULES, MSG_VULKAN_RULES, MSG_READ_HLSL = 1 << 3, 1 << 4, 1 << 6
-DEFAULT_VERSION = 100  # as glslangValidator: #version when absent, and the VULKAN macro's value
+OPT_AUTO_MAP_BINDINGS, OPT_AUTO_MAP_LOCATIONS, OPT_VULKAN_RULES_RELAXED = 1 << 0, 1 << 1, 1 << 2
+RESOURCE_TYPES = 6  # glslang_resource_type_t: sampler, texture, image, UBO, SSBO, UAV
 
 
 class IncludeResult(Structure):
@@ -93,6 +102,9 @@ _SIGNATURES = {
         "glslang_shader_create": ([c_void_p], c_void_p),
         "glslang_shader_delete": ([c_void_p], None),
         "glslang_shader_set_preamble": ([c_void_p, c_char_p], None),
+        "glslang_shader_set_options": ([c_void_p, c_int], None),
+        "glslang_shader_shift_binding": ([c_void_p, c_int, c_uint], None),
+        "glslang_program_map_io": ([c_void_p], c_int),
         "glslang_shader_preprocess": ([c_void_p, c_void_p], c_int),
         "glslang_shader_parse": ([c_void_p, c_void_p], c_int),
         "glslang_shader_get_preprocessed_code": ([c_void_p], c_char_p),
@@ -147,6 +159,7 @@ class _Includer:
     def __init__(self, tree: SourceTree, source: str):
         self.tree, self.source = tree, source
         self.live: dict[int, tuple] = {}
+        self.interrupted: BaseException | None = None  # Ctrl-C inside a callback, re-raised after the C call
         self.callbacks = IncludeCallbacks(INCLUDE_FUNC(self._system), INCLUDE_FUNC(self._local),
                                           FREE_FUNC(self._free))
 
@@ -165,7 +178,15 @@ class _Includer:
         try:
             return self._result(self.tree.resolve(header.decode(), parent, system))
         except Exception:  # an exception must not cross the C frame; report "not found"
-            return self._result(None)
+            return None
+        except BaseException as exc:  # KeyboardInterrupt: ctypes would swallow it; keep it for check()
+            self.interrupted = exc
+            return None
+
+    def check(self) -> None:
+        """Re-raise a KeyboardInterrupt (or SystemExit) that arrived inside a callback."""
+        if self.interrupted is not None:
+            raise self.interrupted
 
     def _local(self, ctx, header, includer, depth):
         return self._find(header, includer, False)
@@ -174,7 +195,10 @@ class _Includer:
         return self._find(header, includer, True)
 
     def _free(self, ctx, result) -> int:
-        self.live.pop(ctypes.addressof(result.contents), None)
+        try:
+            self.live.pop(ctypes.addressof(result.contents), None)
+        except BaseException as exc:
+            self.interrupted = self.interrupted or exc
         return 0
 
 
@@ -210,38 +234,95 @@ class GlslangCapiBackend:
             log, spirv = self._run(request, tree, text)
         return compile_output(spirv, log, request, tree)
 
-    def _input(self, request: CompileRequest, code: bytes, includer: _Includer) -> Input:
+    def _input(self, request: CompileRequest, code: bytes, includer: _Includer | None) -> Input:
         target = target_info(request.target)
-        messages = MSG_SPV_RULES | MSG_VULKAN_RULES | (MSG_READ_HLSL if request.language == "hlsl" else 0)
-        return Input(SOURCE[request.language], STAGE[request.stage], CLIENT_VULKAN, target.client_version,
-                     TARGET_SPV, target.spirv_version, code, DEFAULT_VERSION, NO_PROFILE, 0, 0, messages,
-                     self.api.resource, includer.callbacks, None)
+        spirv = target.is_spirv
+        messages = (MSG_SPV_RULES if spirv else 0) | (MSG_VULKAN_RULES if target.client == "vulkan" else 0) \
+            | (MSG_READ_HLSL if request.language == "hlsl" else 0)
+        version, profile = default_version(request, True)
+        callbacks = includer.callbacks if includer is not None else IncludeCallbacks()
+        return Input(SOURCE[request.language], STAGE[request.stage], CLIENT[target.client], target.client_version,
+                     TARGET_SPV if spirv else TARGET_NONE, target.spirv_version, code, version, PROFILES[profile],
+                     0, 0, messages, self.api.resource, callbacks, None)
 
     def _run(self, request: CompileRequest, tree: SourceTree, text: str) -> tuple[str, bytes | None]:
-        lib = self.api
         includer = _Includer(tree, request.source)
-        code = enable_includes(text) if request.language == "glsl" else text
-        inp = self._input(request, code.encode(), includer)
-        pre = define_lines(request.defines).encode()
-        shader = lib.glslang_shader_create(byref(inp))
-        program = None
+        inp = self._input(request, prepare_source(request, text).encode(), includer)
+        log, shader, program = self._compile(inp, request, define_lines(request.defines).encode())
         try:
-            lib.glslang_shader_set_preamble(shader, pre)
-            _set_entry_point(lib, shader, request.entry)
-            if not lib.glslang_shader_preprocess(shader, byref(inp)):
-                return _text(lib.glslang_shader_get_info_log(shader)), None
-            lib.glslang_shader_set_preamble(shader, b"")  # parse reads the preprocessed text
-            if not lib.glslang_shader_parse(shader, byref(inp)):
-                return _text(lib.glslang_shader_get_info_log(shader)), None
-            program = lib.glslang_program_create()
-            lib.glslang_program_add_shader(program, shader)
-            linked = lib.glslang_program_link(program, inp.messages)
-            log = _text(lib.glslang_shader_get_info_log(shader)) + _text(lib.glslang_program_get_info_log(program))
-            return log, (self._spirv(program, request) if linked else None)
+            includer.check()
+            if program is None:
+                return log, None
+            if target_info(request.target).is_spirv:
+                return log, self._spirv(program, request)
+            return self._validated_text(request, shader, log)
         finally:
-            if program:
-                lib.glslang_program_delete(program)
-            lib.glslang_shader_delete(shader)
+            self._delete(shader, program)
+
+    def _compile(self, inp: Input, request: CompileRequest, preamble: bytes) -> tuple[str, int, int | None]:
+        """Preprocess, parse and link one shader: (log, shader, program or None when it failed)."""
+        lib = self.api
+        shader = lib.glslang_shader_create(byref(inp))
+        lib.glslang_shader_set_preamble(shader, preamble)
+        options = (OPT_AUTO_MAP_BINDINGS | OPT_AUTO_MAP_LOCATIONS if request.auto_map else 0) \
+            | (OPT_VULKAN_RULES_RELAXED if request.relaxed else 0)
+        if options:
+            lib.glslang_shader_set_options(shader, options)
+        base = BINDING_BASE[request.stage]
+        if request.auto_map and base and target_info(request.target).is_spirv:
+            for resource in range(RESOURCE_TYPES):
+                lib.glslang_shader_shift_binding(shader, resource, base)
+        _set_entry_point(lib, shader, request.entry)
+        if not lib.glslang_shader_preprocess(shader, byref(inp)):
+            return _text(lib.glslang_shader_get_info_log(shader)), shader, None
+        lib.glslang_shader_set_preamble(shader, b"")  # parse reads the preprocessed text
+        if not lib.glslang_shader_parse(shader, byref(inp)):
+            return _text(lib.glslang_shader_get_info_log(shader)), shader, None
+        program = lib.glslang_program_create()
+        lib.glslang_program_add_shader(program, shader)
+        linked = lib.glslang_program_link(program, inp.messages)
+        if linked and request.auto_map:
+            linked = lib.glslang_program_map_io(program)
+        log = _text(lib.glslang_shader_get_info_log(shader)) + _text(lib.glslang_program_get_info_log(program))
+        if not linked:
+            lib.glslang_program_delete(program)
+            return log, shader, None
+        return log, shader, program
+
+    def _delete(self, shader: int, program: int | None) -> None:
+        if program:
+            self.api.glslang_program_delete(program)
+        self.api.glslang_shader_delete(shader)
+
+    def _validated_text(self, request: CompileRequest, shader: int, log: str) -> tuple[str, bytes | None]:
+        """The GLSL ES blob: the preprocessed text, cleaned, parsed again by the ES front end."""
+        version, profile = default_version(request, False)
+        text = clean_preprocessed(_text(self.api.glslang_shader_get_preprocessed_code(shader)),
+                                  f"{version} {profile}" if profile else str(version))
+        inp = self._input(replace(request, auto_map=False, relaxed=False), text.encode(), None)
+        again, shader2, program2 = self._compile(inp, replace(request, auto_map=False, relaxed=False), b"")
+        self._delete(shader2, program2)
+        if program2 is None:
+            return log + "".join(f"ERROR: {line.removeprefix('ERROR: ')}\n" for line in again.splitlines()
+                                 if line.startswith("ERROR")), None
+        return log, text.encode()
+
+    def preprocess(self, request: CompileRequest, tree: SourceTree) -> str | None:
+        """The preprocessed text of a request (defines and includes applied), None when it fails."""
+        includer = _Includer(tree, request.source)
+        inp = self._input(request, prepare_source(request, tree.read(request.source)).encode(), includer)
+        lib = self.api
+        preamble = define_lines(request.defines).encode()  # glslang keeps the pointer: keep the bytes alive
+        with lib.lock:
+            shader = lib.glslang_shader_create(byref(inp))
+            try:
+                lib.glslang_shader_set_preamble(shader, preamble)
+                _set_entry_point(lib, shader, request.entry)
+                ok = lib.glslang_shader_preprocess(shader, byref(inp))
+                includer.check()
+                return _text(lib.glslang_shader_get_preprocessed_code(shader)) if ok else None
+            finally:
+                lib.glslang_shader_delete(shader)
 
     def _spirv(self, program: int, request: CompileRequest) -> bytes:
         lib = self.api

@@ -27,12 +27,13 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from pipeline.cook.compile.request import CompileOutput, CompileRequest
+from pipeline.cook.compile.request import CompileOutput, CompileRequest, parse_version, target_info
 from pipeline.errors import Diagnostic, Location
 
 INCLUDE_EXTENSION = "#extension GL_GOOGLE_include_directive : enable\n"
 LOG_RE = re.compile(r"^(ERROR|WARNING):\s*(?:(.+?):(\d+):(?:(\d+):)?\s)?\s*(.*?)\s*$")
 VERSION_RE = re.compile(r"^[ \t]*#[ \t]*version\b[^\n]*", re.M)
+DEFAULT_VERSION = 100  # as glslangValidator: #version when absent, and the VULKAN macro's value
 NOISE = ("compilation terminated", "compilation errors.  No code generated", "compilation errors. No code")
 
 
@@ -41,6 +42,48 @@ def define_lines(defines: tuple[tuple[str, str], ...]) -> str:
     return "".join(f"#define {name} {value}\n" for name, value in defines)
 
 
+
+
+LINE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*line\b[^\n]*\n?", re.M)
+GOOGLE_EXTENSION = re.compile(r"^[ \t]*#[ \t]*extension[ \t]+GL_GOOGLE_\w+[^\n]*\n?", re.M)
+
+
+def default_version(request: CompileRequest, has_version: bool) -> tuple[int, str | None]:
+    """(version, profile) glslang assumes for a source without ``#version``.
+
+    The request's ``version``, else the target's default (``300 es`` for webgl2,
+    ``450`` for opengl4.5); Vulkan targets keep glslangValidator's ``100`` without a
+    profile.  With ``has_version`` the source's own line wins anyway.
+    """
+    target = target_info(request.target)
+    text = request.version or (target.default_version if target.client != "vulkan" else None)
+    return parse_version(text) if text else (DEFAULT_VERSION, None)
+
+
+def prepare_source(request: CompileRequest, text: str) -> str:
+    """The source text glslang is given: the include extension enabled and, for a GLSL
+    source without ``#version`` whose target or request names one, that version
+    first.  ``#line`` directives keep every original line's number."""
+    if request.language != "glsl":
+        return text
+    if VERSION_RE.search(text):
+        return enable_includes(text)
+    version, profile = default_version(request, False)
+    if (version, profile) == (DEFAULT_VERSION, None):
+        return enable_includes(text)  # glslang's own default, as glslangValidator would compile it
+    shown = f"{version} {profile}" if profile else str(version)
+    return f"#version {shown}\n{INCLUDE_EXTENSION}#line 1\n{text}"
+
+
+def clean_preprocessed(text: str, version: str) -> str:
+    """Preprocessed GLSL as a GLES runtime loads it: no ``#line`` or GL_GOOGLE extension lines,
+    ``#version`` first (``version`` when the text has none)."""
+    text = GOOGLE_EXTENSION.sub("", LINE_DIRECTIVE.sub("", text))
+    lines = [line.rstrip() for line in text.splitlines()]
+    body = "\n".join(line for line in lines if line.strip())
+    if not VERSION_RE.search(body):
+        body = f"#version {version}\n{body}"
+    return body + "\n"
 
 
 def enable_includes(text: str) -> str:

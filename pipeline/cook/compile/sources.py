@@ -11,7 +11,8 @@ A file's parse (its includes, the identifiers its preprocessor conditions test,
 the macros it defines) is cached and revalidated by ``stat`` (mtime_ns, ctime_ns,
 size, inode): a changed file is re-read and re-hashed, an unchanged one is not.
 Includes are followed regardless of ``#if`` branches, so a closure is a
-conservative over-approximation of what a compile reads (right for cache keys).
+conservative over-approximation of what a compile reads (right for cache keys);
+so is :meth:`SourceTree.used_identifiers`, the names stage projection keeps.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ParsedFile:
     includes: tuple[Include, ...]
     tested: frozenset[str]                         # identifiers in #if/#ifdef/#ifndef/#elif
     macro_refs: tuple[tuple[str, frozenset[str]], ...]  # (macro, identifiers of its body)
+    identifiers: frozenset[str] = frozenset()      # every identifier outside comments (conditions and code)
 
 
 def _strip_comments(text: str) -> str:
@@ -73,7 +75,7 @@ def parse_source(text: str) -> ParsedFile:
     tested = frozenset(i for m in CONDITION_RE.finditer(joined) for i in IDENT_RE.findall(m.group(1)))
     refs = tuple((m.group(1), frozenset(IDENT_RE.findall(m.group(2)))) for m in DEFINE_RE.finditer(joined))
     digest = bytes_hash(text.encode("utf-8"))
-    return ParsedFile(text, digest, includes, tested - {"defined"}, refs)
+    return ParsedFile(text, digest, includes, tested - {"defined"}, refs, frozenset(IDENT_RE.findall(joined)))
 
 
 def _stat_signature(path: Path) -> tuple[int, int, int, int]:
@@ -177,6 +179,12 @@ class SourceTree:
     def include_errors(self, relpath: str) -> tuple[Diagnostic, ...]:
         """A located error for every include of the closure that names no file."""
         return tuple(self._missing(inc, includer) for inc, includer in self._walk(relpath)[1])
+
+    def used_identifiers(self, relpath: str) -> frozenset[str]:
+        """Every identifier of the closure outside comments: in a condition, a macro body or
+        code (``uniform Light u_Lights[LIGHT_COUNT + 1];``).  A define whose name is not
+        among them cannot change what the stage compiles to."""
+        return frozenset().union(*(self.parsed(f).identifiers for f in self.files(relpath)))
 
     def tested_macros(self, relpath: str) -> frozenset[str]:
         """Every identifier a preprocessor condition of the closure tests.

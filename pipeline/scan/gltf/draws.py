@@ -4,8 +4,11 @@ A draw is one primitive of one mesh instance (a node with ``mesh`` reachable fro
 a scene) with one material: the primitive's material (the glTF default material
 when it has none), plus one draw per variant of each KHR_materials_variants
 mapping.  A node reachable from several scenes is drawn once, in the first
-scene (by index) that reaches it; that scene's KHR_lights_punctual lights are
-the draw's ``scene.lights``.  Files without scenes have no draws.
+scene (by index) that reaches it; that scene's index, whether it is the file's
+default scene, its KHR_lights_punctual lights and aggregates over every draw it
+reaches (``scene.materials``) are the draw's ``scene`` facts.  With
+``scenes="default"`` (pipeline.toml) only the default scene is drawn (the glTF
+``scene``, else scene 0).  Files without scenes have no draws.
 
 Facts are built once per mesh primitive, material, node and scene and shared
 between the draws that use them, so equal draws hold equal (often identical)
@@ -54,11 +57,18 @@ ChunkOf = Callable[[Instance], tuple[str, str]]
 OptionalFacts = Callable[[int, int], dict]
 
 
-def instances(doc: Document) -> list[Instance]:
-    """Every node reachable from a scene, once, with its first scene and mirror state."""
+def default_scene(doc: Document) -> int:
+    """The file's default scene: the glTF ``scene``, else 0."""
+    return doc.scene if getattr(doc, "scene", None) is not None else 0
+
+
+def instances(doc: Document, scenes: str = "all") -> list[Instance]:
+    """Every node reachable from a scene (or the default scene only), once, with its first scene and mirror state."""
     seen: set[int] = set()
     found = []
     for s, scene in enumerate(doc.scenes):
+        if scenes == "default" and s != default_scene(doc):
+            continue
         stack = [(root, False) for root in reversed(scene.nodes)]
         while stack:
             n, parent_mirrored = stack.pop()
@@ -71,22 +81,41 @@ def instances(doc: Document) -> list[Instance]:
     return found
 
 
-def scene_lights(doc: Document) -> list[F.SceneFacts]:
-    """KHR_lights_punctual counts by type among the nodes of each scene."""
+def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts: Callable) -> list[F.SceneFacts]:
+    """Per scene: its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
+
+    ``materials(prim)`` gives a primitive's material indices (variants included),
+    ``material_facts(index)`` their facts.
+    """
     ext = doc.extensions
     lights = ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
     out = []
-    for scene in doc.scenes:
+    for s, scene in enumerate(doc.scenes):
         counts = {"directional": 0, "point": 0, "spot": 0}
-        stack = list(scene.nodes)
+        drawn: list = []
+        stack, seen = list(scene.nodes), set()
         while stack:
-            node = doc.nodes[stack.pop()]
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            node = doc.nodes[n]
             ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
             if ref is not None:
                 counts[lights[ref.light].type] += 1
+            if "mesh" in node:
+                drawn += [material_facts(m) for prim in doc.meshes[node["mesh"]]["primitives"] for m in materials(prim)]
             stack.extend(node.get("children", ()))
-        out.append(construct(F.SceneFacts, {"lights": construct(F.Lights, counts)}) if any(counts.values())
-                   else construct(F.SceneFacts, {}))
+        values = {"index": s, "default": s == default_scene(doc)}
+        if any(counts.values()):
+            values["lights"] = construct(F.Lights, counts)
+        if drawn:
+            values["materials"] = construct(F.SceneMaterials, {
+                "draws": len(drawn), "extensions": tuple(sorted({e for m in drawn for e in m.extensions})),
+                "alphaModes": tuple(sorted({m.alphaMode for m in drawn})),
+                "transmission": any(m.transmission is not None for m in drawn),
+                "volume": any(m.volume is not None for m in drawn)})
+        out.append(construct(F.SceneFacts, values))
     return out
 
 
@@ -107,6 +136,7 @@ class SharedFacts:
         self.scenes: dict[tuple, tuple[F.SceneFacts, bytes]] = {}
         self.chunks: dict[tuple[str, str], tuple[F.ChunkFacts, bytes]] = {}
         self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
+        self.infos: dict[str | None, tuple[F.DrawInfo, bytes]] = {}
         self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
 
     def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
@@ -116,13 +146,15 @@ class SharedFacts:
             found = table[key] = (made, canonical(made))
         return found
 
-    def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple) -> tuple[F.DrawFacts, str]:
-        key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]))
+    def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
+             variant: str | None = None) -> tuple[F.DrawFacts, str]:
+        info = self.part(self.infos, (variant,), lambda: construct(F.DrawInfo, {"variant": variant}))
+        key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
         found = self.draws.get(key)
         if found is None:
             facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
-                                            "scene": scene[0], "chunk": chunk[0]})
-            text = canonical_object({"chunk": chunk[1], "material": material[1], "mesh": mesh[1],
+                                            "scene": scene[0], "chunk": chunk[0], "draw": info[0]})
+            text = canonical_object({"chunk": chunk[1], "draw": info[1], "material": material[1], "mesh": mesh[1],
                                      "node": node[1], "scene": scene[1]})
             found = self.draws[key] = (facts, bytes_hash(text))
         return found
@@ -134,13 +166,15 @@ class _Builder:
     def __init__(self, gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None, shared: SharedFacts):
         self.doc, self.file, self.chunk_of, self.optional = gltf.doc, gltf.file, chunk_of, optional
         self.shared = shared
-        self.scenes = [shared.part(shared.scenes, _scene_key(s), lambda s=s: s) for s in scene_lights(self.doc)]
         self._mesh: dict[tuple[int, int], tuple] = {}
         self._material: dict[int | None, tuple] = {None: shared.default_material}
         self._chunk: dict[tuple[str, str], tuple] = {}
         ext = self.doc.extensions
         self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
             if ext and ext.KHR_materials_variants else []
+        scenes = scene_facts(self.doc, lambda prim: [m for m, _ in self.materials_of(prim)],
+                             lambda m: self.material(m)[0])
+        self.scenes = [shared.part(shared.scenes, (canonical(s),), lambda s=s: s) for s in scenes]
 
     def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
         key = (m, p)
@@ -178,7 +212,7 @@ class _Builder:
         for p, prim in enumerate(self.doc.meshes[m]["primitives"]):
             mesh = self.mesh(m, p)
             for material, variant in self.materials_of(prim):
-                facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk)
+                facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk, variant)
                 out.append(FileDraw(inst.node, m, p, material, variant, facts, signature))
         return out
 
@@ -192,11 +226,6 @@ class _Builder:
         return pairs
 
 
-def _scene_key(scene: F.SceneFacts) -> tuple:
-    lights = scene.lights
-    return (lights.directional, lights.point, lights.spot, tuple(scene.model_fields_set))
-
-
 def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
     """Everything :func:`mesh_values` reads of a primitive, exactly (attribute order included)."""
     accessors = doc.accessors
@@ -207,18 +236,29 @@ def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
                            accessor["count"] if name == "POSITION" else None))
     targets = prim.get("targets", ())
     return (tuple(attributes), prim.get("mode", 4), "indices" in prim, len(targets),
-            tuple(sorted({name for target in targets for name in target})), tuple(optional.items()))
+            tuple(dict.fromkeys(name for target in targets for name in target)), _morph_vertex_count(doc, prim),
+            tuple(optional.items()))
+
+
+def _morph_vertex_count(doc: Document, prim: dict) -> int | None:
+    """Count of the accessor the first morphed attribute displaces (None without targets)."""
+    for target in prim.get("targets", ()):
+        for name in target:
+            base = prim["attributes"].get(name)
+            return doc.accessors[base]["count"] if base is not None else None
+    return None
 
 
 def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = None,
-             shared: SharedFacts | None = None) -> list[FileDraw]:
+             shared: SharedFacts | None = None, scenes: str = "all") -> list[FileDraw]:
     """All draws of a document, in (node, mesh, primitive, variant) order.
 
-    ``shared`` lets the files of one scan share equal fact objects (and their signatures).
+    ``shared`` lets the files of one scan share equal fact objects (and their signatures);
+    ``scenes``: "all" draws every scene, "default" the default scene only.
     """
     builder = _Builder(gltf, chunk_of, optional, shared if shared is not None else SharedFacts())
     out = []
-    for inst in instances(gltf.doc):
+    for inst in instances(gltf.doc, scenes):
         if "mesh" in gltf.doc.nodes[inst.node]:
             out.extend(builder.draws(inst))
     out.sort(key=lambda d: (d.node, d.mesh, d.primitive, d.variant is not None, d.variant or ""))
@@ -260,6 +300,8 @@ def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
         "tangents": "TANGENT" in attributes,
         "morphTargets": len(targets),
         "morphAttributes": tuple(moved),
+        "morphTargetAttributes": tuple(dict.fromkeys(name for target in targets for name in target)),
+        "morphVertexCount": _morph_vertex_count(doc, prim),
         "customAttributes": tuple(sorted(n for n in attributes if n.startswith("_"))),
         **optional,
     }
@@ -292,4 +334,6 @@ def node_values(doc: Document, node: dict, mirrored: bool) -> dict:
         "instancingAttributes": tuple(sorted(instancing.attributes)) if instancing else (),
         "mirrored": mirrored,
         "morphWeights": "weights" in node or "weights" in doc.meshes[node["mesh"]],
+        "morphWeightCount": len(node["weights"]) if "weights" in node
+        else len(doc.meshes[node["mesh"]].get("weights", ())),
     }

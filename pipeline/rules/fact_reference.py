@@ -1,0 +1,104 @@
+"""Every fact path a rule can read, with its type and meaning, generated from the fact models.
+
+:func:`fact_paths` walks :class:`~pipeline.scan.facts.DrawFacts` (the same models rule
+expressions are checked against) and gives one row per path: ``material.clearcoat``,
+``material.clearcoat.clearcoatFactor``, ``mesh.attributes[name]`` (a mapping: its
+values' fields follow as ``mesh.attributes[name].type``) ...  :func:`reference_markdown`
+renders them as the table of docs/own-ubershader.md (``pipeline rules facts`` prints it).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel
+
+from pipeline.scan.facts import DrawFacts
+
+
+@dataclass(frozen=True)
+class FactPath:
+    path: str
+    type: str
+    description: str
+
+
+def _unwrap(annotation: Any) -> tuple[Any, bool]:
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return annotation, False
+
+
+def type_name(annotation: Any) -> str:
+    """A fact type as the reference shows it: ``int``, ``str | None``, ``list[str]``, ``'A' | 'B'`` ..."""
+    inner, optional = _unwrap(annotation)
+    origin = typing.get_origin(inner)
+    if origin is Literal:
+        text = " | ".join(repr(v) for v in typing.get_args(inner))
+    elif origin in (tuple, list):
+        args = [a for a in typing.get_args(inner) if a is not Ellipsis]
+        text = f"list[{type_name(args[0]) if args else 'any'}]"
+    elif origin is dict:
+        key, value = typing.get_args(inner)
+        text = f"mapping[{type_name(key)}, {type_name(value)}]"
+    elif isinstance(inner, type) and issubclass(inner, BaseModel):
+        text = inner.__name__
+    elif inner is Any:
+        text = "any"
+    else:
+        text = getattr(inner, "__name__", str(inner))
+    return f"{text} | None" if optional else text
+
+
+ROOTS = {
+    "mesh": "the drawn mesh primitive: its vertex attributes, topology and morph targets",
+    "material": "the draw's material (the glTF default material when the primitive has none); "
+                "an extension block is None when the extension is absent",
+    "node": "the node instancing the mesh",
+    "scene": "the scene the draw comes from: identity, lights, aggregates over its draws",
+    "chunk": "the chunk (output unit) the draw belongs to",
+    "draw": "the draw itself (which KHR_materials_variants mapping it is)",
+}
+
+
+def _meaning(path: str, name: str, info: Any, inner: Any) -> str:
+    text = " ".join((info.description or "").split())
+    if text:
+        return text
+    if path in ROOTS:
+        return ROOTS[path]
+    if isinstance(inner, type) and issubclass(inner, BaseModel) and inner.__doc__:
+        return inner.__doc__.strip().splitlines()[0]
+    return f"glTF `{name}` as authored (its default when absent)"
+
+
+def fact_paths(model: type[BaseModel] = DrawFacts, prefix: str = "") -> list[FactPath]:
+    """Every readable path under ``model``, depth first in field order."""
+    out = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        inner, _ = _unwrap(info.annotation)
+        out.append(FactPath(path, type_name(info.annotation), _meaning(path, name, info, inner)))
+        origin = typing.get_origin(inner)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            out += fact_paths(inner, path + ".")
+        elif origin is dict:
+            value, _ = _unwrap(typing.get_args(inner)[1])
+            if isinstance(value, type) and issubclass(value, BaseModel):
+                out += fact_paths(value, f"{path}[name].")
+    return out
+
+
+def reference_markdown() -> str:
+    """The fact reference table (markdown)."""
+    lines = ["| fact path | type | meaning |", "|---|---|---|"]
+    for fact in fact_paths():
+        description = fact.description.replace("|", "\\|")
+        lines.append(f"| `{fact.path}` | `{fact.type.replace('|', chr(92) + '|')}` | {description} |")
+    return "\n".join(lines) + "\n"
