@@ -70,7 +70,8 @@ class CookResult:
     removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
-    display_prefix: str = "materials/"                   # how errors name the shader library
+    display_prefix: str = "materials/"                   # how errors name the shader library (cwd-relative)
+    manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
     keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
@@ -125,6 +126,16 @@ def display_prefix(materials_dir: Path) -> str:
         return str(path) + "/"
 
 
+def manifest_prefix(root: Path, materials_dir: Path) -> str:
+    """How chunk manifests name the shader library: relative to the world's root (``../shaders/``
+    when beside it), so the outputs do not depend on the folder a cook runs from."""
+    path = materials_dir.resolve()
+    try:
+        return Path(os.path.relpath(path, root.resolve())).as_posix() + "/"
+    except ValueError:  # another drive
+        return path.as_posix() + "/"
+
+
 def cook_keys(world: World, found, store: Store, options: CookOptions,
               progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
@@ -150,7 +161,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
-                        first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
+                        manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks = fallbacks
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
     stats = getattr(compiler, "stats", None)
@@ -340,7 +351,7 @@ OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 def _results_digest(result: CookResult) -> str:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.manifest_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
@@ -392,7 +403,15 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
         elif job is not None and not job.ok:
             errors += [_compact(_error_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
-    return errors
+    return [_world_named(e, result) for e in errors]
+
+
+def _world_named(error: dict, result: CookResult) -> dict:
+    """A manifest error naming a shader library file as the world sees it, not as the cwd does."""
+    file, shown = error.get("file"), result.display_prefix
+    if isinstance(file, str) and file.startswith(shown):
+        return error | {"file": result.manifest_prefix + file[len(shown):]}
+    return error
 
 
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,
