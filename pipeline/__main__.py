@@ -7,8 +7,18 @@ answered from its stamp (:mod:`pipeline.cook.noop`) before the command line itse
 
 import sys
 
+from pipeline import interrupt
+
 
 def run() -> None:
+    interrupt.arm()
+    try:
+        _run()
+    finally:
+        interrupt.finishing()
+
+
+def _run() -> None:
     if sys.argv[1:2] == ["cook"]:
         from pipeline.cook.noop import fast_cook
 

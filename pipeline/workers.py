@@ -9,10 +9,17 @@ Both pools of the pipeline (the scan pool and the compile pool) are made by
   call does not exist, a daemon thread in the worker polls the parent's pid and
   ends the worker when the parent is gone.
 - **Ctrl-C is the parent's business.**  Workers ignore SIGINT (a terminal sends it
-  to the whole process group), so an interrupt prints no worker tracebacks; the
+  to the whole process group), so an interrupt prints no worker tracebacks.  They
+  are born with SIGINT blocked (the parent blocks it while it submits, which is
+  when the pool forks) and unblock it only once it is ignored, so a Ctrl-C landing
+  while a worker starts cannot kill it and break the pool.  The
   parent, on any exception (KeyboardInterrupt included), kills its workers and
   shuts the pool down without waiting, so the interrupt can never deadlock in the
-  pool's shutdown.  Results already stored stay stored.
+  pool's shutdown.  Results already stored stay stored.  A worker killed while it
+  was sending a result leaves half a message in the result pipe; the pool's own
+  reader thread would wait for the rest forever (and the interpreter's exit with
+  it), so once the workers are gone the parent closes its end of that pipe and the
+  reader sees the end of the stream instead.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | N
     """A ``ProcessPoolExecutor`` whose workers die with this process and that an exception never hangs."""
     method = (mp_context or multiprocessing.get_context()).get_start_method()
     parent = os.getpid() if method in ("fork", "spawn") else None  # forkserver: the server is the parent
-    pool = cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
+    pool = _Pool(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
                                   initargs=(parent, initializer, initargs))
     try:
         yield pool
@@ -49,20 +56,46 @@ def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | N
     pool.shutdown(wait=True)
 
 
+class _Pool(cf.ProcessPoolExecutor):
+    def submit(self, fn, /, *args, **kwargs):
+        with _sigint_blocked():  # workers are forked here, and inherit the mask
+            return super().submit(fn, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     """SIGKILL every worker process of ``pool`` (they hold no state worth keeping)."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(Exception):
             process.kill()
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+    if processes and not any(p.is_alive() for p in processes):
+        # The parent holds the last writing end of the result pipe: closing it turns a
+        # half-sent result into end-of-stream for the pool's reader thread.
+        with contextlib.suppress(Exception):
+            pool._result_queue._writer.close()
 
 
 def _init_worker(expected: int | None, initializer: Callable | None, initargs: tuple) -> None:
     """``expected``: the pid of the process that made the pool when it forks or spawns its workers
     itself (a fork server, which ends with that process, is the parent otherwise)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the fork (see _Pool)
     parent = os.getppid()
     if not _parent_death_signal():
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from robust_helpers import run_cli as run_pipeline
 
 from pipeline import api
 from pipeline.cache.job_records import JOB
@@ -256,7 +257,8 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     broken = {text for text, e in c00.keys.items() if set(e.stages) == {"vertex"}}
     assert broken and all(text.startswith("pbr/forward{") for text in broken)
     assert {e["key"] for e in c00.errors} == broken
-    assert all((e["file"], e["line"], e["stage"]) == ("materials/" + FRAGMENT_INCLUDE, line, "fragment")
+    # manifests name shader files from the world's root, whatever folder the cook ran from
+    assert all((e["file"], e["line"], e["stage"]) == ("../materials/" + FRAGMENT_INCLUDE, line, "fragment")
                for e in c00.errors)
 
     again, compiler = cook(site)                             # remembered, still reported
@@ -265,6 +267,21 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     (site.materials / FRAGMENT_INCLUDE).write_bytes(original)  # fixed: the old jobs are cached
     fixed, compiler = cook(site)
     assert compiler.calls == 0 and fixed.errors == []
+
+
+def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm) -> None:
+    site, _ = warm
+    break_forward_brdf(site.materials)
+    manifests = []
+    for cwd in (site.world, site.materials):
+        shutil.rmtree(site.out, ignore_errors=True)
+        done = run_pipeline("cook", site.world, "--materials", site.materials, "--cache", site.cache, "--out", site.out,
+                       "-q", cwd=cwd)
+        assert done.returncode == 1 and FRAGMENT_INCLUDE in done.stderr
+        manifests.append({p.relative_to(site.out): p.read_bytes() for p in site.out.rglob("*.json")})
+    assert manifests[0] == manifests[1]
+    c00 = json.loads(manifests[0][Path(site.at("forest/c00.json"))])
+    assert c00["errors"] and {e["file"] for e in c00["errors"]} == {"../materials/" + FRAGMENT_INCLUDE}
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -88,7 +88,11 @@ def test_ctrl_c_during_a_cook_exits_130_with_one_line_and_no_worker_traceback(re
             else:
                 process.send_signal(signal.SIGINT)  # `kill -INT <cook>`: the parent alone
             interrupted += 1
-        _, err = process.communicate(timeout=60)  # a deadlocked shutdown fails here
+        try:
+            _, err = process.communicate(timeout=60)  # a deadlocked shutdown fails here
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the test fails, and leaves no cook behind
+            raise
         if process.returncode != 0:
             assert process.returncode == 130, err
             assert err == "pipeline: interrupted\n", err

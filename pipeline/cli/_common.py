@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from pipeline import interrupt
 from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line  # noqa: F401  (one_line re-exported)
 from pipeline.report.render import render_json
 
@@ -139,6 +140,7 @@ def _quiet_broken_pipe() -> None:
 
 def _interrupted() -> None:
     """Ctrl-C: one line, exit 130 (128 + SIGINT) as shells expect; outputs written so far are complete."""
+    interrupt.finishing()
     try:
         sys.stderr.write("pipeline: interrupted\n")
         sys.stderr.flush()
@@ -160,6 +162,7 @@ def guarded(fn):
         warnings.showwarning = _warning_line
         try:
             code = fn(*args, **kwargs)
+            interrupt.finishing()
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except PipelineError as exc:
             echo_diagnostics(exc.diagnostics)

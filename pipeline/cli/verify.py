@@ -18,7 +18,7 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
-from pipeline.cook.run import display_prefix
+from pipeline.cook.error_docs import display_prefix
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
 from pipeline.cpus import usable_cpus
 from pipeline.progress import for_stream

@@ -105,8 +105,8 @@ def _signature(st: os.stat_result, size: int) -> list:
 
 def _walk(root: str, skip: tuple[str, ...]) -> list:
     """[path, mtime_ns, size, inode, ctime_ns] of ``root`` and everything under it, folders
-    included, in walk order: the fingerprint the full cook trusts (an edit of the same size with
-    its mtime put back still changes the ctime)."""
+    included, in walk order: the fingerprint the full cook trusts (:func:`pipeline.fileio.stamp`,
+    written again here so this module needs nothing but the standard library)."""
     out = []
     stack = [root]
     while stack:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +27,30 @@ from pipeline.cook.changes import (
 )
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
-from pipeline.cook.jobs import JobOptions, JobPlan, blobs_of, plan_jobs, unknown_compile_families
+from pipeline.cook.error_docs import (
+    cancelled_doc,
+    compact,
+    compile_errors,
+    display_prefix,
+    error_doc,
+    errors_by_chunk,
+    manifest_prefix,
+    scan_errors,
+    world_named,
+)
+from pipeline.cook.jobs import (
+    JobOptions,
+    JobPlan,
+    blobs_of,
+    plan_jobs,
+    unknown_compile_families,
+)
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
-from pipeline.errors import Diagnostic, Location, PipelineError, one_line
+from pipeline.errors import PipelineError, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -70,7 +86,8 @@ class CookResult:
     removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
-    display_prefix: str = "materials/"                   # how errors name the shader library
+    display_prefix: str = "materials/"                   # how errors name the shader library (cwd-relative)
+    manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
     keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
@@ -116,15 +133,6 @@ class CookResult:
         }
 
 
-def display_prefix(materials_dir: Path) -> str:
-    """How compile errors name the shader library: relative to the working directory when inside it."""
-    path = materials_dir.resolve()
-    try:
-        return str(path.relative_to(Path.cwd().resolve())) + "/"
-    except ValueError:
-        return str(path) + "/"
-
-
 def cook_keys(world: World, found, store: Store, options: CookOptions,
               progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
@@ -147,10 +155,10 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
         remote.record_use(plan.jobs)
     first_both = first_keys(found.keys, plan)
     first = {job: text for job, (text, _) in first_both.items()}
-    errors = _scan_errors(found) + _compile_errors(plan, run, prefix, first)
+    errors = scan_errors(found) + compile_errors(plan, run, prefix, first)
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
-                        first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
+                        manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks = fallbacks
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
     stats = getattr(compiler, "stats", None)
@@ -176,34 +184,6 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
 
 
 # ------------------------------------------------------------------ errors
-def _scan_errors(found: CookInput) -> list[dict]:
-    return [_error_doc(None, d) for d in found.diagnostics if d.severity == "error"]
-
-
-def _error_doc(key: str | None, d: Diagnostic) -> dict:
-    """A diagnostic's one JSON shape, plus the key whose job reported it (None for scan and rule errors)."""
-    return d.to_json() | {"key": key}
-
-
-def _compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[dict]:
-    """One error per (job diagnostic), naming the first key (by text) that needs the job."""
-    errors = []
-    for job_key, result in sorted(run.results.items()):
-        errors += [_error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
-    for job_key in run.cancelled:
-        errors.append(_cancelled_doc(first_key.get(job_key), plan.jobs[job_key], prefix))
-    return errors
-
-
-def _cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return _error_doc(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
-
-
-def _compact(doc: dict) -> dict:
-    """An error as a manifest stores it: without the empty fields (every manifest error is an error)."""
-    return {k: v for k, v in doc.items() if v is not None and k != "severity"}
-
-
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
@@ -223,7 +203,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     cleanup_stale_temps(out)
     levels: dict[str, set[str]] = defaultdict(set)
     chunk_levels = found.chunk_levels
-    file_errors = _errors_by_chunk(found, chunk_levels)
+    file_errors = errors_by_chunk(found, chunk_levels)
     results = _results_digest(result)
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
@@ -294,7 +274,7 @@ def _stop_if_environment(exc: Exception, out: Path) -> None:
 def _output_error(name: str, exc: Exception) -> dict:
     """A chunk (or level) whose outputs cannot be written, as a located error document."""
     if isinstance(exc, mf.ManifestError):
-        return _error_doc(None, exc.diagnostics[0])
+        return error_doc(None, exc.diagnostics[0])
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     file = getattr(exc, "filename", None) or name
     return {"key": None, "file": str(file), "line": None, "col": None, "pointer": None,
@@ -340,7 +320,7 @@ OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
 
 def _results_digest(result: CookResult) -> str:
     """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.display_prefix,
+    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.manifest_prefix,
            sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
            sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
            sorted(result.run.cancelled)]
@@ -353,7 +333,8 @@ def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors
 
 def _code_hash() -> str:
     """The source of the modules that write outputs: a change there rebuilds every output once."""
-    return code_hash("cook/run.py", "cook/manifest.py", "cook/pak.py", "cook/contract.py", "cook/reflection.py")
+    return code_hash("cook/run.py", "cook/error_docs.py", "cook/manifest.py", "cook/pak.py", "cook/contract.py",
+                     "cook/reflection.py")
 
 
 def _level_state(out: Path, level: str) -> str:
@@ -370,16 +351,6 @@ def _stat_of(path: Path) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
-def _errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict]]:
-    """Scan and rule errors by the chunk folder holding their file (grid cells get none)."""
-    by_chunk: dict[str, list[dict]] = defaultdict(list)
-    for d in found.diagnostics:
-        folder = posixpath.dirname(d.location.file) or "."
-        if d.severity == "error" and folder in chunk_levels:
-            by_chunk[folder].append(_compact(_error_doc(None, d)))
-    return by_chunk
-
-
 def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     """The located compile errors of the stage jobs ``key`` needs (or why a stage is missing)."""
     errors = []
@@ -387,12 +358,12 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     for stage, job_key in sorted((s, j) for stages in per_target.values() for s, j in stages.items()):
         job = result.run.results.get(job_key)
         if job_key in result.run.cancelled:
-            doc = _cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
-            errors.append(_compact(doc) | {"stage": stage})
+            doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
+            errors.append(compact(doc) | {"stage": stage})
         elif job is not None and not job.ok:
-            errors += [_compact(_error_doc(key.text, d)) | {"stage": stage}
+            errors += [compact(error_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
-    return errors
+    return [world_named(e, result.display_prefix, result.manifest_prefix) for e in errors]
 
 
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,

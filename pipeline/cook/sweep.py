@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pipeline.cook import manifest as mf
 from pipeline.cook.atomic import locked
+from pipeline.fileio import stamp
 
 LEVEL_JSON = mf.LEVEL_SUFFIX + ".json"
 
@@ -46,12 +47,11 @@ Known = Mapping[str, tuple[str, str, tuple]]  # manifest path -> (chunk, pak nam
 
 
 def file_signature(path: Path | str) -> tuple | None:
-    """(mtime_ns, size, inode, ctime_ns) of a file, or None when it cannot be stat'ed."""
+    """The :func:`pipeline.fileio.stamp` of a file, or None when it cannot be stat'ed."""
     try:
-        st = os.stat(path)
+        return stamp(os.stat(path))
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "",

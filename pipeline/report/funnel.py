@@ -35,7 +35,7 @@ from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cook.compile import BackendError, SourceTree, ToolchainError, get_backend
 from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.run import display_prefix
+from pipeline.cook.error_docs import display_prefix
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey

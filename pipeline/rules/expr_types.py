@@ -36,7 +36,8 @@ class SType:
 ANY = SType()
 
 
-def _is_optional(annotation: Any) -> tuple[Any, bool]:
+def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
+    """(the annotation without ``| None``, whether it had it)."""
     origin = typing.get_origin(annotation)
     if origin in (Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -47,7 +48,7 @@ def _is_optional(annotation: Any) -> tuple[Any, bool]:
 
 def stype_of(annotation: Any, path: str) -> SType:
     """The static type of a fact field from its annotation (Optional unwrapped)."""
-    annotation, _ = _is_optional(annotation)
+    annotation, _ = unwrap_optional(annotation)
     origin = typing.get_origin(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return SType("model", annotation, path=path)

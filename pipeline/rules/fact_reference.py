@@ -9,13 +9,13 @@ renders them as the table of docs/own-ubershader.md (``pipeline rules facts`` pr
 
 from __future__ import annotations
 
-import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from pipeline.rules.expr_types import unwrap_optional
 from pipeline.scan.facts import DrawFacts
 
 
@@ -26,18 +26,9 @@ class FactPath:
     description: str
 
 
-def _unwrap(annotation: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return annotation, False
-
-
 def type_name(annotation: Any) -> str:
     """A fact type as the reference shows it: ``int``, ``str | None``, ``list[str]``, ``'A' | 'B'`` ..."""
-    inner, optional = _unwrap(annotation)
+    inner, optional = unwrap_optional(annotation)
     origin = typing.get_origin(inner)
     if origin is Literal:
         text = " | ".join(repr(v) for v in typing.get_args(inner))
@@ -83,13 +74,13 @@ def fact_paths(model: type[BaseModel] = DrawFacts, prefix: str = "") -> list[Fac
     out = []
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
-        inner, _ = _unwrap(info.annotation)
+        inner, _ = unwrap_optional(info.annotation)
         out.append(FactPath(path, type_name(info.annotation), _meaning(path, name, info, inner)))
         origin = typing.get_origin(inner)
         if isinstance(inner, type) and issubclass(inner, BaseModel):
             out += fact_paths(inner, path + ".")
         elif origin is dict:
-            value, _ = _unwrap(typing.get_args(inner)[1])
+            value, _ = unwrap_optional(typing.get_args(inner)[1])
             if isinstance(value, type) and issubclass(value, BaseModel):
                 out += fact_paths(value, f"{path}[name].")
     return out

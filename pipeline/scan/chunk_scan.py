@@ -12,10 +12,10 @@ from pathlib import Path
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
-from pipeline.fileio import InsideRoots
+from pipeline.fileio import InsideRoots, same_stamp, stamp
 from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.facts import Draw, DrawFacts, DrawSource
-from pipeline.scan.files import deps_fresh, same_stamp, scan_bytes, stamp, stat_dep
+from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
 from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.draws import SharedFacts

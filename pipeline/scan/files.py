@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, GltfError
-from pipeline.fileio import check_inside
+from pipeline.fileio import check_inside, same_stamp, stamp
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.facts import Draw, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
@@ -77,17 +77,6 @@ def relative_name(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-
-
-def stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
-    """What says a file is unchanged without reading it, as ninja and git judge it:
-    (mtime_ns, size, inode, ctime_ns).  An edit that keeps the size and puts the
-    mtime back still moves the ctime, which no user tool can set."""
-    return stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns
-
-
-def same_stamp(recorded, stat: os.stat_result) -> bool:
-    return isinstance(recorded, (list, tuple)) and tuple(recorded) == stamp(stat)
 
 
 def stat_dep(path: Path) -> tuple:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError, Diagnostic, Location
-from pipeline.fileio import check_inside, read_text
+from pipeline.fileio import check_inside, read_text, stamp
 
 MAX_SOURCE_BYTES = 16 * 2**20
 
@@ -78,11 +78,6 @@ def parse_source(text: str) -> ParsedFile:
     return ParsedFile(text, digest, includes, tested - {"defined"}, refs, frozenset(IDENT_RE.findall(joined)))
 
 
-def _stat_signature(path: Path) -> tuple[int, int, int, int]:
-    st = path.stat()
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
-
 class SourceTree:
     """The materials root: reads files, resolves includes, computes closures and tested macros."""
 
@@ -104,7 +99,7 @@ class SourceTree:
         path = self.path(relpath)
         display = self.display(relpath)
         try:
-            signature = _stat_signature(path)
+            signature = stamp(path.stat())
         except OSError as exc:
             raise CompileError.at(display, f"cannot read shader source: {exc.strerror or exc}") from None
         cached = self._files.get(relpath)
