@@ -186,10 +186,18 @@ def write_ninja(plan_jobs: dict, materials: Path, build: Path) -> int:
         output = build / "spv" / f"{key}.spv"
         # a ninja variable is one line: the include preamble's closing newline goes (glslangValidator adds its own)
         cmd = " ".join(_quote(a.rstrip("\n")) for a in command(request, tree.root, output))
-        inputs = [str(tree.root / request.source)] + [str(tree.root / name) for name, digest in tree.closure(request.source)
-                                                      if name != request.source and digest != "missing"]
+        root = tree.root
+        if request.text is not None:  # a generated stage: its text as a file, compiled from there
+            root = build / "src"
+            (root / request.source).parent.mkdir(parents=True, exist_ok=True)
+            (root / request.source).write_text(request.text, encoding="utf-8")
+            inputs = [str(root / request.source)] + [str(tree.root / name) for name, _ in job.closure]
+        else:
+            inputs = [str(tree.root / request.source)] + [str(tree.root / name) for name, digest
+                                                          in tree.closure(request.source)
+                                                          if name != request.source and digest != "missing"]
         lines += [f"build {_esc(str(output))}: glslang {' '.join(_esc(i) for i in dict.fromkeys(inputs))}",
-                  f"  root = {tree.root}", f"  cmd = {cmd}", ""]
+                  f"  root = {root}", f"  cmd = {cmd}", ""]
     (build / "build.ninja").write_text("\n".join(lines))
     return len(plan_jobs)
 

@@ -2,7 +2,7 @@
 
     python examples/make_sample_world.py [OUT]
 
-Two levels, six chunks, each chunk a folder of glTF 2.0 files (.gltf with embedded
+Two levels, eight chunks, each chunk a folder of glTF 2.0 files (.gltf with embedded
 ``data:`` buffers and .glb), with the material and mesh variety of real levels:
 
 =================  ==========================================================================
@@ -20,6 +20,11 @@ town/square        a skinned character (JOINTS_0/WEIGHTS_0 + skin), KHR_texture_
                    paving, a spot light; emissive lamps, rocks, leaves
 town/interior      VEC4 vertex colors; BLEND glass with transmission + volume + ior, sheen
                    fabric, emissive lamps (KHR_materials_emissive_strength), a point light
+forest/c03         the MaterialX family (rules/mtlx.yaml): documents named by extras.materialx
+                   (surfaces/rust.mtlx, surfaces/glaze.mtlx) and glTF materials as gltf_pbr
+                   graphs (a textured slate; two paints differing only in constants: one key)
+town/workshop      the fragment-chain family (rules/chain.yaml): plaster and brick lit by a
+                   directional, two point and a spot light (one lighting fragment per type)
 =================  ==========================================================================
 
 Determinism: the output is the same bytes on every run and machine.  Geometry comes
@@ -339,6 +344,22 @@ MATERIALS = {
             "offset": [0.0, 0.5], "rotation": 0.25, "scale": [4.0, 4.0]})))},
     "skin": lambda g: {"name": "skin", "pbrMetallicRoughness": _pbr((0.8, 0.6, 0.5, 1.0), roughness=0.6,
                                                                    baseColorTexture=g.texture("albedo"))},
+    # generated families: a fragment chain (rules/chain.yaml) and MaterialX graphs (rules/mtlx.yaml)
+    "plaster": lambda g: {"name": "plaster", "pbrMetallicRoughness": _pbr((0.85, 0.8, 0.7, 1.0)),
+                          "extras": {"shader": "chain"}},
+    "brick": lambda g: {"name": "brick", "pbrMetallicRoughness": _pbr(baseColorTexture=g.texture("albedo")),
+                        "extras": {"shader": "chain"}},
+    "rust": lambda g: {"name": "rust", "pbrMetallicRoughness": _pbr(),
+                       "extras": {"shader": "mtlx", "materialx": "surfaces/rust.mtlx#M_rust"}},
+    "glaze": lambda g: {"name": "glaze", "pbrMetallicRoughness": _pbr(),
+                        "extras": {"shader": "mtlx", "materialx": "surfaces/glaze.mtlx#M_glaze"}},
+    "slate": lambda g: {"name": "slate", "pbrMetallicRoughness": _pbr(
+        baseColorTexture=g.texture("albedo"), metallicRoughnessTexture=g.texture("orm")),
+        "normalTexture": g.texture("normal"), "extras": {"shader": "mtlx"}},
+    "paint_green": lambda g: {"name": "paint_green", "pbrMetallicRoughness": _pbr((0.1, 0.5, 0.1, 1.0)),
+                              "extras": {"shader": "mtlx"}},
+    "paint_yellow": lambda g: {"name": "paint_yellow", "pbrMetallicRoughness": _pbr((0.9, 0.8, 0.1, 1.0), 0.2),
+                               "extras": {"shader": "mtlx"}},
 }
 
 
@@ -536,6 +557,36 @@ def town_room() -> Gltf:
     return g
 
 
+def town_workshop() -> Gltf:
+    """A fragment-chain chunk: plaster and brick lit by a directional, two point and a spot light."""
+    g = Gltf("town_workshop", binary=False)
+    g.node("floor", mesh=g.mesh("workshop_floor", g.primitive(plane(10.0, 1), "plaster")))
+    wall = g.mesh("workshop_wall", g.primitive(box((10.0, 3.0, 0.3)), "brick"))
+    g.node("wall_north", mesh=wall, translation=[0.0, 1.5, -5.0])
+    g.node("bench", mesh=g.mesh("bench", g.primitive(box((2.0, 0.9, 0.8)), "plaster")), translation=[0.0, 0.45, -3.0])
+    g.node("sun", rotation=[-0.3826834, 0.0, 0.0, 0.9238795],
+           extensions=g.light("sun", {"type": "directional", "color": [1.0, 0.95, 0.9], "intensity": 3.0}))
+    for i, x in enumerate((-3.0, 3.0)):
+        g.node(f"bulb_{i}", translation=[x, 2.5, -3.0],
+               extensions=g.light(f"bulb_{i}", {"type": "point", "color": [1.0, 0.8, 0.6], "intensity": 10.0}))
+    g.node("bench_spot", translation=[0.0, 2.8, -3.0], rotation=[-0.7071068, 0.0, 0.0, 0.7071068],
+           extensions=g.light("bench_spot", {"type": "spot", "color": [1.0, 1.0, 1.0], "intensity": 30.0,
+                                             "spot": {"innerConeAngle": 0.2, "outerConeAngle": 0.5}}))
+    return g
+
+
+def forest_shrine() -> Gltf:
+    """A MaterialX chunk: documents (rust, glaze) and glTF materials as gltf_pbr graphs."""
+    g = Gltf("forest_c03_shrine", binary=True)
+    g.node("plinth", mesh=g.mesh("plinth", g.primitive(box((2.0, 0.5, 2.0)), "slate", tangents=True)))
+    g.node("bell", mesh=g.mesh("bell", g.primitive(sphere(0.5), "rust")), translation=[0.0, 1.5, 0.0])
+    g.node("urn", mesh=g.mesh("urn", g.primitive(cylinder(0.3, 0.8), "glaze")), translation=[1.5, 0.4, 0.0])
+    for i, (name, x) in enumerate((("paint_green", -1.5), ("paint_yellow", -2.5))):
+        post = g.mesh(f"post_{i}", g.primitive(box((0.2, 2.0, 0.2)), name))
+        g.node(f"post_{i}", mesh=post, translation=[x, 1.0, 0.0])
+    return g
+
+
 FILES = {
     "forest/c00/terrain.gltf": forest_terrain,
     "forest/c00/trees.glb": forest_trees,
@@ -547,6 +598,8 @@ FILES = {
     "town/square/plaza.gltf": town_plaza,
     "town/square/character.glb": town_character,
     "town/interior/room.glb": town_room,
+    "town/workshop/workshop.gltf": town_workshop,
+    "forest/c03/shrine.glb": forest_shrine,
 }
 
 

@@ -63,7 +63,7 @@ def texture(uv: int = 0, transform: bool = False) -> dict:
 
 
 def pbr() -> RuleSet:
-    return _builtin()[0]
+    return next(rs for rs in _builtin() if rs.shader == "pbr")
 
 
 _CACHE: list[RuleSet] = []

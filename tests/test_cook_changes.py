@@ -68,7 +68,7 @@ def test_one_material_edit_prints_the_pinned_change_block(site):
     assert first.exit_code == 0, first.output
     manifests = [json.loads(p.read_text()) for p in (site / "build").rglob("*.json") if ".level." not in p.name]
     n = sum(len(m["keys"]) for m in manifests)
-    assert f"keys +{n} -0 ({n} in 6 chunk(s) cooked for the first time)" in first.output
+    assert f"keys +{n} -0 ({n} in 8 chunk(s) cooked for the first time)" in first.output
     assert "changes:" not in cook().output  # nothing changed, nothing said
     edit_bark(site)
     again = cook()
@@ -99,19 +99,19 @@ def test_json_carries_the_changes_and_explain_names_key_and_change(site):
 
 def test_quiet_drops_the_block_and_verbose_lists_everything(site):
     quiet = cook("-q")
-    assert "changes:" not in quiet.output and quiet.output.startswith("cooked 6 chunks")
+    assert "changes:" not in quiet.output and quiet.output.startswith("cooked 8 chunks")
     shutil.rmtree(site / "build")
     verbose = cook("-v")
     assert "more (-v lists all)" not in verbose.output
-    assert verbose.output.count("\n    + ") == 0 and "files written (14)" in verbose.output
-    assert verbose.output.count("build/") == 14
+    assert verbose.output.count("\n    + ") == 0 and "files written (18)" in verbose.output
+    assert verbose.output.count("build/") == 18
 
 
 def test_every_compile_lands_in_the_timing_log(site):
     first = json.loads(cook("--json").output)
     rows = read_log(site / "cache")
     assert len(rows) == first["compiled"] == first["jobs"] > 0
-    assert {r["family"] for r in rows} == {"pbr"} and all(r["seconds"] > 0 and r["ok"] for r in rows)
+    assert {r["family"] for r in rows} == {"chain", "mtlx", "pbr"} and all(r["seconds"] > 0 and r["ok"] for r in rows)
     edit_bark(site)
     cook()
     summary = summarize(read_log(site / "cache"))

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
 MATERIALS = ROOT / "materials"
 RULES = ROOT / "rules"
-SAMPLE_CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "town/interior", "town/market", "town/square"]
+SAMPLE_CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "forest/c03", "town/interior", "town/market", "town/square",
+                 "town/workshop"]
 LAYOUTS = {"level_depth_1": "", "level_depth_2": "levels/"}  # layout -> folder holding the sample's levels
 
 

@@ -58,10 +58,10 @@ def test_odd_chunk_names_are_located_errors_and_every_other_chunk_still_cooks(tm
     lines = again.stderr.splitlines()  # the same errors as one bounded line each
     assert again.returncode == 1 and len(lines) == len(odd)
     assert all(": error: " in line and len(line) < 1000 for line in lines)
-    assert chunk_names(out / "forest.level.json") == ["forest", "forest/c00", "forest/c01", "forest/c02"]
+    assert chunk_names(out / "forest.level.json") == ["forest", "forest/c00", "forest/c01", "forest/c02", "forest/c03"]
     assert json.loads((out / "forest.level.json").read_bytes())["chunks"]["forest"] == {
         "manifest": "forest.json", "pak": json.loads((out / "forest.json").read_bytes())["pak"]}
-    assert chunk_names(out / "town.level.json") == ["town/interior", "town/market", "town/square"]
+    assert chunk_names(out / "town.level.json") == ["town/interior", "town/market", "town/square", "town/workshop"]
     check_readable(out)
 
 
@@ -90,7 +90,7 @@ def test_a_level_cook_sweeps_its_level_only_and_a_chunk_cook_sweeps_nothing(tmp_
     removed = cook(world, cache, out, level="town").removed
     assert {Path(p).name.split(".")[0] for p in removed} == {"square"}
     assert (out / "forest" / "c02.json").exists() and not (out / "town" / "square.json").exists()
-    assert chunk_names(out / "town.level.json") == ["town/interior", "town/market"]
+    assert chunk_names(out / "town.level.json") == ["town/interior", "town/market", "town/workshop"]
 
 
 def test_pipeline_clean_removes_what_no_cook_would_write(tmp_path):

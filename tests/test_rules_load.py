@@ -138,4 +138,4 @@ def test_missing_folder_is_a_user_error(tmp_path):
 def test_rules_check_ok_summary():
     result = CliRunner().invoke(main, ["rules", "check"])
     assert result.exit_code == 0, result.output
-    assert re.match(r"rules OK: 1 families, 27 features, 3 passes \(.*rules\)", result.output.strip())
+    assert re.match(r"rules OK: 3 families, 37 features, 5 passes \(.*rules\)", result.output.strip())

@@ -55,6 +55,9 @@ def test_pipeline_states_are_deduplicated_and_complete(cooked: Path) -> None:
             for label, use in record["passes"].items():
                 state = doc["pipelines"][use["pipeline"]]
                 assert state["key"] == use["key"] and use["key"] in doc["keys"]
+                if not label.startswith("pbr/"):  # generated families declare no fallback
+                    assert "fallback" not in use and label not in doc["fallbacks"]
+                    continue
                 assert doc["pipelines"][use["fallback"]]["key"] == doc["fallbacks"][label]
                 # same render state and specialization values for the draw's own and its fallback state
                 fallback = doc["pipelines"][use["fallback"]]
@@ -112,6 +115,9 @@ def test_fallback_keys_are_cooked_in_every_chunk(cooked: Path) -> None:
     expected = {f"pbr/{p}": fallback_key(pbr, p).text for p in ("depth", "forward", "shadow")}
     assert "ALPHA_MODE=MASK" in expected["pbr/forward"]
     for doc in _manifests(cooked):
+        if not any(k.startswith("pbr/") for k in doc["keys"]):
+            assert doc["fallbacks"] == {}, "a chunk without pbr draws (generated families only) needs no pbr fallback"
+            continue
         assert doc["fallbacks"] == expected
         assert all(doc["keys"][k]["stages"] for k in expected.values())
 

@@ -131,6 +131,8 @@ def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | N
 
 def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
     extra = _flags(request)
+    if request.problems:
+        extra["problems"] = [d.to_json() for d in request.problems]
     return stable_hash(extra | {
         "format": FORMAT_VERSION,
         "source": request.source,
@@ -152,6 +154,7 @@ class JobPlan:
     jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
     stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
+    shapes: dict[PermutationKey, str] = field(default_factory=dict)    # key -> graph shape (materialx)
     exact: bool = False                       # jobs keyed by preprocessed text (merged when identical)
     merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
     # keys of families that name their targets: key -> target label -> stage -> job key
@@ -193,8 +196,17 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     plan = JobPlan(exact=preprocess is not None)
     sources = ClosureCache(tree)
     exact_keys: dict[str, str] = {}  # define-based job key -> exact key
+    generators: dict[str, object] = {}
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
+        if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+            per_stage = {}
+            for stage, job in generated_jobs(ruleset, key, generators, tree, options, plan).items():
+                plan.jobs.setdefault(job.key, job)
+                per_stage[stage] = job.key
+                plan.stage_uses += 1
+            plan.stages[key] = per_stage
+            continue
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
         per_target: dict[str, dict[str, str]] = {}
         for target in options.targets(ruleset):
@@ -227,6 +239,35 @@ def _exact(job: StageJob, preprocess, exact_keys: dict[str, str], options: JobOp
         if key in plan.jobs:
             plan.merged += 1
     return replace(job, key=exact_keys[job.key])
+
+
+STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
+
+
+def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree: SourceTree,
+                   options: JobOptions, plan: JobPlan | None = None) -> dict[str, StageJob]:
+    """The stage jobs of a key of a generated family (:mod:`pipeline.cook.generate`).
+
+    A stage's source is named after its text (``generated/<sha256[:16]>.frag``), so
+    keys generating the same text (and defines) are one job; the closure is the
+    files the text was made from.
+    """
+    from pipeline.cook.generate import generator_for  # the generator modules load on first use
+
+    if ruleset.kind not in generators:
+        generators[ruleset.kind] = generator_for(ruleset, tree)
+    out = {}
+    for stage, made in sorted(generators[ruleset.kind].generate(ruleset, key).items()):
+        text = made.text or ""
+        stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
+        name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
+        closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
+        request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, target=options.target,
+                                 optimize=options.optimize, text=made.text, problems=made.problems)
+        out[stage] = StageJob(request, closure, options, job_key(request, closure, options))
+        if plan is not None and made.shape is not None:
+            plan.shapes[key] = made.shape
+    return out
 
 
 class ClosureCache:

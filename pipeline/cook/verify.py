@@ -26,7 +26,7 @@ from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
 from pipeline.cook.compile import SourceTree, get_backend
-from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, make_job
+from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, generated_jobs, make_job
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
 from pipeline.keys.defines import stage_defines
@@ -144,23 +144,27 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_options: JobOptions,
                 progress: Progress) -> FamilyPlan:
     """Stream the keys to check into unique stage jobs (keys themselves are not kept)."""
-    plan, sources = FamilyPlan(), ClosureCache(tree)
+    plan, sources, generators = FamilyPlan(), ClosureCache(tree), {}
     for pass_name in sorted(ruleset.compiled.passes):
         progress.note(f"{ruleset.shader}/{pass_name}: planning")
         count = 0
         for key in family_keys(ruleset, pass_name, options.sample, options.seed):
-            _add_key(plan, ruleset, key, sources, job_options)
+            _add_key(plan, ruleset, key, sources, job_options, generators)
             count += 1
         plan.checked[pass_name] = count
     return plan
 
 
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
-             job_options: JobOptions) -> None:
-    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-    stages = sorted(ruleset.sources.items())
-    for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages):
-        job = make_job(source, stage, defines, sources, job_options, target)
+             job_options: JobOptions, generators: dict) -> None:
+    if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+        jobs = list(generated_jobs(ruleset, key, generators, sources.tree, job_options).values())
+    else:
+        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+        stages = sorted(ruleset.sources.items())
+        jobs = [make_job(source, stage, defines, sources, job_options, target)
+                for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
+    for job in jobs:
         plan.jobs.jobs.setdefault(job.key, job)
         plan.jobs.stage_uses += 1
         plan.users[job.key] += 1

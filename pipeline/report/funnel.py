@@ -228,8 +228,24 @@ def funnel_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[st
         for pass_name in rs.compiled.passes:
             keys = {k: i for k, i in required.keys.items() if k.shader == shader and k.pass_name == pass_name}
             space = count_space(rs, pass_name, max_cells=max_cells)
-            rows.append(_funnel(shader, pass_name, len(rs.sources), space.possible, space.valid, keys, plan, states))
+            rows.append(_generated(rs, keys, plan, _funnel(shader, pass_name, stage_count(rs), space.possible,
+                                                            space.valid, keys, plan, states)))
     return rows
+
+
+def stage_count(rs) -> int:
+    """Stages per key: an ubershader's source files; a generated family makes a vertex and a fragment stage."""
+    return len(rs.sources) if rs.kind == "ubershader" else 2
+
+
+def _generated(rs, keys: dict[PermutationKey, KeyInfo], plan: JobPlan, row: FunnelRow) -> FunnelRow:
+    """A generated family's row also counts materials and (materialx) graph shapes:
+    materials -> graph shapes -> generated sources (``unique_sources``) -> binaries."""
+    if rs.kind == "ubershader":
+        return row
+    materials = {(d.file, d.material) for info in keys.values() for d in info.draws}
+    shapes = {plan.shapes[k] for k in keys if k in plan.shapes} if rs.kind == "materialx" else None
+    return replace(row, kind=rs.kind, materials=len(materials), graph_shapes=None if shapes is None else len(shapes))
 
 
 def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str, JobState],
@@ -238,8 +254,8 @@ def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str
     for shader, rs in sorted(families.items()):
         mine = [r for r in rows if r.shader == shader]
         keys = {k: i for k, i in required.keys.items() if k.shader == shader}
-        out.append(_funnel(shader, "*", len(rs.sources), add_counts(r.possible for r in mine),
-                           add_counts(r.valid for r in mine), keys, plan, states))
+        out.append(_generated(rs, keys, plan, _funnel(shader, "*", stage_count(rs), add_counts(r.possible for r in mine),
+                                                      add_counts(r.valid for r in mine), keys, plan, states)))
     return out
 
 

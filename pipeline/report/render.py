@@ -60,7 +60,8 @@ def table(headers: list[str], rows: Iterable[list[Any]]) -> list[str]:
 
 def render_table(doc: dict) -> str:
     out = [_title(doc), ""]
-    for section in (_status, _budgets, _since, _funnel, _what_if, _levels, _chunks, _features, _files, _materials):
+    for section in (_status, _budgets, _since, _funnel, _generated, _what_if, _levels, _chunks, _features, _files,
+                    _materials):
         lines = section(doc)
         if lines:
             out += lines + [""]
@@ -105,6 +106,14 @@ def _funnel(doc: dict) -> list[str]:
         rows.append([name, r["possible"], r["valid"], r["required"], r["unique_sources"], r["unique_binaries"],
                      r["cached"], r["missing"], r["pso"]])
     return ["Funnel: possible -> valid -> required -> unique sources -> unique binaries"] + table(headers, rows)
+
+
+def _generated(doc: dict) -> list[str]:
+    rows = [[f"{r['shader']}/{r['pass']}", r["kind"], r["materials"], r["graph_shapes"], r["unique_sources"],
+             r["unique_binaries"]] for r in doc["families"] if r.get("materials") is not None]
+    headers = ["family/pass", "kind", "materials", "graph shapes", "generated sources", "binaries"]
+    return ["Generated families: materials -> graph shapes -> generated sources -> binaries"] + table(headers, rows) \
+        if rows else []
 
 
 def _what_if(doc: dict) -> list[str]:

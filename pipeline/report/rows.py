@@ -23,6 +23,9 @@ class FunnelRow:
     missing: int | None
     failed: int | None
     pso: int | None
+    kind: str = "ubershader"          # how the family's keys become source
+    materials: int | None = None      # generated families: distinct materials of the keys' draws
+    graph_shapes: int | None = None   # materialx: distinct graph shapes of the keys
 
     def to_json(self) -> dict:
         return _doc(self)

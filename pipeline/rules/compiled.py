@@ -12,6 +12,7 @@ same cycle detection.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,6 +97,7 @@ class Compiled:
     derive: dict[str, tuple[CompiledCase, ...]]
     passes: dict[str, CompiledPass]
     feature_locations: dict[str, Location]
+    fragments: tuple[tuple[str, Located | None], ...] = ()  # (file, when over features), chain order
     feature_when: dict[str, Located] = None  # type: ignore[assignment]  # feature -> its when: condition
 
     def fact_paths(self) -> frozenset[str]:
@@ -127,7 +129,12 @@ def format_value(value: FeatureValue) -> str:
     return str(value)
 
 
+NAME_VALUE = re.compile(r"^[A-Za-z0-9_./#:-]+$")
+
+
 def in_domain(domain: Domain, value: Any) -> bool:
+    if domain.kind == "name":  # an open set: any reference-shaped string
+        return isinstance(value, str) and NAME_VALUE.match(value) is not None
     if domain.open:
         return type(value) is (int if domain.kind == "int" else str)
     return any(same_value(value, v) for v in domain.values)
@@ -257,6 +264,8 @@ class _Builder:
         feature_when, implicit = self.feature_conditions()
         family_rules = self.rules(self.rs.normalize, ("normalize",), None) + implicit
         passes = {name: self.pass_(name, family_rules) for name in self.rs.passes}
+        fragments = tuple((f.file, self.expr(f.when, ("fragments", i, "when"), self.feats) if f.when else None)
+                          for i, f in enumerate(self.rs.fragments))
         if self.errors:
             raise RuleError(sorted(self.errors, key=lambda d: (d.location.line or 0, d.location.col or 0)))
         return Compiled(
@@ -265,6 +274,7 @@ class _Builder:
             constant_ids={n: f.constant_id for n, f in self.rs.features.items() if f.constant_id is not None},
             derive=derive, passes=passes,
             feature_locations={n: self.doc.at(("features", n), key=True) for n in self.rs.features},
+            fragments=fragments,
             feature_when=feature_when,
         )
 
@@ -317,6 +327,9 @@ class _Builder:
             if not (Path(self.materials_dir) / source.file).is_file():
                 self.error(self.doc.at(("sources", stage)),
                            f"{stage} source '{source.file}' not found in the materials folder")
+        for i, fragment in enumerate(self.rs.fragments):
+            if not (Path(self.materials_dir) / fragment.file).is_file():
+                self.error(self.doc.at(("fragments", i)), f"fragment '{fragment.file}' not found in the materials folder")
 
     def derive(self, name: str) -> tuple[CompiledCase, ...]:
         out = []

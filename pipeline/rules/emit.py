@@ -149,6 +149,8 @@ def feature_defines(feature: Any, name: str, domain: Domain, mode: str, value: F
                     constant_id: int | None) -> list[tuple[str, str]]:
     """The ``(name, value)`` defines of one feature of a key (the table above)."""
     define = feature.define or name
+    if domain.kind == "name":
+        return []  # a reference a source generator reads, never a #define
     if domain.kind == "set":
         return [(n, "1") for n in set_names(str(value))]
     emit = feature.emit

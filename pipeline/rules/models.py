@@ -69,6 +69,7 @@ from pipeline.rules.yaml_nodes import YamlDocument
 
 MAX_RULESET_BYTES = 16 * 2**20
 VALUE_TOKEN = re.compile(r"^[A-Za-z0-9_]+$")
+NAME_TOKEN = re.compile(r"^[A-Za-z0-9_./#:-]+$")
 
 
 def _expr_text(value: Any) -> Any:
@@ -97,11 +98,15 @@ class Source(Model):
 
     @model_validator(mode="after")
     def _inside(self) -> "Source":
-        parts = self.file.replace("\\", "/").split("/")
-        if self.file.startswith(("/", "\\")) or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
-            raise ValueError(f"source {self.file!r} leaves the materials folder "
-                             "(a path relative to it, without '..', is expected)")
+        _check_inside(self.file)
         return self
+
+
+def _check_inside(file: str) -> None:
+    parts = file.replace("\\", "/").split("/")
+    if file.startswith(("/", "\\")) or ".." in parts or (len(parts[0]) == 2 and parts[0][1] == ":"):
+        raise ValueError(f"source {file!r} leaves the materials folder "
+                         "(a path relative to it, without '..', is expected)")
 
 
 class Feature(Model):
@@ -109,9 +114,11 @@ class Feature(Model):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    type: Literal["bool", "int", "enum", "set"] = Field(
-        description="bool, int (listed values, or `values: open`), enum of strings, or set (one define per "
-                    "element of a set-valued fact)")
+    type: Literal["bool", "int", "enum", "set", "name"] = Field(
+        description="bool, int (listed values, or `values: open`), enum of strings, set (one define per "
+                    "element of a set-valued fact), or name: an open set of references "
+                    "(a MaterialX document#material; the listed values are its defaults, any other name is "
+                    "allowed; a name makes no #define, a source generator reads it)")
     values: tuple[Value, ...] | Literal["open"] = Field(
         description="the domain, in order (the first value is the default); 'open' for an int computed from facts")
     default: int = Field(0, description="default of an open int feature")
@@ -184,6 +191,8 @@ def _check_values(kind: str, values: tuple) -> None:
         raise ValueError("a bool feature has the values [false, true]")
     if kind == "int" and not all(type(v) is int for v in values):
         raise ValueError("an int feature needs integer values")
+    if kind == "name" and not all(isinstance(v, str) and NAME_TOKEN.match(v) for v in values):
+        raise ValueError("name values are references of letters, digits and '_./#:-'")
     if kind == "enum" and not all(isinstance(v, str) and VALUE_TOKEN.match(v) for v in values):
         raise ValueError("enum values must be words of letters, digits and '_' (they become NAME_<VALUE> defines)")
 
@@ -244,12 +253,33 @@ class Pass(Model):
     description: str = Field("", description="what the pass draws")
 
 
+class Fragment(Model):
+    """One link of a fragment chain: a GLSL fragment file, used when ``when`` holds over the key."""
+
+    file: str = Field(min_length=1, description="fragment file, relative to the materials folder")
+    when: Expression | None = Field(None, description="condition over feature values; absent means always")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"file": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _inside(self) -> "Fragment":
+        _check_inside(self.file)
+        return self
+
+
 class RuleSet(Model):
     """One shader family: features, derive, normalize, passes, render state."""
 
     shader: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="family name (rules/<shader>.yaml)")
     description: str = Field("", description="what the family renders")
-    sources: dict[Literal["vertex", "fragment"], Source] = Field(description="stage -> source")
+    kind: Literal["ubershader", "fragments", "materialx"] = Field(
+        "ubershader", description="how a key becomes source text: ubershader (sources + #defines), "
+                                  "fragments (a linked chain of fragment files) or materialx (a generated graph)")
+    sources: dict[Literal["vertex", "fragment"], Source] = Field({}, description="stage -> source (ubershader)")
+    fragments: tuple[Fragment, ...] = Field((), description="fragment files in chain order (kind fragments)")
     select: Expression = Field("True", description="which draws use this family (facts)")
     features: dict[str, Feature] = Field(description="permutation axes, by NAME")
     derive: dict[str, Derive] = Field({}, description="feature -> how facts set it")
@@ -273,6 +303,18 @@ class RuleSet(Model):
     @property
     def compiled(self) -> "Compiled":
         return self.__pydantic_private__["_compiled"]  # direct: this is on the evaluation hot path
+
+    @model_validator(mode="after")
+    def _kind_needs(self) -> "RuleSet":
+        if self.kind == "ubershader" and not self.sources:
+            raise ValueError("an ubershader family needs 'sources' (stage -> file)")
+        if self.kind == "fragments" and not self.fragments:
+            raise ValueError("a fragments family needs 'fragments' (the chain, in order)")
+        if self.kind != "ubershader" and self.sources:
+            raise ValueError(f"'sources' is for ubershader families; a {self.kind} family generates its sources")
+        if self.kind != "fragments" and self.fragments:
+            raise ValueError("'fragments' is for kind fragments")
+        return self
 
     def domain(self, name: str) -> Domain:
         return self.compiled.domains[name]

@@ -95,7 +95,9 @@ def _finish(output: CompileOutput, request: CompileRequest, tree: SourceTree) ->
 
 def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> CompileOutput:
     """Compile, optimize if asked and validate one request; shader errors become diagnostics."""
-    missing = tree.include_errors(request.source)
+    if request.problems:
+        return CompileOutput(None, request.problems)
+    missing = tree.include_errors(request.source) if request.text is None else ()
     if missing:
         return CompileOutput(None, missing)
     try:

@@ -229,7 +229,7 @@ class GlslangCapiBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
-        text = tree.read(request.source)
+        text = request.text if request.text is not None else tree.read(request.source)
         with self.api.lock:
             log, spirv = self._run(request, tree, text)
         return compile_output(spirv, log, request, tree)
@@ -310,7 +310,8 @@ class GlslangCapiBackend:
     def preprocess(self, request: CompileRequest, tree: SourceTree) -> str | None:
         """The preprocessed text of a request (defines and includes applied), None when it fails."""
         includer = _Includer(tree, request.source)
-        inp = self._input(request, prepare_source(request, tree.read(request.source)).encode(), includer)
+        text = request.text if request.text is not None else tree.read(request.source)
+        inp = self._input(request, prepare_source(request, text).encode(), includer)
         lib = self.api
         preamble = define_lines(request.defines).encode()  # glslang keeps the pointer: keep the bytes alive
         with lib.lock:

@@ -122,26 +122,34 @@ class GlslangCliBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
-        text = tree.read(request.source)  # a missing source is a located error, as with the C API
-        system = any(i.system for f in tree.files(request.source) for i in tree.parsed(f).includes)
+        if request.text is None:
+            text = tree.read(request.source)  # a missing source is a located error, as with the C API
+            system = any(i.system for f in tree.files(request.source) for i in tree.parsed(f).includes)
+        else:
+            text, system = request.text, False
         with tempfile.TemporaryDirectory() as folder:
             root: SourceTree | _Root = tree
-            if system or _versioned(request, text) != text:
+            if request.text is None and (system or _versioned(request, text) != text):
                 _mirror(tree, request, Path(folder) / "src")
                 root = _Root(Path(folder) / "src", tree)
             output = Path(folder) / "out.spv"
-            proc = self._run(command(request, root.root, output), root.root)
+            include, cwd, named = root.root, root.root, root
+            if request.text is not None:  # a generated stage: its text under its name, in a scratch folder
+                cwd, include, named = Path(folder) / "gen", tree.root, tree
+                (cwd / request.source).parent.mkdir(parents=True, exist_ok=True)
+                (cwd / request.source).write_text(_versioned(request, request.text), encoding="utf-8")
+            proc = self._run(command(request, include, output), cwd)
             blob = output.read_bytes() if proc.returncode == 0 and output.exists() else None
             if proc.returncode == 0 and not target_info(request.target).is_spirv:
-                blob = self._text(request, root.root)
-        return compile_output(blob, proc.stdout + proc.stderr, request, root)
+                blob = self._text(request, include, cwd)
+        return compile_output(blob, proc.stdout + proc.stderr, request, named)
 
     def _run(self, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
         return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=tool_env())
 
-    def _text(self, request: CompileRequest, root: Path) -> bytes | None:
+    def _text(self, request: CompileRequest, root: Path, cwd: Path) -> bytes | None:
         """The GLSL ES blob: ``-E`` output, cleaned as the C API backend cleans it."""
-        proc = self._run(command(request, root, None, preprocess=True), root)
+        proc = self._run(command(request, root, None, preprocess=True), cwd)
         if proc.returncode:
             return None
         version, profile = default_version(request, False)

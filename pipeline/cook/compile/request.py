@@ -87,7 +87,9 @@ class CompileRequest:
 
     ``source`` is relative to the materials root, '/'-separated (``'pbr/pbr.frag'``).
     ``defines`` are ``(name, value)`` pairs, injected as a preamble of ``#define``
-    lines (see :mod:`pipeline.cook.compile.preamble`).
+    lines (see :mod:`pipeline.cook.compile.preamble`).  A generated stage
+    (:mod:`pipeline.cook.generate`) carries its ``text``; ``source`` is then its
+    name (``generated/<hash>.frag``) and includes resolve from the materials root.
     """
 
     source: str
@@ -100,6 +102,8 @@ class CompileRequest:
     relaxed: bool = False       # glslang's relaxed Vulkan rules
     auto_map: bool = False      # automatic binding and location mapping
     version: str | None = None  # '#version' of a source without one ('300 es', '450')
+    text: str | None = None                # generated source text (``source`` then only names it)
+    problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
 
     def __post_init__(self) -> None:
         if self.version is not None:

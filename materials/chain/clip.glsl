@@ -1,0 +1,16 @@
+//! stage vertex
+//! import vec3 worldPosition
+// World space to clip space (set 0, binding 0: the view).  A sink: it writes gl_Position.
+
+layout(std140, set = 0, binding = 0) uniform FrameBlock
+{
+    mat4 view;
+    mat4 projection;
+    mat4 viewProjection;
+    vec4 cameraPosition;
+} frame;
+
+void run(in vec3 worldPosition)
+{
+    gl_Position = frame.viewProjection * vec4(worldPosition, 1.0);
+}
