@@ -180,6 +180,27 @@ def test_the_workshop_chunk_cooks_with_the_real_compiler(tmp_path) -> None:
     assert all(s.startswith("generated/") for s in sources) and len(sources) == 4
 
 
+def test_a_generated_family_compiles_for_each_of_its_targets(tmp_path) -> None:
+    import shutil
+
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    with (world / "pipeline.toml").open("a") as toml:
+        toml.write('[cook.compile]\nchain = ["vulkan1.3", {target = "vulkan1.0", auto_map = true}]\n')
+    result = api.cook(world, chunk="town/workshop", cache=tmp_path / "cache", out=tmp_path / "out", jobs=1)
+    assert result.ok, result.errors
+    manifest = load_chunk_manifest(tmp_path / "out" / "town" / "workshop.json")
+    chain = [entry for text, entry in manifest.keys.items() if text.startswith("chain/")]
+    assert len(chain) == 2
+    for entry in chain:
+        assert sorted(entry.targets) == ["vulkan1.0", "vulkan1.3"]
+        assert all(set(blobs) == {"vertex", "fragment"} for blobs in entry.targets.values())
+        assert entry.stages == entry.targets["vulkan1.3"] != entry.targets["vulkan1.0"]  # the first one listed
+    generated = [job.request for job in result.plan.jobs.values() if job.request.source.startswith("generated/")]
+    assert {(r.target, r.auto_map) for r in generated} == {("vulkan1.3", False), ("vulkan1.0", True)}
+    assert len(generated) == 2 * 4  # the same four texts, once per target
+
+
 def test_verify_family_compiles_the_chains_whole_valid_space(tmp_path) -> None:
     from click.testing import CliRunner
 

@@ -199,29 +199,29 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
     generators: dict[str, object] = {}
     for key in sorted(keys):
         ruleset = rulesets[key.shader]
-        if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-            per_stage = {}
-            for stage, job in generated_jobs(ruleset, key, generators, tree, options, plan).items():
-                plan.jobs.setdefault(job.key, job)
-                per_stage[stage] = job.key
-                plan.stage_uses += 1
-            plan.stages[key] = per_stage
-            continue
-        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
         per_target: dict[str, dict[str, str]] = {}
-        for target in options.targets(ruleset):
-            per_stage = per_target[target.label] = {}
-            for stage, source in sorted(ruleset.sources.items()):
-                job = make_job(source, stage, defines, sources, options, target)
-                if preprocess is not None:
-                    job = _exact(job, preprocess, exact_keys, options, plan)
-                plan.jobs.setdefault(job.key, job)
-                per_stage[stage] = job.key
-                plan.stage_uses += 1
+        if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+            for label, jobs in generated_jobs(ruleset, key, generators, tree, options, plan).items():
+                per_target[label] = {stage: _planned(plan, job) for stage, job in jobs.items()}
+        else:
+            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+            for target in options.targets(ruleset):
+                per_stage = per_target[target.label] = {}
+                for stage, source in sorted(ruleset.sources.items()):
+                    job = make_job(source, stage, defines, sources, options, target)
+                    if preprocess is not None:
+                        job = _exact(job, preprocess, exact_keys, options, plan)
+                    per_stage[stage] = _planned(plan, job)
         plan.stages[key] = primary_stages(per_target)
         if options.explicit(ruleset):
             plan.targets[key] = per_target
     return plan
+
+
+def _planned(plan: JobPlan, job: StageJob) -> str:
+    plan.jobs.setdefault(job.key, job)
+    plan.stage_uses += 1
+    return job.key
 
 
 def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -245,28 +245,36 @@ STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
 
 
 def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree: SourceTree,
-                   options: JobOptions, plan: JobPlan | None = None) -> dict[str, StageJob]:
-    """The stage jobs of a key of a generated family (:mod:`pipeline.cook.generate`).
+                   options: JobOptions, plan: JobPlan | None = None) -> dict[str, dict[str, StageJob]]:
+    """The stage jobs of a key of a generated family (:mod:`pipeline.cook.generate`), per
+    compile target of the family: target label -> stage -> job.
 
-    A stage's source is named after its text (``generated/<sha256[:16]>.frag``), so
-    keys generating the same text (and defines) are one job; the closure is the
-    files the text was made from.
+    The text is generated once per key.  A stage's source is named after its text
+    (``generated/<sha256[:16]>.frag``), so keys generating the same text (and
+    defines) are one job per target; the closure is the files the text was made from.
     """
     from pipeline.cook.generate import generator_for  # the generator modules load on first use
 
     if ruleset.kind not in generators:
         generators[ruleset.kind] = generator_for(ruleset, tree)
-    out = {}
-    for stage, made in sorted(generators[ruleset.kind].generate(ruleset, key).items()):
-        text = made.text or ""
-        stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
-        name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
-        closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
-        request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, target=options.target,
-                                 optimize=options.optimize, text=made.text, problems=made.problems)
-        out[stage] = StageJob(request, closure, options, job_key(request, closure, options))
-        if plan is not None and made.shape is not None:
-            plan.shapes[key] = made.shape
+    made_stages = sorted(generators[ruleset.kind].generate(ruleset, key).items())
+    if plan is not None:
+        shapes = [made.shape for _, made in made_stages if made.shape is not None]
+        if shapes:
+            plan.shapes[key] = shapes[-1]
+    out: dict[str, dict[str, StageJob]] = {}
+    for target in options.targets(ruleset):
+        per_stage = out[target.label] = {}
+        for stage, made in made_stages:
+            text = made.text or ""
+            stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
+            name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
+            closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
+            request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, target=target.target,
+                                     optimize=options.optimize and target_info(target.target).is_spirv,
+                                     relaxed=target.relaxed, auto_map=target.auto_map, version=target.version,
+                                     text=made.text, problems=made.problems)
+            per_stage[stage] = StageJob(request, closure, options, job_key(request, closure, options))
     return out
 
 

@@ -158,7 +158,8 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions, generators: dict) -> None:
     if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-        jobs = list(generated_jobs(ruleset, key, generators, sources.tree, job_options).values())
+        jobs = [job for per_stage in generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
+                for job in per_stage.values()]
     else:
         defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
         stages = sorted(ruleset.sources.items())
