@@ -93,7 +93,7 @@ class ChunkScan:
                  memo[id(d.facts)] if id(d.facts) in memo
                  else memo.setdefault(id(d.facts), self.intern(d.facts, d.signature)))
                 for d in result.draws]
-        self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics)), trusted=True)
+        self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics), result.lights), trusted=True)
 
     def keep(self, file: str, entry: tuple, trusted: bool = False) -> None:
         """Use a file's entry; ``trusted`` rows were just built here (cached ones are validated)."""
@@ -126,7 +126,7 @@ class ChunkScan:
         """The cache entry, keeping only the facts some file still uses."""
         used = sorted({row[5] for entry in self.files.values() for row in entry[4]})
         remap = {old: new for new, old in enumerate(used)}
-        files = {f: (*e[:4], tuple((*row[:5], remap[row[5]]) for row in e[4]), e[5]) for f, e in self.files.items()}
+        files = {f: (*e[:4], tuple((*row[:5], remap[row[5]]) for row in e[4]), *e[5:]) for f, e in self.files.items()}
         return {"files": files, "facts": [self.facts[i] for i in used],
                 "signatures": [self.signatures[i] for i in used]}
 

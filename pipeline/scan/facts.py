@@ -194,7 +194,7 @@ class NodeFacts(Frozen):
 
 
 class Lights(Frozen):
-    """KHR_lights_punctual lights by type: the one place light counts live (per scene)."""
+    """KHR_lights_punctual lights by type: the one shape of light counts (per scene, per chunk)."""
 
     directional: int = Field(0, description="directional lights")
     point: int = Field(0, description="point lights")
@@ -225,6 +225,8 @@ class DrawInfo(Frozen):
 class ChunkFacts(Frozen):
     name: str = Field(description="chunk name: its path from the world root, '/'-separated")
     level: str = Field(description="level the chunk belongs to")
+    lights: Lights = Field(Lights(), description="KHR_lights_punctual lights placed in the chunk: every light node "
+                           "the scan reaches in its files (each node once), or in the grid cell")
 
 
 class DrawFacts(Frozen):

@@ -13,7 +13,7 @@ from pipeline.fileio import check_inside, same_stamp, stamp
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.facts import Draw, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
-from pipeline.scan.gltf.draws import FileDraw, SharedFacts, draws_of
+from pipeline.scan.gltf.draws import FileDraw, SharedFacts, chunk_lights, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of
 
 if typing.TYPE_CHECKING:
@@ -28,6 +28,7 @@ class FileScan:
     draws: list[FileDraw]
     diagnostics: list[Diagnostic]
     deps: list[Path] = field(default_factory=list)
+    lights: tuple[tuple[str, int, int, int], ...] = ()  # (chunk, directional, point, spot): see chunk_lights
 
 
 def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
@@ -44,7 +45,8 @@ def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: st
         optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
         grid = config.grid(level)
         chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
-        return FileScan(draws_of(gltf, chunk_of, optional, shared, config.scenes), buffers.warnings, buffers.dependencies)
+        return FileScan(draws_of(gltf, chunk_of, optional, shared, config.scenes), buffers.warnings, buffers.dependencies,
+                        chunk_lights(gltf.doc, chunk_of, config.scenes))
     except GltfError as exc:
         return FileScan([], exc.diagnostics)
 

@@ -19,6 +19,11 @@ each chunk; the parent rebuilds the draws from it in file order and writes the
 cache, so the result does not depend on the number of workers.  Within a scan,
 equal fact parts are shared (:class:`~pipeline.scan.gltf.draws.SharedFacts`) and each
 distinct facts object's signature is hashed once, from its parts' canonical bytes.
+
+Chunk facts that depend on every file of a chunk (``chunk.lights``, the light nodes
+of all its files or of a grid cell) are set once the chunk's files are scanned, from
+each file's recorded light counts; so a file scope scans (through the cache) every
+file of its chunk and keeps that file's draws.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from pipeline.errors import Diagnostic
 from pipeline.scan.buffers import OPTIONAL_FACTS
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.chunks import ChunkInfo
-from pipeline.scan.facts import Draw, DrawFacts
+from pipeline.scan.facts import Draw, DrawFacts, Lights
 from pipeline.scan.files import (  # noqa: F401
     FileScan,
     deps_fresh,
@@ -49,13 +54,13 @@ from pipeline.scan.files import (  # noqa: F401
     stamp,
     to_draw,
 )
-from pipeline.scan.gltf.draws import SharedFacts
+from pipeline.scan.gltf.draws import LIGHT_TYPES, SharedFacts
 from pipeline.scan.pool import pool_workers, scan_on_pool
 
 if typing.TYPE_CHECKING:
     from pipeline.world import Selection, World
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 Progress = Callable[[int, int], None]
 
 
@@ -201,11 +206,11 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
 
     keys = [chunk_key(target.root, c, config, optional) for c in target.chunks]
     entries = [{} if verify else _load_entry(store, key) for key in keys]
-    cold = [i for i, c in enumerate(target.chunks) if not entries[i] and not target.only_file]
+    cold = [i for i, c in enumerate(target.chunks) if not entries[i]]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
 
     def finish(i: int) -> None:
-        if store is not None and not target.only_file and scans[i].changed():
+        if store is not None and scans[i].changed():
             store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
 
     workers = pool_workers(jobs, sum(len(target.chunks[i].files) for i in cold))
@@ -220,7 +225,8 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
 
 
 def _files(chunk: ChunkInfo, target: Selection) -> tuple[str, ...]:
-    return (target.only_file,) if target.only_file else chunk.files
+    """Every file of the chunk, also for a file scope: a draw's chunk facts (its lights) come from them all."""
+    return chunk.files
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
@@ -237,22 +243,56 @@ def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, option
 
 
 def _result(target: Selection, scans: list[ChunkScan]) -> ScanResult:
-    draws = [d for s in scans for d in s.draws]
+    signatures = {id(f): sig for s in scans for f, sig in zip(s.facts, s.signatures)}
+    draws = _with_chunk_lights([d for s in scans for d in s.draws], scans, signatures)
+    diagnostics = [d for s in scans for d in s.diagnostics]
     if target.only_chunk is not None or target.only_chunks is not None:
         draws = [d for d in draws if target.wants(d.source.chunk)]
+    if target.only_file is not None:
+        draws = [d for d in draws if d.source.file == target.only_file]
+        diagnostics = [d for d in diagnostics if d.location.file == target.only_file]
     if any(s.config.grid(s.chunk.level) for s in scans):
         draws.sort(key=_draw_order)  # grid cells interleave; folder chunks come out in order already
-    files = sorted(f for s in scans for f in _files(s.chunk, target))
+    files = [target.only_file] if target.only_file else sorted(f for s in scans for f in _files(s.chunk, target))
     chunks = sorted({s.chunk.name for s in scans if not s.config.grid(s.chunk.level)} | {d.source.chunk for d in draws})
     if target.only_chunk is not None or target.only_chunks is not None:
         chunks = [c for c in chunks if target.wants(c)]
-    signatures = {id(f): sig for s in scans for f, sig in zip(s.facts, s.signatures)}
     return ScanResult(
         root=target.root, files=files, chunks=chunks, draws=draws,
-        diagnostics=[d for s in scans for d in s.diagnostics],
+        diagnostics=diagnostics,
         files_read=sum(s.read for s in scans), files_parsed=sum(s.parsed for s in scans),
         files_cached=sum(s.cached for s in scans), _signatures=signatures,
     )
+
+
+def _with_chunk_lights(draws: list[Draw], scans: list[ChunkScan], signatures: dict[int, str]) -> list[Draw]:
+    """Draws whose chunk (or grid cell) holds lights get them as ``chunk.lights``, summed over
+    every file of the scan; ``signatures`` (by facts id) follows the new facts."""
+    totals: dict[str, list[int]] = {}
+    for s in scans:
+        for entry in s.files.values():
+            for name, *counts in entry[6]:
+                total = totals.setdefault(name, [0, 0, 0])
+                for i, n in enumerate(counts):
+                    total[i] += n
+    lit = {name: Lights(**dict(zip(LIGHT_TYPES, t))) for name, t in totals.items() if any(t)}
+    if not lit:
+        return draws
+    relit: dict[int, DrawFacts] = {}
+    out = []
+    for draw in draws:
+        lights = lit.get(draw.facts.chunk.name)
+        if lights is None:
+            out.append(draw)
+            continue
+        facts = relit.get(id(draw.facts))
+        if facts is None:
+            old = draw.facts
+            facts = relit[id(old)] = old.model_copy(update={"chunk": old.chunk.model_copy(update={"lights": lights})})
+            signatures.pop(id(old), None)
+            signatures[id(facts)] = facts.signature()
+        out.append(draw.model_copy(update={"facts": facts}))
+    return out
 
 
 def _draw_order(draw: Draw) -> tuple:

@@ -119,6 +119,25 @@ def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts
     return out
 
 
+LIGHT_TYPES = ("directional", "point", "spot")
+
+
+def chunk_lights(doc: Document, chunk_of: ChunkOf, scenes: str = "all") -> tuple[tuple[str, int, int, int], ...]:
+    """The file's KHR_lights_punctual light nodes by the chunk (or grid cell) they are placed in:
+    ``(chunk, directional, point, spot)`` sorted by chunk; every node the scan reaches, once."""
+    ext = doc.extensions
+    lights = ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
+    if not lights:
+        return ()
+    counts: dict[str, list[int]] = {}
+    for inst in instances(doc, scenes):
+        node = doc.nodes[inst.node]
+        ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
+        if ref is not None:
+            counts.setdefault(chunk_of(inst)[0], [0, 0, 0])[LIGHT_TYPES.index(lights[ref.light].type)] += 1
+    return tuple(sorted((name, *c) for name, c in counts.items()))
+
+
 class SharedFacts:
     """Fact parts shared between the files of one scan (or one worker's chunk), each with its canonical bytes.
 
