@@ -51,3 +51,17 @@ def test_preprocess_bench_writes_its_table(tmp_path, monkeypatch):
     assert [r.split(" | ")[0] for r in rows] == ["| pbr (vulkan1.2)", "| legacy (opengl4.5)", "| legacy (vulkan1.2)",
                                                  "| legacy (webgl2)"]
     assert all(float(r.rstrip(" |").rsplit("| ", 1)[1]) > 0 for r in rows)
+
+
+def test_reflection_bench_writes_its_table(tmp_path, monkeypatch):
+    import shutil
+
+    if shutil.which("spirv-cross") is None:
+        pytest.skip("spirv-cross (Debian package) is not installed; it reflects the blobs")
+    bench = pytest.importorskip("bench_reflection")
+    out = tmp_path / "REFLECTION.md"
+    monkeypatch.setattr(sys, "argv", ["bench_reflection.py", "--runs", "1", "--out", str(out)])
+    bench.main()
+    (row,) = [line for line in out.read_text().splitlines() if line.startswith("| ") and line[2].isdigit()]
+    blobs, serial, parallel, ratio = [c.strip() for c in row.strip("|").split("|")]
+    assert int(blobs) > 0 and serial.endswith(" ms") and parallel.endswith(" ms") and float(ratio) > 0

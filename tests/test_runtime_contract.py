@@ -150,3 +150,25 @@ def test_reflect_a_real_blob(cooked: Path) -> None:
     digest = next(iter(doc["reflection"]))
     blob = PakReader(cooked / "forest" / doc["pak"]).get(digest)
     assert reflect(blob) == doc["reflection"][digest]
+
+
+def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:
+    """prefetch reflects every new Vulkan blob (in parallel); writing the outputs then reflects nothing."""
+    import pipeline.cook.run as run
+    from pipeline.cache.reflection_records import REFLECTION
+    from pipeline.cache.store import Store
+    from pipeline.cook import reflection
+
+    calls: list[int] = []
+    real, cached = reflection.reflect, run.reflect_cached
+    monkeypatch.setattr(reflection, "reflect", lambda blob: calls.append(len(blob)) or real(blob))
+    monkeypatch.setattr(run, "reflect_cached", lambda store, digest, load_blob: cached(
+        store, digest, lambda d: pytest.fail(f"blob {d} was not reflected before the outputs")))
+    result = api.cook(api.open_world(SAMPLE), cache=tmp_path / "cache", out=tmp_path / "out", jobs=2)
+    assert result.ok, result.errors
+    vulkan = {r.blob for key, r in result.run.results.items()
+              if r.blob and result.plan.jobs[key].request.target.startswith("vulkan")}
+    assert len(calls) == len(vulkan) > 0  # each new blob once
+    with Store(tmp_path / "cache") as store:
+        assert all(isinstance(store.get(REFLECTION, f"{d}:{reflection.tool_version()}"), dict) for d in vulkan)
+        assert reflection.prefetch(store, sorted(vulkan), store.get_blob, 2) == 0  # nothing left to reflect

@@ -14,6 +14,7 @@ version, so a blob is reflected once.  Without the tool, :func:`reflect` raises
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import shutil
 import subprocess
@@ -71,6 +72,37 @@ def reflect(spirv: bytes) -> dict:
     if run.returncode != 0:
         raise ReflectionError.at("spirv-cross", f"cannot reflect a blob: {run.stderr.decode(errors='replace').strip()}")
     return normalize(orjson.loads(run.stdout))
+
+
+def prefetch(store, digests, load_blob, workers: int) -> int:
+    """Reflect the blobs among ``digests`` that have no stored reflection yet, ``workers`` at a
+    time (each is one ``spirv-cross`` process), and store them; the number reflected.
+
+    The outputs then find every reflection stored.  A blob that cannot be reflected is
+    left to :func:`reflect_cached`, which reports it where the outputs need it.
+    """
+    try:
+        version = tool_version()
+    except ReflectionError:
+        return 0
+    missing = [d for d in sorted(set(digests)) if not isinstance(store.get(REFLECTION, f"{d}:{version}"), dict)]
+    blobs = {d: load_blob(d) for d in missing}
+    todo = [d for d in missing if blobs[d]]
+    if not todo:
+        return 0
+
+    def one(digest: str) -> dict | None:
+        try:
+            return reflect(blobs[digest])
+        except ReflectionError:
+            return None
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
+        docs = list(pool.map(one, todo))
+    for digest, doc in zip(todo, docs):
+        if doc is not None:
+            store.set(REFLECTION, f"{digest}:{version}", doc)
+    return sum(doc is not None for doc in docs)
 
 
 def reflect_cached(store, digest: str, load_blob) -> dict:

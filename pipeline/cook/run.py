@@ -45,6 +45,7 @@ from pipeline.cook.jobs import (
     plan_jobs,
     unknown_compile_families,
 )
+from pipeline.cook.reflection import prefetch as reflection_prefetch
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
@@ -207,6 +208,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     results = _results_digest(result)
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
+    _prefetch_reflections(result, store, options.jobs)
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
         try:
@@ -227,6 +229,14 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         except (mf.ManifestError, OSError) as exc:
             _stop_if_environment(exc, out)
             result.errors.append(_output_error(level, exc))
+
+
+def _prefetch_reflections(result: CookResult, store: Store, jobs: int) -> None:
+    """The runtime contract reflects every Vulkan blob; those compiled now are reflected in parallel first."""
+    digests = [r.blob for key in [*result.run.compiled, *result.run.fetched] if (r := result.run.results.get(key)) is not None and r.blob
+               and result.plan.jobs[key].request.target.startswith("vulkan")]
+    if digests:
+        reflection_prefetch(store, digests, store.get_blob, jobs)
 
 
 def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
