@@ -262,20 +262,26 @@ def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree
         shapes = [made.shape for _, made in made_stages if made.shape is not None]
         if shapes:
             plan.shapes[key] = shapes[-1]
+    stages = []  # per stage, what every target shares: the job's stage, source name and closure
+    for stage, made in made_stages:
+        stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
+        name = f"generated/{bytes_hash((made.text or '').encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
+        closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
+        stages.append((stage, made, stage_of_job, name, closure))
     out: dict[str, dict[str, StageJob]] = {}
     for target in options.targets(ruleset):
         per_stage = out[target.label] = {}
-        for stage, made in made_stages:
-            text = made.text or ""
-            stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
-            name = f"generated/{bytes_hash(text.encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
-            closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
-            request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, target=target.target,
-                                     optimize=options.optimize and target_info(target.target).is_spirv,
-                                     relaxed=target.relaxed, auto_map=target.auto_map, version=target.version,
-                                     text=made.text, problems=made.problems)
+        for stage, made, stage_of_job, name, closure in stages:
+            request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, text=made.text,
+                                     problems=made.problems, **_target_fields(target, options))
             per_stage[stage] = StageJob(request, closure, options, job_key(request, closure, options))
     return out
+
+
+def _target_fields(target: CompileTarget, options: JobOptions) -> dict:
+    """The fields of a compile request that its target decides (optimizing is for SPIR-V only)."""
+    return {"target": target.target, "optimize": options.optimize and target_info(target.target).is_spirv,
+            "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version}
 
 
 class ClosureCache:
@@ -300,9 +306,7 @@ def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, op
     projected = project_defines(defines, used)
     target = target or CompileTarget(target=options.target)
     request = CompileRequest(source=source.file, stage=stage, language=source.language,
-                             entry=source.entry, defines=projected, target=target.target,
-                             optimize=options.optimize and target_info(target.target).is_spirv,
-                             relaxed=target.relaxed, auto_map=target.auto_map, version=target.version)
+                             entry=source.entry, defines=projected, **_target_fields(target, options))
     return StageJob(request, closure, options, job_key(request, closure, options))
 
 
