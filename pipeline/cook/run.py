@@ -208,7 +208,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     results = _results_digest(result)
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
-    _prefetch_reflections(result, store, options.jobs)
+    _prefetch_reflections(result, store, options.jobs, blobs)
     progress.start("writing outputs", len(chunk_levels))
     for chunk, level in sorted(chunk_levels.items()):
         try:
@@ -231,12 +231,19 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             result.errors.append(_output_error(level, exc))
 
 
-def _prefetch_reflections(result: CookResult, store: Store, jobs: int) -> None:
-    """The runtime contract reflects every Vulkan blob; those compiled now are reflected in parallel first."""
-    digests = [r.blob for key in [*result.run.compiled, *result.run.fetched] if (r := result.run.results.get(key)) is not None and r.blob
+def _prefetch_reflections(result: CookResult, store: Store, jobs: int, blobs: dict[str, bytes | None]) -> None:
+    """The runtime contract reflects every Vulkan blob; those new to this cook are reflected in parallel
+    first.  The blobs read for it stay in ``blobs``, where the chunks' .pak writing finds them."""
+    def load(digest: str) -> bytes | None:
+        if digest not in blobs:
+            blobs[digest] = store.get_blob(digest)
+        return blobs[digest]
+
+    digests = [r.blob for key in [*result.run.compiled, *result.run.fetched]
+               if (r := result.run.results.get(key)) is not None and r.blob
                and result.plan.jobs[key].request.target.startswith("vulkan")]
     if digests:
-        reflection_prefetch(store, digests, store.get_blob, jobs)
+        reflection_prefetch(store, digests, load, jobs)
 
 
 def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
