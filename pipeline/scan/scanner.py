@@ -195,7 +195,7 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     """
     target, config = world.select(level=level, chunk=chunk, chunks=chunks), world.config
     optional = frozenset(optional_facts)
-    total = sum(len(_files(c, target)) for c in target.chunks)
+    total = sum(len(c.files) for c in target.chunks)  # a file scope too: its chunk's lights need them all
     done = [0]
 
     def step(count: int = 1) -> None:
@@ -224,21 +224,16 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     return _result(target, scans)
 
 
-def _files(chunk: ChunkInfo, target: Selection) -> tuple[str, ...]:
-    """Every file of the chunk, also for a file scope: a draw's chunk facts (its lights) come from them all."""
-    return chunk.files
-
-
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
                 shared: SharedFacts, step: Callable[[], None]) -> ChunkScan:
     try:
         work = ChunkScan(target.root, chunk, config, optional, entry, shared=shared)
-        work.run(_files(chunk, target), step)
+        work.run(chunk.files, step)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         if not entry:
             raise
         work = ChunkScan(target.root, chunk, config, optional, {}, shared=shared)  # an unusable entry is a miss
-        work.run(_files(chunk, target), step)
+        work.run(chunk.files, step)
     return work
 
 
@@ -253,7 +248,7 @@ def _result(target: Selection, scans: list[ChunkScan]) -> ScanResult:
         diagnostics = [d for d in diagnostics if d.location.file == target.only_file]
     if any(s.config.grid(s.chunk.level) for s in scans):
         draws.sort(key=_draw_order)  # grid cells interleave; folder chunks come out in order already
-    files = [target.only_file] if target.only_file else sorted(f for s in scans for f in _files(s.chunk, target))
+    files = [target.only_file] if target.only_file else sorted(f for s in scans for f in s.chunk.files)
     chunks = sorted({s.chunk.name for s in scans if not s.config.grid(s.chunk.level)} | {d.source.chunk for d in draws})
     if target.only_chunk is not None or target.only_chunks is not None:
         chunks = [c for c in chunks if target.wants(c)]

@@ -81,17 +81,30 @@ def instances(doc: Document, scenes: str = "all") -> list[Instance]:
     return found
 
 
+LIGHT_TYPES = ("directional", "point", "spot")  # the fields of Lights, in order
+
+
+def _punctual_lights(doc: Document) -> list:
+    ext = doc.extensions
+    return ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
+
+
+def _light_type(node: dict, lights: list) -> str | None:
+    """The KHR_lights_punctual type of the light a node places, else None."""
+    ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
+    return lights[ref.light].type if ref is not None else None
+
+
 def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts: Callable) -> list[F.SceneFacts]:
     """Per scene: its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
 
     ``materials(prim)`` gives a primitive's material indices (variants included),
     ``material_facts(index)`` their facts.
     """
-    ext = doc.extensions
-    lights = ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
+    lights = _punctual_lights(doc)
     out = []
     for s, scene in enumerate(doc.scenes):
-        counts = {"directional": 0, "point": 0, "spot": 0}
+        counts = dict.fromkeys(LIGHT_TYPES, 0)
         drawn: list = []
         stack, seen = list(scene.nodes), set()
         while stack:
@@ -100,9 +113,9 @@ def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts
                 continue
             seen.add(n)
             node = doc.nodes[n]
-            ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
-            if ref is not None:
-                counts[lights[ref.light].type] += 1
+            light = _light_type(node, lights)
+            if light is not None:
+                counts[light] += 1
             if "mesh" in node:
                 drawn += [material_facts(m) for prim in doc.meshes[node["mesh"]]["primitives"] for m in materials(prim)]
             stack.extend(node.get("children", ()))
@@ -119,22 +132,17 @@ def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts
     return out
 
 
-LIGHT_TYPES = ("directional", "point", "spot")
-
-
 def chunk_lights(doc: Document, chunk_of: ChunkOf, scenes: str = "all") -> tuple[tuple[str, int, int, int], ...]:
     """The file's KHR_lights_punctual light nodes by the chunk (or grid cell) they are placed in:
     ``(chunk, directional, point, spot)`` sorted by chunk; every node the scan reaches, once."""
-    ext = doc.extensions
-    lights = ext.KHR_lights_punctual.lights if ext and ext.KHR_lights_punctual else []
+    lights = _punctual_lights(doc)
     if not lights:
         return ()
     counts: dict[str, list[int]] = {}
     for inst in instances(doc, scenes):
-        node = doc.nodes[inst.node]
-        ref = node["extensions"].KHR_lights_punctual if "extensions" in node else None
-        if ref is not None:
-            counts.setdefault(chunk_of(inst)[0], [0, 0, 0])[LIGHT_TYPES.index(lights[ref.light].type)] += 1
+        light = _light_type(doc.nodes[inst.node], lights)
+        if light is not None:
+            counts.setdefault(chunk_of(inst)[0], [0, 0, 0])[LIGHT_TYPES.index(light)] += 1
     return tuple(sorted((name, *c) for name, c in counts.items()))
 
 
