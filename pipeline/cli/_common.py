@@ -26,6 +26,8 @@ rules_option = click.option("--rules", type=click.Path(exists=True, file_okay=Fa
                             help="Rule sets folder [default: pipeline.toml's, else the built-in rules/].")
 materials_option = click.option("--materials", type=click.Path(exists=True, file_okay=False),
                                 help="Shader library folder [default: pipeline.toml's, else the built-in materials/].")
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                           help="Compile workers [default: all cores].")
 cache_option = click.option("--cache", type=click.Path(file_okay=False), envvar="PIPELINE_CACHE",
                             help="Cache folder [default: ./cache, or $PIPELINE_CACHE].")
 

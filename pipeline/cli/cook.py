@@ -17,6 +17,7 @@ from pipeline.cli._common import (
     display_path,
     echo_json,
     guarded,
+    jobs_option,
     key_name,
     materials_option,
     output_options,
@@ -38,8 +39,7 @@ from pipeline.report.render import render_json
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
               help="Output folder for <chunk>.json, its <name>.<hex>.pak and <level>.level.json.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Compile workers [default: all cores].")
+@jobs_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="capi: glslang in-process; cli: one glslangValidator per job.")
 @click.option("--scheduler", envvar="PIPELINE_SCHEDULER", metavar="ADDRESS",

@@ -15,6 +15,7 @@ from pipeline.cli._common import (
     cache_option,
     echo_json,
     guarded,
+    jobs_option,
     materials_option,
     rules_option,
 )
@@ -35,7 +36,7 @@ from pipeline.rules.models import load_rulesets
 @rules_option
 @materials_option
 @cache_option
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Compile workers [default: all cores].")
+@jobs_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="capi: glslang in-process; cli: one glslangValidator per job.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")

@@ -12,6 +12,7 @@ from pipeline.cli._common import (
     EXIT_OK,
     cache_option,
     guarded,
+    jobs_option,
     materials_option,
     output_options,
     rules_option,
@@ -26,7 +27,7 @@ from pipeline.cli._common import (
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
               help="Output folder (as for pipeline cook).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Compile workers [default: all cores].")
+@jobs_option
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON document per recook (a line each) on stdout.")
