@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 import pytest
 
-from pipeline.cli import COMMANDS, LazyGroup, main
+from pipeline.cli import COMMANDS, LazyGroup
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -111,6 +111,7 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     output.unlink()
     restored = _run(args, tmp_path, tmp_path / "m.json")
     assert "pydantic" in _loaded(tmp_path / "m.json") and output.exists()
+    assert restored.returncode == 1 and "invalid JSON" in restored.stdout  # the bad file is still reported
 
 
 def test_stamp_records_stats_and_refuses_inputs_changed_during_the_cook(tmp_path: Path, monkeypatch) -> None:
