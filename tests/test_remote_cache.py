@@ -37,13 +37,15 @@ def s3_server():
     s3fs = pytest.importorskip("s3fs", reason="s3fs is not installed")
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    options = {"key": "testing", "secret": "testing",
-               "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
-    s3fs.S3FileSystem(**options, skip_instance_cache=True).call_s3("create_bucket", Bucket=BUCKET)
-    yield endpoint, options
-    server.stop()
+    try:  # stopped even when setting the bucket up fails
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        options = {"key": "testing", "secret": "testing",
+                   "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+        s3fs.S3FileSystem(**options, skip_instance_cache=True).call_s3("create_bucket", Bucket=BUCKET)
+        yield endpoint, options
+    finally:
+        server.stop()
 
 
 @dataclass
