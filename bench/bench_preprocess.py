@@ -72,7 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "PREPROCESS.md")
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus")
     args = parser.parse_args()
     rows = []
     for name, (tree, requests) in job_sets(args.corpus).items():

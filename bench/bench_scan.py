@@ -2,7 +2,7 @@
 
     python bench/bench_scan.py [--quick] [--runs N] [--corpus DIR] [--world-files N]
 
-Table 1: every .gltf/.glb of the corpus (default ../shared/corpus), megabytes of
+Table 1: every .gltf/.glb of the corpus (default corpus/), megabytes of
 glTF JSON per second (a GLB counts its JSON chunk only) for
 
 - ``json.loads``: read each file, take its JSON, parse it (the baseline);
@@ -126,7 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer runs, a 2,000-file world, pygltflib on 60 files")
     parser.add_argument("--runs", type=int, default=None, help="runs per measurement (median)")
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus")
     parser.add_argument("--world-files", type=int, default=None, help="files in the generated world")
     args = parser.parse_args()
     runs = args.runs or (2 if args.quick else 5)

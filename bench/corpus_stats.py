@@ -26,7 +26,7 @@ from pipeline.rules.models import load_rulesets  # noqa: E402
 from pipeline.scan import scanner  # noqa: E402
 from pipeline.world import open_world  # noqa: E402
 
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+DEFAULT_CORPUS = ROOT / "corpus"
 DEFAULT_OUT = Path(__file__).resolve().parent / "corpus_frequencies.json"
 
 EXTENSIONS = ("clearcoat", "sheen", "transmission", "volume", "ior", "specular", "iridescence",
@@ -90,7 +90,7 @@ def measure(corpus: Path) -> dict:
     names = sorted(draw_features(result.draws[0].facts)[0])
     counts = sorted(per_file.values())
     return {
-        "source": "bench/corpus_stats.py over ../shared/corpus (pipeline.scan.scanner with the optional facts of rules/)",
+        "source": "bench/corpus_stats.py over corpus/ (pipeline.scan.scanner with the optional facts of rules/)",
         "files": len(result.files),
         "files_with_draws": len(per_file),
         "draws": n,

@@ -88,7 +88,7 @@ class Config:
     cold_runs: int                           # cold cooks of the smaller worlds (median)
     compile_jobs: int                        # permutations in figure 1
     scan_quick: bool                         # bench_scan quick mode (pygltflib on 60 files)
-    corpus: Path = ROOT.parent / "shared" / "corpus"
+    corpus: Path = ROOT / "corpus"
 
     @property
     def largest(self) -> tuple[int, int]:

@@ -1,16 +1,24 @@
-"""pyproject.toml declares exactly what the code imports.
+"""pyproject.toml declares exactly what the code, the tests and the benches import.
 
 - every runtime dependency is imported by ``pipeline/`` (or, for the compiler
   wheels bound by C ABI, located by ``toolchain.DISTRIBUTIONS``) and has an upper
   bound when it is bound by ABI;
 - everything ``pipeline/`` imports is the standard library, the package itself or
   a runtime dependency, and extras are imported only inside functions;
+- everything ``tests/`` imports is declared by the runtime dependencies or the
+  ``test`` extra (with the extras it names), everything ``bench/`` imports by the
+  runtime dependencies or the ``bench`` extra, everything ``examples/`` imports by
+  the runtime dependencies; a module no installed distribution provides fails here
+  first, with the file that imports it, rather than as a collection error;
 - every package of an extra is imported somewhere in the repository.
+
+Reads source text only, and asks ``importlib.metadata`` once: it takes seconds.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata as md
 import re
 import sys
@@ -76,18 +84,52 @@ def _is_type_checking(test) -> bool:
     return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
+@functools.cache
+def _installed() -> dict[str, list[str]]:
+    return md.packages_distributions()  # walks every installed distribution's file list: once
+
+
 def _distributions_of(module: str) -> set[str]:
-    return {_norm(d) for d in md.packages_distributions().get(module, [])}
+    return {_norm(d) for d in _installed().get(module, [])}
+
+
+def _declared(extra: str | None) -> set[str]:
+    """The distributions a suite may import: the runtime dependencies, plus ``extra`` and the
+    extras it names through ``permutation-pipeline[...]``."""
+    declared, todo, seen = set(RUNTIME), [extra] if extra else [], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for requirement in PYPROJECT["project"]["optional-dependencies"][name]:
+            if _dist(requirement) == SELF:
+                todo.extend(x.strip() for x in re.search(r"\[(.*)\]", requirement).group(1).split(","))
+            else:
+                declared.add(_dist(requirement))
+    return declared
 
 
 def _third_party(paths) -> dict[str, set[bool]]:
-    seen: dict[str, set[bool]] = {}
+    return {module: {top for top, _ in uses} for module, uses in _third_party_uses(paths).items()}
+
+
+def _third_party_uses(paths) -> dict[str, set[tuple[bool, Path]]]:
+    """Third-party module -> (at module level?, file) of every import of it; a module that is a
+    file or folder beside the importing file (tests' helpers, bench scripts) is local."""
+    seen: dict[str, set[tuple[bool, Path]]] = {}
     for path in paths:
         for module, top in _imports(path):
-            if module in sys.stdlib_module_names or module == "pipeline" or module == "__future__":
+            if module in sys.stdlib_module_names or module in ("pipeline", "__future__") or _is_local(path, module):
                 continue
-            seen.setdefault(module, set()).add(top)
+            seen.setdefault(module, set()).add((top, path))
     return seen
+
+
+def _is_local(path: Path, module: str) -> bool:
+    """A module beside ``path``, or a script of the repository's own folders (tests import bench/'s)."""
+    return any((folder / f"{module}.py").exists() or (folder / module / "__init__.py").exists()
+               for folder in (path.parent, *(ROOT / f for f in ("tests", "bench", "examples", ".ci"))))
 
 
 PIPELINE = sorted((ROOT / "pipeline").rglob("*.py"))
@@ -168,6 +210,37 @@ def test_abi_bound_dependencies_have_upper_bounds():
         assert "<" in RUNTIME[dist], f"{RUNTIME[dist]} binds by C ABI and needs an upper bound"
     library = toolchain.library_path("glslang")  # and the bound admits what is installed
     assert library.exists()
+
+
+SUITES = {"tests": "test", "bench": "bench", "examples": None}
+
+
+@pytest.mark.parametrize("folder", sorted(SUITES))
+def test_everything_the_tests_benches_and_examples_import_is_declared(folder):
+    """A fresh ``pip install -e '.[test,bench]'`` must give every import its distribution:
+    one the machine happens to have, but pyproject.toml does not name, fails here."""
+    declared = _declared(SUITES[folder])
+    problems = []
+    for module, uses in sorted(_third_party_uses(sorted((ROOT / folder).rglob("*.py"))).items()):
+        where = ", ".join(sorted(str(p.relative_to(ROOT)) for _, p in uses)[:3])
+        dists = _distributions_of(module)
+        if not dists:
+            problems.append(f"{where} imports {module!r}, which no installed distribution provides")
+        elif not dists & declared:
+            problems.append(f"{where} imports {module!r} from {sorted(dists)}, not declared for {folder}/")
+    extra = f"[{SUITES[folder]}] extra" if SUITES[folder] else "runtime dependencies"
+    assert not problems, f"declare these in pyproject.toml's {extra}:\n" + "\n".join(problems)
+
+
+def test_a_test_importing_an_undeclared_package_is_caught(tmp_path):
+    """The check above can fail: a module no distribution provides, and one that is installed but
+    not declared for the suite, are both reported."""
+    (tmp_path / "test_x.py").write_text("import surely_not_a_module_here\nimport pytest\nimport helper\n")
+    (tmp_path / "helper.py").write_text("")
+    uses = _third_party_uses([tmp_path / "test_x.py"])
+    assert set(uses) == {"surely_not_a_module_here", "pytest"}  # helper.py beside it is local
+    assert not _distributions_of("surely_not_a_module_here")
+    assert _distributions_of("pytest") & _declared("test") and not _distributions_of("pytest") & _declared(None)
 
 
 @pytest.mark.parametrize("extra", sorted(EXTRAS))

@@ -72,6 +72,6 @@ def generator_for(ruleset, tree) -> SourceGenerator:
             from pipeline.cook.generate.materialx import MaterialxGenerator  # imports MaterialX: only when used
         except ImportError as exc:
             return Unavailable(Diagnostic(Location(ruleset.path), f"a materialx family needs the MaterialX package "
-                                                                  f"(pip install 'permutation-pipeline[materialx]'): {exc}"))
+                                                                  f"(a dependency of this package: pip install 'materialx>=1.39.5'): {exc}"))
         return MaterialxGenerator(tree)
     raise ValueError(f"family {ruleset.shader} of kind {ruleset.kind} has no source generator")
