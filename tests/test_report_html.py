@@ -30,7 +30,7 @@ def page(tmp_path_factory) -> tuple[Path, dict]:
     api.cook(SAMPLE, cache=cache, out=tmp / "out", jobs=1)
     out = tmp / "report.html"
     result = CliRunner().invoke(main, ["report", str(SAMPLE), "--cache", str(cache), "-f", "html", "-o", str(out),
-                                       "--what-if", "NORMAL_MAP=dynamic"])
+                                       "--what-if", "pbr.NORMAL_MAP=dynamic"])
     assert result.exit_code == 0, result.output
     return out, api.report(SAMPLE, cache=cache).to_json()
 

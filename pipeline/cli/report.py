@@ -33,7 +33,8 @@ def _what_if(ctx, param, values) -> dict[str, str]:
     for item in values:
         name, sep, how = item.partition("=")
         if not sep or how not in ("dynamic", "removed") or not name:
-            raise click.BadParameter(f"'{item}': expected FEATURE=dynamic or FEATURE=removed", ctx, param)
+            raise click.BadParameter(f"'{item}': expected FAMILY.FEATURE=dynamic or FAMILY.FEATURE=removed "
+                                     "(the family may be left out when only one has the feature)", ctx, param)
         out[name] = how
     return out
 
@@ -47,9 +48,10 @@ def _what_if(ctx, param, values) -> dict[str, str]:
               help="table: for people; json: for tools and --since; csv: for spreadsheets; "
                    "html: one self-contained page with charts.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE [default: stdout].")
-@click.option("--what-if", "what_if", multiple=True, metavar="F=dynamic|removed", callback=_what_if,
-              help="Also show the funnel as if feature F were a runtime branch (dynamic) or gone (removed). "
-                   "Repeatable.")
+@click.option("--what-if", "what_if", multiple=True, metavar="FAMILY.FEATURE=dynamic|removed", callback=_what_if,
+              help="Also show the funnel as if a feature of one family (pbr.INSTANCING, as the report names "
+                   "it) were a runtime branch (dynamic) or gone (removed). A bare FEATURE names the one family "
+                   "that has it. Repeatable.")
 @click.option("--budget", type=click.IntRange(min=0), metavar="N",
               help="Exit 1 when the selection needs more than N keys, naming what pushed it over. "
                    "Levels may also set [levels.NAME] budget in pipeline.toml.")

@@ -16,7 +16,7 @@ up to ``unique_sources`` comes from scan + rules alone; the rest reads the cache
 Beside the funnel: per level and per chunk the required keys, the keys no other
 chunk (level) needs and the draws; for every static feature how many required
 keys would remain were it ``dynamic``; the files and materials that need keys
-nothing else needs; what-if overrides (``FEATURE=dynamic|removed``) side by side
+nothing else needs; what-if overrides (``family.FEATURE=dynamic|removed``) side by side
 with today; budgets (``--budget`` and ``[levels.NAME] budget`` in pipeline.toml)
 naming what pushed a scope over; and a diff against an earlier JSON report.
 

@@ -32,7 +32,7 @@ from pipeline.report.html_action import (
     timings_section,
 )
 from pipeline.report.html_assets import CSS, JS
-from pipeline.report.render import number
+from pipeline.report.render import feature_label, number
 
 STEPS = (("possible", "possible", "#c7d2fe"), ("valid", "valid", "#818cf8"), ("required", "required", "#4f46e5"),
          ("unique_sources", "unique sources", "#0891b2"), ("unique_binaries", "unique binaries", "#0d9488"),
@@ -187,7 +187,7 @@ def _chunk_section(doc: dict) -> str:
 
 
 def _feature_section(doc: dict) -> str:
-    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
+    rows = [[feature_label(r), r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
             for r in doc["features"]]
     return _section("Feature contributions",
                     "For each static feature: the required keys that would remain were it a runtime branch "
@@ -350,9 +350,9 @@ def features_svg(features: list[dict]) -> str:
         y = 8 + i * (bar + gap)
         width = r["saved"] * scale
         parts.append(f"<text class=\"step\" x=\"{LABEL_W - 10}\" y=\"{y + bar - 4}\" text-anchor=\"end\">"
-                     f"{escape(r['shader'])}.{escape(r['feature'])}</text>"
+                     f"{escape(feature_label(r))}</text>"
                      f"<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{width:.1f}\" height=\"{bar}\" rx=\"2\" "
-                     f"fill=\"#d97706\"><title>{escape(r['feature'])}: {r['required']} &#8594; {r['if_dynamic']}"
+                     f"fill=\"#d97706\"><title>{escape(feature_label(r))}: {r['required']} &#8594; {r['if_dynamic']}"
                      f"</title></rect>"
                      f"<text class=\"val\" x=\"{LABEL_W + width + 6:.1f}\" y=\"{y + bar - 4}\">&minus;{r['saved']} "
                      f"({r['required']} &#8594; {r['if_dynamic']} keys)</text>")

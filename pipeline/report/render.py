@@ -148,10 +148,15 @@ def _chunks(doc: dict) -> list[str]:
 
 
 def _features(doc: dict) -> list[str]:
-    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
+    rows = [[feature_label(r), r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
             for r in doc["features"][:TOP_ROWS] if r["saved"] > 0]
     headers = ["feature", "values used", "required", "if dynamic", "saved"]
     return ["Features that multiply the required keys most"] + table(headers, rows) if rows else []
+
+
+def feature_label(row: dict) -> str:
+    """``family.FEATURE`` of a feature row (a report saved before rows carried ``name`` too)."""
+    return row.get("name") or f"{row['shader']}.{row['feature']}"
 
 
 def _files(doc: dict) -> list[str]:
