@@ -70,11 +70,14 @@ def _header(doc: dict) -> str:
 def _cards(doc: dict) -> str:
     """What the content costs; the size of the possible and valid spaces stays in the funnel table."""
     totals = doc["totals"]
-    figures = [("required", "required keys", "used by the content"),
+    fallbacks = len(doc.get("fallback_keys") or ())
+    used = "used by the content" + (f"; +{fallbacks:,} fallback keys also cooked" if fallbacks else "")
+    figures = [("required", "required keys", used),
                ("unique_sources", "compile jobs", "after stage projection"),
                ("unique_binaries", "unique binaries", "distinct SPIR-V blobs"), ("pso", "pipeline states",
                                                                                    "blobs + render state")]
-    cards = [_card(_sum(totals, f), label, note, f) for f, label, note in figures]
+    # a figure not known yet (nothing cooked) has no card: the header says what is not cooked
+    cards = [_card(value, label, note, f) for f, label, note in figures if (value := _sum(totals, f)) is not None]
     total = (doc.get("sizes") or {}).get("total")
     if total:
         cards.append(_card_html(mib(total["bytes"]), "binary size", f"{mib(total['compressed'])} compressed", "bytes"))

@@ -90,12 +90,18 @@ def _status(doc: dict) -> list[str]:
         if total else ""
     timed = doc.get("timings")
     time = f"; compile time {timed['seconds']:.2f} s" if timed else ""
-    lines.append(f"required keys {required:,}{size}{time}")
+    lines.append(f"required keys {required:,}{fallback_note(doc)}{size}{time}")
     prov = doc.get("provenance") or {}
     if prov:
         lines.append(f"{prov.get('tool')} {prov.get('tool_version')}, rules {str(prov.get('rules_hash'))[:12]}, "
                      f"world {(prov.get('git_revision') or 'not in git')[:19]}, {prov.get('timestamp')}")
     return lines
+
+
+def fallback_note(doc: dict) -> str:
+    """`` (+3 fallback)``: the fallback keys a cook adds that no draw requires, as ``pipeline cook`` says it."""
+    n = len(doc.get("fallback_keys") or ())
+    return f" (+{n:,} fallback)" if n else ""
 
 
 def _funnel(doc: dict) -> list[str]:
