@@ -288,12 +288,12 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
         return result
 
 
-def timings(world: World | Path | str, *, cache: Path | str | None = None, top: int = 10):
-    """The slowest jobs and families of the last cook, from the timing log in the cache."""
+def timings(world: World | Path | str, *, cache: Path | str | None = None, top: int = 10, cooks: int = 1):
+    """The slowest jobs and families of the last ``cooks`` cooks, from the timing log in the cache."""
     from pipeline.cook.timings import read_log, summarize
 
     w = _world(world, cache)
-    return summarize(read_log(w.cache_dir), top=top)
+    return summarize(read_log(w.cache_dir), top=top, cooks=cooks)
 
 
 def explain(world: World | Path | str, key: str, *, level: str | None = None, chunk: str | None = None,

@@ -22,7 +22,7 @@ BARK = "forest/c01/rocks.gltf"
 EDIT_BLOCK = """\
 changes:
   files written (3): build/forest/{pak}, build/forest/c01.json, build/forest.level.json
-  keys +1 -0:
+  per-chunk key uses +1 -0:
     + forest/c01: pbr/forward {new}  (OCCLUSION_MAP 0 -> 1; was pbr/forward {old})
   compiled 1 job:
     pbr/pbr.frag [fragment] for pbr/forward {new}: new: this source and define set were never compiled; \
@@ -68,7 +68,9 @@ def test_one_material_edit_prints_the_pinned_change_block(site):
     assert first.exit_code == 0, first.output
     manifests = [json.loads(p.read_text()) for p in (site / "build").rglob("*.json") if ".level." not in p.name]
     n = sum(len(m["keys"]) for m in manifests)
-    assert f"keys +{n} -0 ({n} in 8 chunk(s) cooked for the first time)" in first.output
+    distinct = len({k for m in manifests for k in m["keys"]})
+    assert f"per-chunk key uses +{n} -0 ({distinct} distinct keys; {n} in 8 chunk(s) cooked for the first time)" \
+        in first.output
     assert "changes:" not in cook().output  # nothing changed, nothing said
     edit_bark(site)
     again = cook()
@@ -115,7 +117,7 @@ def test_every_compile_lands_in_the_timing_log(site):
     edit_bark(site)
     cook()
     summary = summarize(read_log(site / "cache"))
-    assert summary.cooks == 2 and summary.total_jobs == 1 and summary.jobs[0]["key"] == NEW
+    assert summary.cooks_logged == 2 and summary.total_runs == 1 and summary.jobs[0]["key"] == NEW
     report = CliRunner().invoke(main, ["report", "world", "--cache", "cache", "--timings"])
     assert report.exit_code == 0, report.output
     assert "pbr/pbr.frag [fragment]" in report.output and "1 job" in report.output
@@ -129,7 +131,7 @@ def test_a_replaced_key_shows_as_one_changed_line(site):
     rock["emissiveTexture"] = {"index": 0}
     path.write_text(json.dumps(doc, indent=1))
     lines = cook().output.splitlines()
-    assert "  keys +1 -1:" in lines
+    assert "  per-chunk key uses +1 -1:" in lines
     (added,) = [line for line in lines if line.startswith("    + forest/c01: pbr/forward ")]
     (gone,) = [line for line in lines if line.startswith("    - forest/c01: pbr/forward ")]
     assert re.search(r"\(EMISSIVE_MAP 0 -> 1; was pbr/forward [0-9a-f]{12}\)$", added)

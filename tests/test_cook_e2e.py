@@ -314,7 +314,8 @@ def run_cli(*args: str, env: dict | None = None):
     return CliRunner().invoke(cook_command, list(args), env=env)
 
 
-SUMMARY = re.compile(r"^cooked 8 chunks: 59 draws -> (\d+) keys -> (\d+) stage uses -> (\d+) unique jobs "
+SUMMARY = re.compile(r"^cooked 8 chunks: 59 draws -> (\d+) keys(?: \(\+\d+ fallback\))? -> (\d+) stage uses -> "
+                     r"(\d+) unique jobs "
                      r"\(fragment \d+->\d+, vertex \d+->\d+\); (\d+) compiled, (\d+) cached, (\d+) errors; "
                      r"(\d+) of 18 output files written$", re.M)
 

@@ -165,7 +165,7 @@ def test_what_if_with_no_override_is_exactly_the_required_keys(corpus_run):
 
 
 def test_what_if_dynamic_matches_an_edited_rule_set(corpus_run, tmp_path):
-    what = run_what_if(corpus_run, {"NORMAL_MAP": "dynamic"})
+    what = run_what_if(corpus_run, {"pbr.NORMAL_MAP": "dynamic"})
     rules = edited_rules(tmp_path, "NORMAL_MAP")
     (rs,) = load_rulesets(rules)
     texts = [k["key"] for k in corpus_run["after"]["keys"]]
@@ -183,7 +183,7 @@ def test_what_if_dynamic_matches_an_edited_rule_set(corpus_run, tmp_path):
 
 
 def test_what_if_removed_matches_a_rule_set_that_never_sets_it(corpus_run, tmp_path):
-    forward = run_what_if(corpus_run, {"NORMAL_MAP": "removed", "CLEARCOAT": "dynamic"})["forward"]
+    forward = run_what_if(corpus_run, {"pbr.NORMAL_MAP": "removed", "CLEARCOAT": "dynamic"})["forward"]
     rules = edited_rules(tmp_path, "NORMAL_MAP", derive="false")
     rules_text = (rules / "pbr.yaml").read_text()
     line = next(ln for ln in rules_text.splitlines() if ln.strip().startswith("CLEARCOAT:") and "type:" in ln)
@@ -196,19 +196,21 @@ def test_what_if_removed_matches_a_rule_set_that_never_sets_it(corpus_run, tmp_p
 
 
 def test_what_if_cli_shows_today_and_what_if_side_by_side(corpus_run):
-    result = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAP=dynamic", "-f", "json")
+    result = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "pbr.NORMAL_MAP=dynamic", "-f", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["what_if"]["overrides"] == {"NORMAL_MAP": "dynamic"}
+    assert doc["what_if"]["overrides"] == {"pbr.NORMAL_MAP": "dynamic"}
     forward = next(r for r in doc["what_if"]["families"] if r["pass"] == "forward" and r["shader"] == "pbr")
     sample = [k["key"] for k in doc["keys"] if k["pass"] == "forward" and k["shader"] == "pbr"]
     assert forward["what_if"]["required"] == len({_drop(t, "NORMAL_MAP") for t in sample})
-    table = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAP=dynamic").stdout
-    assert "What if NORMAL_MAP=dynamic" in table
-    bad = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAP=maybe")
-    assert bad.exit_code == 1 and "FEATURE=dynamic or FEATURE=removed" in bad.output
+    table = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "pbr.NORMAL_MAP=dynamic").stdout
+    assert "What if pbr.NORMAL_MAP=dynamic" in table
+    bad = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "pbr.NORMAL_MAP=maybe")
+    assert bad.exit_code == 1 and "FAMILY.FEATURE=dynamic or FAMILY.FEATURE=removed" in bad.output
     unknown = cli("report", SAMPLE, "--cache", corpus_run["cache"], "--what-if", "NORMAL_MAPS=dynamic")
-    assert unknown.exit_code == 1 and "no rule set has a feature NORMAL_MAPS" in unknown.stderr
+    assert unknown.exit_code == 1
+    assert "no family has a feature 'NORMAL_MAPS' (did you mean 'mtlx.NORMAL_MAP' or 'pbr.NORMAL_MAP'?)" \
+        in unknown.stderr
 
 
 # ------------------------------------------------------------------ budgets

@@ -30,7 +30,7 @@ def page(tmp_path_factory) -> tuple[Path, dict]:
     api.cook(SAMPLE, cache=cache, out=tmp / "out", jobs=1)
     out = tmp / "report.html"
     result = CliRunner().invoke(main, ["report", str(SAMPLE), "--cache", str(cache), "-f", "html", "-o", str(out),
-                                       "--what-if", "NORMAL_MAP=dynamic"])
+                                       "--what-if", "pbr.NORMAL_MAP=dynamic"])
     assert result.exit_code == 0, result.output
     return out, api.report(SAMPLE, cache=cache).to_json()
 
@@ -133,7 +133,7 @@ def _figure(html: str, name: str) -> re.Match:
 
 def test_json_report_carries_format_and_provenance(over):
     doc = over[1]
-    assert doc["format"] == 2
+    assert doc["format"] == 3
     prov = doc["provenance"]
     assert prov["tool"] == "pipeline" and prov["tool_version"] and len(prov["rules_hash"]) == 64
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", prov["timestamp"])
@@ -170,7 +170,7 @@ def test_the_page_leads_with_what_needs_action_and_its_figures_match_the_json(ov
     assert [(name.replace("<wbr>", ""), *rest) for name, *rest in rows] == \
         [(c["name"], str(c["blobs"]), str(c["bytes"]), str(c["compressed"])) for c in doc["sizes"]["chunks"]]
     prov = doc["provenance"]
-    assert prov["rules_hash"][:12] in html and "report format 2" in html
+    assert prov["rules_hash"][:12] in html and "report format 3" in html
     assert 'id="history-required"' in html and 'id="history-bytes"' in html
     for family in doc["timings"]["families"]:
         assert f"<td>{family['family']}</td><td class=\"num\" data-v=\"{family['jobs']}\">" in html

@@ -146,12 +146,20 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
 def summary(doc: dict) -> str:
     """The one-line summary of a cook's JSON document."""
     return (
-        f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {doc['keys']} keys -> "
+        f"cooked {doc['chunks']} chunks: {doc['draws']} draws -> {_keys(doc)} -> "
         f"{doc['stage_uses']} stage uses -> {doc['jobs']} unique jobs ({_stages(doc['stages'])}); "
         f"{doc['compiled']} compiled, {doc['cache_hits']} cached{_fetched(doc)}, {len(doc['errors'])} errors; "
         f"{len(doc['written'])} of {len(doc['outputs'])} output files written"
         + (f"; removed {len(doc['removed'])} outputs of chunks that no longer exist" if doc["removed"] else "")
     )
+
+
+def _keys(doc: dict) -> str:
+    """``36 keys (+3 fallback)``: the keys the draws require (``pipeline report``'s required), then the
+    fallback keys cooked beside them that no draw requires."""
+    fallback = doc.get("fallback_keys", 0)
+    text = f"{doc['keys'] - fallback} keys"
+    return text + (f" (+{fallback} fallback)" if fallback else "")
 
 
 def _farm_line(farm: dict) -> str:
@@ -201,16 +209,24 @@ def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LI
 
 
 def _key_lines(changes: dict, limit: int | None, full: bool) -> list[str]:
-    """Keys per chunk: a chunk cooked for the first time as a count; elsewhere each key, an added key
-    with the features that differ from the nearest key its chunk had."""
+    """Keys per chunk, counted once per chunk that gained (lost) them, with the distinct keys when that
+    differs: a chunk cooked for the first time as a count; elsewhere each key, an added key with the
+    features that differ from the nearest key its chunk had."""
     added, removed = changes["keys_added"], changes["keys_removed"]
     if not added and not removed:
         return []
     new_chunks = set(changes.get("new_chunks", ()))
-    head = f"  keys {styled(f'+{len(added)}', fg='green')} {styled(f'-{len(removed)}', fg='red')}"
+    # a key counts once per chunk whose manifest gained (lost) it: uses, not the distinct keys
+    head = f"  per-chunk key uses {styled(f'+{len(added)}', fg='green')} {styled(f'-{len(removed)}', fg='red')}"
+    notes = []
+    distinct = len({item["key"] for item in added + removed})
+    if distinct != len(added) + len(removed):
+        notes.append(f"{distinct} distinct key{'s' if distinct != 1 else ''}")
     fresh = sorted({a["chunk"] for a in added if a["chunk"] in new_chunks})
     if fresh:
-        head += f" ({sum(1 for a in added if a['chunk'] in new_chunks)} in {len(fresh)} chunk(s) cooked for the first time)"
+        notes.append(f"{sum(1 for a in added if a['chunk'] in new_chunks)} in {len(fresh)} chunk(s) cooked for the "
+                     "first time")
+    head += f" ({'; '.join(notes)})" if notes else ""
     rows = []
     for item in added:
         if item["chunk"] in new_chunks:

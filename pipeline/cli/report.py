@@ -22,6 +22,7 @@ from pipeline.cli._common import (
     verbosity,
 )
 from pipeline.cook.atomic import write_atomic
+from pipeline.cook.timings import MAX_COOKS
 from pipeline.report.html import render_html
 from pipeline.report.render import render
 
@@ -33,7 +34,8 @@ def _what_if(ctx, param, values) -> dict[str, str]:
     for item in values:
         name, sep, how = item.partition("=")
         if not sep or how not in ("dynamic", "removed") or not name:
-            raise click.BadParameter(f"'{item}': expected FEATURE=dynamic or FEATURE=removed", ctx, param)
+            raise click.BadParameter(f"'{item}': expected FAMILY.FEATURE=dynamic or FAMILY.FEATURE=removed "
+                                     "(the family may be left out when only one has the feature)", ctx, param)
         out[name] = how
     return out
 
@@ -47,9 +49,10 @@ def _what_if(ctx, param, values) -> dict[str, str]:
               help="table: for people; json: for tools and --since; csv: for spreadsheets; "
                    "html: one self-contained page with charts.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE [default: stdout].")
-@click.option("--what-if", "what_if", multiple=True, metavar="F=dynamic|removed", callback=_what_if,
-              help="Also show the funnel as if feature F were a runtime branch (dynamic) or gone (removed). "
-                   "Repeatable.")
+@click.option("--what-if", "what_if", multiple=True, metavar="FAMILY.FEATURE=dynamic|removed", callback=_what_if,
+              help="Also show the funnel as if a feature of one family (pbr.INSTANCING, as the report names "
+                   "it) were a runtime branch (dynamic) or gone (removed). A bare FEATURE names the one family "
+                   "that has it. Repeatable.")
 @click.option("--budget", type=click.IntRange(min=0), metavar="N",
               help="Exit 1 when the selection needs more than N keys, naming what pushed it over. "
                    "Levels may also set [levels.NAME] budget in pipeline.toml.")
@@ -63,13 +66,17 @@ def _what_if(ctx, param, values) -> dict[str, str]:
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
 @click.option("--history", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="Earlier --format json reports: the page charts required keys, binaries and bytes per build.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--timings", is_flag=True,
               help="Show the slowest compile jobs and families of the last cook (from the timing log in the "
-                   "cache) instead of the funnel; with --format json, as JSON.")
+                   "cache) instead of the funnel; with --json, as one JSON document.")
+@click.option("--cooks", type=click.IntRange(min=1), metavar="N",
+              help="With --timings: the last N cooks of the timing log together (per job: runs, last, mean and "
+                   "max time; per family: totals) [default: 1].")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Jobs listed by --timings.")
 @guarded
 def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend, history,
-            timings, top):
+            as_json, timings, cooks, top):
     """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
     sources -> unique binaries, per shader family and pass, level and chunk.
 
@@ -89,9 +96,12 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
     Exit code 1 when a budget is exceeded (or a file could not be read); the report
     is still written.
     """
+    if cooks is not None and not timings:
+        raise click.BadParameter("needs --timings", param_hint="--cooks")
+    fmt = "json" if as_json else fmt
     w = api.open_world(world, rules=rules, materials=materials)
     if timings:
-        return _timings(api.timings(w, cache=cache, top=top), fmt)
+        return _timings(api.timings(w, cache=cache, top=top, cooks=cooks or 1), fmt)
     result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
                         backend=backend, history=history)
     doc = result.to_json()
@@ -110,20 +120,41 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
 
 
 def _timings(summary, fmt: str) -> int:
-    """The timing log's last cook: slowest jobs, then families by total time."""
+    """The timing log's last cook (or last N cooks): the cooks, the slowest jobs, then families by total time."""
     if fmt == "json":
         echo_json(summary.to_json())
         return EXIT_OK
     if summary.cook is None:
         click.echo("no compile has been timed yet: run pipeline cook (with this --cache) first")
         return EXIT_OK
-    click.echo(f"last cook {summary.cook}: {summary.total_jobs} job{'s' if summary.total_jobs != 1 else ''} "
-               f"compiled in {summary.total_seconds:.3f} s (timing log: {summary.cooks} cooks)")
-    click.echo("slowest jobs:")
+    several = len(summary.cooks) > 1
+    kept = f"timing log: {summary.cooks_logged} cook{_s(summary.cooks_logged)}, keeps the last {MAX_COOKS}"
+    if several:
+        click.echo(f"last {len(summary.cooks)} cooks ({kept}): {summary.total_runs} compile{_s(summary.total_runs)} "
+                   f"in {summary.total_seconds:.3f} s")
+        for cook in summary.cooks:
+            click.echo(f"  {cook['cook']}  {cook['jobs']:6d} {'job' + _s(cook['jobs']):<4}  {cook['seconds']:9.3f} s")
+        click.echo("slowest jobs (by mean time):")
+        click.echo(f"  {'mean':>11}  {'last':>11}  {'max':>11}  runs  job")
+    else:
+        click.echo(f"last cook {summary.cook}: {summary.total_runs} job{_s(summary.total_runs)} compiled in "
+                   f"{summary.total_seconds:.3f} s ({kept})")
+        click.echo("slowest jobs:")
     for job in summary.jobs:
         name = key_name(job["key"], job.get("key_hash"), verbosity() > 0)
-        click.echo(f"  {job['seconds']:9.4f} s  {job['source']} [{job['stage']}] for {name}")
+        what = f"{job['source']} [{job['stage']}] for {name}"
+        if several:
+            click.echo(f"  {job['mean_seconds']:9.4f} s  {job['last_seconds']:9.4f} s  {job['max_seconds']:9.4f} s"
+                       f"  {job['runs']:4d}  {what}")
+        else:
+            click.echo(f"  {job['last_seconds']:9.4f} s  {what}")
     click.echo("families:")
     for fam in summary.families:
-        click.echo(f"  {fam['seconds']:9.4f} s  {fam['family']}: {fam['jobs']} jobs, slowest {fam['max_seconds']:.4f} s")
+        runs = f", {fam['runs']} runs" if several else ""
+        click.echo(f"  {fam['seconds']:9.4f} s  {fam['family']}: {fam['jobs']} job{_s(fam['jobs'])}{runs}, "
+                   f"slowest {fam['max_seconds']:.4f} s")
     return EXIT_OK
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"

@@ -87,6 +87,7 @@ class CookResult:
     removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
+    fallback_keys: int = 0                               # of ``keys``: fallbacks no draw requires
     display_prefix: str = "materials/"                   # how errors name the shader library (cwd-relative)
     manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
@@ -125,6 +126,7 @@ class CookResult:
     def to_json(self) -> dict:
         return {
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
+            "required_keys": self.keys - self.fallback_keys, "fallback_keys": self.fallback_keys,
             "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
@@ -141,6 +143,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     (:class:`~pipeline.cook.shared.SharedTier`) behind ``store``."""
     families, materials_dir = world.families, world.materials_dir
     found = found if isinstance(found, CookInput) else from_keys(found, world)
+    required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
@@ -160,7 +163,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
                         manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
-    result.fallbacks = fallbacks
+    result.fallbacks, result.fallback_keys = fallbacks, len(found.keys) - required
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None

@@ -50,5 +50,5 @@ def _check(kind: str, name: str, budget: int, origin: str, required: RequiredKey
             break
         culprits.append((row.file, row.only_here))
         excess -= row.only_here
-    top = tuple((f"{r.shader}.{r.feature}", r.saved) for r in features[:3] if r.saved > 0)
+    top = tuple((r.name, r.saved) for r in features[:3] if r.saved > 0)
     return BudgetCheck(kind, name, budget, count, origin, tuple(culprits), top)

@@ -16,7 +16,7 @@ up to ``unique_sources`` comes from scan + rules alone; the rest reads the cache
 Beside the funnel: per level and per chunk the required keys, the keys no other
 chunk (level) needs and the draws; for every static feature how many required
 keys would remain were it ``dynamic``; the files and materials that need keys
-nothing else needs; what-if overrides (``FEATURE=dynamic|removed``) side by side
+nothing else needs; what-if overrides (``family.FEATURE=dynamic|removed``) side by side
 with today; budgets (``--budget`` and ``[levels.NAME] budget`` in pipeline.toml)
 naming what pushed a scope over; and a diff against an earlier JSON report.
 
@@ -42,6 +42,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyInfo, RequiredKeys
 from pipeline.report.budget import budget_checks
 from pipeline.report.errors import ReportError  # noqa: F401  (re-exported)
+from pipeline.report.fallbacks import fallback_rows
 from pipeline.report.features import contributor_rows, feature_rows, key_rows
 from pipeline.report.rows import (
     AreaRow,
@@ -64,7 +65,8 @@ if TYPE_CHECKING:
     from pipeline.world import World
 
 TOP_CULPRITS = 5
-REPORT_FORMAT = 2  # the JSON report's layout version ("format"); 2 added provenance, sizes, timings, names
+REPORT_FORMAT = 3  # the JSON report's layout version ("format"); 2 added provenance, sizes, timings, names;
+                  # 3 added fallback_keys and features[].name, and what-if overrides by family.FEATURE
 
 
 # ------------------------------------------------------------------ the report
@@ -83,6 +85,7 @@ class Report:
     files: list[ContributorRow]
     materials: list[ContributorRow]
     keys: list[KeyRow]
+    fallback_keys: list[dict] = field(default_factory=list)  # fallbacks a cook adds that no draw requires
     what_if: WhatIf | None = None
     budgets: list[BudgetCheck] = field(default_factory=list)
     since: SinceDiff | None = None
@@ -114,7 +117,7 @@ class Report:
             "features": [r.to_json() for r in self.features],
             "contributors": {"files": [r.to_json() for r in self.files],
                              "materials": [r.to_json() for r in self.materials]},
-            "keys": [r.to_json() for r in self.keys],
+            "keys": [r.to_json() for r in self.keys], "fallback_keys": self.fallback_keys,
             "what_if": self.what_if.to_json() if self.what_if else None,
             "budgets": [b.to_json() for b in self.budgets],
             "since": self.since.to_json() if self.since else None,
@@ -150,6 +153,8 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
         materials=contributor_rows(required, by_material=True), keys=key_rows(required),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
+    report.fallback_keys, fallback_errors = fallback_rows(families, required)
+    report.diagnostics = list(report.diagnostics) + fallback_errors
     if options.what_if:
         report.what_if = what_if(families, found.scan, options.what_if, report.families,
                                  world.config.limits.max_count_cells)
@@ -264,7 +269,8 @@ def _funnel(shader: str, pass_name: str, stages: int, possible: int, valid: int,
     jobs = {j for k in keys for j in plan.all_jobs_for(k)}
     found = [states[j] for j in jobs if j in states]
     counts = Counter(s.state for s in found)
-    cooked = bool(states) and counts["cached"] > 0
+    # a family without keys has 0 binaries and pipeline states once anything is cooked (not unknown)
+    cooked = bool(states) and (counts["cached"] > 0 or not jobs and any(s.state == "cached" for s in states.values()))
     complete = cooked and counts["cached"] == len(jobs)
     return FunnelRow(
         shader, pass_name, stages, possible, valid, len(keys), len(jobs),

@@ -32,7 +32,7 @@ from pipeline.report.html_action import (
     timings_section,
 )
 from pipeline.report.html_assets import CSS, JS
-from pipeline.report.render import number
+from pipeline.report.render import feature_label, number
 
 STEPS = (("possible", "possible", "#c7d2fe"), ("valid", "valid", "#818cf8"), ("required", "required", "#4f46e5"),
          ("unique_sources", "unique sources", "#0891b2"), ("unique_binaries", "unique binaries", "#0d9488"),
@@ -70,11 +70,14 @@ def _header(doc: dict) -> str:
 def _cards(doc: dict) -> str:
     """What the content costs; the size of the possible and valid spaces stays in the funnel table."""
     totals = doc["totals"]
-    figures = [("required", "required keys", "used by the content"),
+    fallbacks = len(doc.get("fallback_keys") or ())
+    used = "used by the content" + (f"; +{fallbacks:,} fallback keys also cooked" if fallbacks else "")
+    figures = [("required", "required keys", used),
                ("unique_sources", "compile jobs", "after stage projection"),
                ("unique_binaries", "unique binaries", "distinct SPIR-V blobs"), ("pso", "pipeline states",
                                                                                    "blobs + render state")]
-    cards = [_card(_sum(totals, f), label, note, f) for f, label, note in figures]
+    # a figure not known yet (nothing cooked) has no card: the header says what is not cooked
+    cards = [_card(value, label, note, f) for f, label, note in figures if (value := _sum(totals, f)) is not None]
     total = (doc.get("sizes") or {}).get("total")
     if total:
         cards.append(_card_html(mib(total["bytes"]), "binary size", f"{mib(total['compressed'])} compressed", "bytes"))
@@ -187,7 +190,7 @@ def _chunk_section(doc: dict) -> str:
 
 
 def _feature_section(doc: dict) -> str:
-    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
+    rows = [[feature_label(r), r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
             for r in doc["features"]]
     return _section("Feature contributions",
                     "For each static feature: the required keys that would remain were it a runtime branch "
@@ -350,9 +353,9 @@ def features_svg(features: list[dict]) -> str:
         y = 8 + i * (bar + gap)
         width = r["saved"] * scale
         parts.append(f"<text class=\"step\" x=\"{LABEL_W - 10}\" y=\"{y + bar - 4}\" text-anchor=\"end\">"
-                     f"{escape(r['shader'])}.{escape(r['feature'])}</text>"
+                     f"{escape(feature_label(r))}</text>"
                      f"<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{width:.1f}\" height=\"{bar}\" rx=\"2\" "
-                     f"fill=\"#d97706\"><title>{escape(r['feature'])}: {r['required']} &#8594; {r['if_dynamic']}"
+                     f"fill=\"#d97706\"><title>{escape(feature_label(r))}: {r['required']} &#8594; {r['if_dynamic']}"
                      f"</title></rect>"
                      f"<text class=\"val\" x=\"{LABEL_W + width + 6:.1f}\" y=\"{y + bar - 4}\">&minus;{r['saved']} "
                      f"({r['required']} &#8594; {r['if_dynamic']} keys)</text>")

@@ -74,8 +74,10 @@ def action_section(doc: dict) -> str:
         items.append(f"<li data-action=\"errors\"><span class=\"bad-text\">{len(errors)} error"
                      f"{'s' if len(errors) != 1 else ''}</span> in the content: <a href=\"#errors\">see Problems</a></li>")
     items.append(_change_item(doc))
+    fallbacks = len(doc.get("fallback_keys") or ())
+    extra = f" (+{fallbacks:,} fallback keys, cooked though no draw requires them)" if fallbacks else ""
     items.append(f"<li data-action=\"required\">Required keys: <b data-figure=\"required-total\">"
-                 f"{required_total(doc):,}</b></li>")
+                 f"{required_total(doc):,}</b>{extra}</li>")
     sizes = doc.get("sizes")
     if sizes:
         t = sizes["total"]

@@ -90,12 +90,18 @@ def _status(doc: dict) -> list[str]:
         if total else ""
     timed = doc.get("timings")
     time = f"; compile time {timed['seconds']:.2f} s" if timed else ""
-    lines.append(f"required keys {required:,}{size}{time}")
+    lines.append(f"required keys {required:,}{fallback_note(doc)}{size}{time}")
     prov = doc.get("provenance") or {}
     if prov:
         lines.append(f"{prov.get('tool')} {prov.get('tool_version')}, rules {str(prov.get('rules_hash'))[:12]}, "
                      f"world {(prov.get('git_revision') or 'not in git')[:19]}, {prov.get('timestamp')}")
     return lines
+
+
+def fallback_note(doc: dict) -> str:
+    """`` (+3 fallback)``: the fallback keys a cook adds that no draw requires, as ``pipeline cook`` says it."""
+    n = len(doc.get("fallback_keys") or ())
+    return f" (+{n:,} fallback)" if n else ""
 
 
 def _funnel(doc: dict) -> list[str]:
@@ -148,10 +154,15 @@ def _chunks(doc: dict) -> list[str]:
 
 
 def _features(doc: dict) -> list[str]:
-    rows = [[f"{r['shader']}.{r['feature']}", r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
+    rows = [[feature_label(r), r["values_used"], r["required"], r["if_dynamic"], r["saved"]]
             for r in doc["features"][:TOP_ROWS] if r["saved"] > 0]
     headers = ["feature", "values used", "required", "if dynamic", "saved"]
     return ["Features that multiply the required keys most"] + table(headers, rows) if rows else []
+
+
+def feature_label(row: dict) -> str:
+    """``family.FEATURE`` of a feature row (a report saved before rows carried ``name`` too)."""
+    return row.get("name") or f"{row['shader']}.{row['feature']}"
 
 
 def _files(doc: dict) -> list[str]:

@@ -61,8 +61,13 @@ class FeatureRow:
     def saved(self) -> int:
         return self.required - self.if_dynamic
 
+    @property
+    def name(self) -> str:
+        """``family.FEATURE``: how every report names it, and what ``--what-if`` takes."""
+        return f"{self.shader}.{self.feature}"
+
     def to_json(self) -> dict:
-        return {**_doc(self), "saved": self.saved}
+        return {**_doc(self), "name": self.name, "saved": self.saved}
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ class BudgetCheck:
     required: int
     origin: str  # where the budget was set: '--budget' or 'pipeline.toml'
     culprits: tuple[tuple[str, int], ...] = ()  # (file, keys only it needs in this scope)
-    features: tuple[tuple[str, int], ...] = ()  # (shader.FEATURE, keys saved if dynamic)
+    features: tuple[tuple[str, int], ...] = ()  # (family.FEATURE, keys saved if dynamic)
 
     @property
     def over(self) -> bool:
