@@ -62,6 +62,7 @@ def _check_what_if(families, overrides: dict[str, Override]) -> None:
     known = {f for rs in families.values() for f in rs.compiled.domains}
     for name, how in sorted(overrides.items()):
         if name not in known:
-            raise ReportError(Diagnostic(Location("--what-if"), f"{name}={how}: no rule set has a feature {name}"))
+            raise ReportError(Diagnostic(Location.argument("what_if"),
+                                         f"{name}={how}: no rule set has a feature {name}"))
         if how not in ("dynamic", "removed"):
-            raise ReportError(Diagnostic(Location("--what-if"), f"{name}={how}: expected dynamic or removed"))
+            raise ReportError(Diagnostic(Location.argument("what_if"), f"{name}={how}: expected dynamic or removed"))
