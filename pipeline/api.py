@@ -2,38 +2,75 @@
 
 Every function takes a world (a folder, or an opened :class:`World`) and returns a
 typed result with a ``to_json()``; none of them prints.  User errors that stop the
-whole run (an invalid rule set, an unreadable pipeline.toml) raise
-:class:`pipeline.errors.PipelineError`; errors that only affect one file or one
-job are collected in the result's ``diagnostics`` and the rest is still done.
+whole run (an invalid rule set, an unreadable pipeline.toml, an unknown ``chunk``)
+raise :class:`pipeline.errors.PipelineError`; errors that only affect one file or one
+job are collected in the result (``errors``, ``warnings``, ``diagnostics``) as
+:class:`Diagnostic` objects (``file``, ``line``, ``col``, ``pointer``, ``severity``,
+``message``; a cook's carry the ``key`` whose job reported them) and the rest is
+still done.  A bad argument value is located at the argument, by its name here:
+``chunk: error: no chunk 'x' in the world; did you mean 'forest/c01'?``
+(:meth:`Location.argument`).
+
+``__all__`` is the public surface; the package ships ``py.typed``.  The constant
+``EXPLAIN_KEYS`` is the default of :func:`report`'s ``explain_keys``.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.builtin import builtin_rules_dir as _builtin_rules_dir
 from pipeline.cache import gc as _gc
-from pipeline.cache.store import Store, default_cache_dir
+from pipeline.cache.store import Store
+from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
-from pipeline.cook.atomic import cleanup_stale_temps
-from pipeline.cook.shared import SharedTier
-from pipeline.cook.sweep import sweep_outputs
-from pipeline.cpus import usable_cpus
-from pipeline.errors import ConfigError, PipelineError
+from pipeline.cook.atomic import cleanup_stale_temps as _cleanup_stale_temps
+from pipeline.cook.shared import SharedTier as _SharedTier
+from pipeline.cook.sweep import sweep_outputs as _sweep_outputs
+from pipeline.cpus import usable_cpus as _usable_cpus
+from pipeline.errors import (
+    CompileError,
+    ConfigError,
+    CookDiagnostic,
+    Diagnostic,
+    GltfError,
+    Location,
+    PipelineError,
+    RuleError,
+)
 from pipeline.keys import incremental as _chunkcache
-from pipeline.keys.required import KeysResult, keys_of, optional_facts
+from pipeline.keys.required import KeysResult, keys_of
+from pipeline.keys.required import optional_facts as _optional_facts
 from pipeline.progress import NullProgress, Progress
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
+    from pipeline.cook.timings import TimingSummary
     from pipeline.report.explain import Explanation
     from pipeline.report.funnel import Report
+    from pipeline.rules.lint import LintReport
+    from pipeline.runtime.checklog import CheckLogResult
+
+__all__ = [
+    # what a caller runs
+    "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "cook", "clean", "EXPLAIN_KEYS",
+    "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
+    # what they take and return
+    "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
+    "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
+    # what goes wrong: located diagnostics, and the errors that stop a whole call
+    "Diagnostic", "CookDiagnostic", "Location",
+    "PipelineError", "ConfigError", "RuleError", "GltfError", "CompileError",
+]
 
 CookResult = _cook.CookResult
+CacheReport = _gc.CacheReport
 
 
 def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
@@ -46,7 +83,17 @@ def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
 
 def open_store(cache: Path | str | None = None) -> Store:
     """The cache at ``cache``, else ``$PIPELINE_CACHE``, else ``./cache``."""
-    return Store(Path(cache) if cache is not None else default_cache_dir())
+    return Store(Path(cache) if cache is not None else _default_cache_dir())
+
+
+# ------------------------------------------------------------------ rules
+def check_rules(rules: Path | str | None = None, *, materials: Path | str | None = None) -> LintReport:
+    """Load and lint every rule set of ``rules`` (default: the built-in ones); with ``materials``,
+    also check that each stage source exists there.  Problems are in the report, not raised."""
+    from pipeline.rules.lint import lint_rules  # imported on use: it pulls in numpy
+
+    folder = Path(rules) if rules is not None else _builtin_rules_dir()
+    return lint_rules(folder, materials_dir=Path(materials) if materials is not None else None)
 
 
 # ------------------------------------------------------------------ scan
@@ -94,7 +141,7 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
     own = store is None
     store = store or w.open_store()
     try:
-        scanned = _scan(w, store=store, optional_facts=optional_facts(rulesets),
+        scanned = _scan(w, store=store, optional_facts=_optional_facts(rulesets),
                         level=level, chunk=chunk, progress=_scan_progress(progress), verify=verify)
     finally:
         if own:
@@ -134,6 +181,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
     go to fsspec (credentials, ``endpoint_url``...).
     """
+    started = time.perf_counter()
     w = _world(world, cache)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
@@ -144,13 +192,15 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
-        options = _cook.CookOptions(out=out_dir, jobs=jobs or usable_cpus(), backend=backend,
+        options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
-        return _cook.cook_keys(w, found, store, options,
-                               progress=progress, compiler=compiler, remote=remote)
+        result = _cook.cook_keys(w, found, store, options,
+                                 progress=progress, compiler=compiler, remote=remote)
+    result.duration = round(time.perf_counter() - started, 3)
+    return result
 
 
 def _scheduler(w: World, explicit: str | None) -> str | None:
@@ -176,7 +226,7 @@ def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | No
     except RemoteCacheError as exc:
         raise ConfigError.at(url, str(exc)) from None
     prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
-    return SharedTier(remote, prefix)
+    return _SharedTier(remote, prefix)
 
 
 # ------------------------------------------------------------------ cache
@@ -231,12 +281,14 @@ def clean(world: World | Path | str, *, out: Path | str | None = None,
         raise PipelineError.at(str(world), "clean takes a whole world (its root folder), not a part of one")
     with w.open_store() as store:
         found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store), w)
-    removed = sweep_outputs(out_dir, found.chunk_levels) + cleanup_stale_temps(out_dir)
+    removed = _sweep_outputs(out_dir, found.chunk_levels) + _cleanup_stale_temps(out_dir)
     return CleanResult(sorted(str(p) for p in removed))
 
 
 @dataclass(frozen=True)
 class CleanResult:
+    """What :func:`clean` removed (paths of output files, sorted); ``to_json()`` is ``pipeline clean --json``."""
+
     removed: list[str]
 
     def to_json(self) -> dict:
@@ -246,15 +298,20 @@ class CleanResult:
 # ------------------------------------------------------------------ report / explain
 EXPLAIN_KEYS = 300  # keys whose explanation a report carries (the HTML page links each key to it)
 
+_LAZY = {  # result types whose modules pull in numpy: imported on first use
+    "Report": "pipeline.report.funnel", "Explanation": "pipeline.report.explain",
+    "LintReport": "pipeline.rules.lint", "TimingSummary": "pipeline.cook.timings",
+    "CheckLogResult": "pipeline.runtime.checklog",
+}
+
+
 def __getattr__(name: str):
-    """``api.Report`` and ``api.Explanation``, imported on first use (they pull in numpy)."""
-    if name == "Report":
-        from pipeline.report.funnel import Report
-        return Report
-    if name == "Explanation":
-        from pipeline.report.explain import Explanation
-        return Explanation
-    raise AttributeError(name)
+    """``api.Report``, ``api.Explanation`` ... (:data:`_LAZY`), imported on first use."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,

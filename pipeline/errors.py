@@ -9,7 +9,7 @@ a bug: traceback, exit code 2.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_MESSAGE = 400  # characters of a message kept; the rest is elided
 MAX_NAME = 200     # characters of a file name or pointer printed
@@ -28,12 +28,23 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a problem is: a file plus line/column (1-based) or a JSON pointer."""
+    """Where a problem is: a file plus line/column (1-based) or a JSON pointer.
+
+    With ``parameter`` set, ``file`` is not a file but the name of the argument of the
+    call whose value is at fault (``chunk``, ``level``, ``what_if``): a front end that
+    took the value from elsewhere names it its own way (the command line: ``--chunk``).
+    """
 
     file: str
     line: int | None = None
     col: int | None = None
     pointer: str | None = None
+    parameter: bool = False
+
+    @classmethod
+    def argument(cls, name: str) -> "Location":
+        """The argument ``name`` of a library call (not a file)."""
+        return cls(name, parameter=True)
 
     def __str__(self) -> str:
         text = one_line(self.file, MAX_NAME)
@@ -58,6 +69,22 @@ class Diagnostic:
         if len(self.message) > MAX_MESSAGE or _CONTROL.search(self.message):
             object.__setattr__(self, "message", one_line(self.message))
 
+    @property
+    def file(self) -> str:
+        return self.location.file
+
+    @property
+    def line(self) -> int | None:
+        return self.location.line
+
+    @property
+    def col(self) -> int | None:
+        return self.location.col
+
+    @property
+    def pointer(self) -> str | None:
+        return self.location.pointer
+
     def __str__(self) -> str:
         return f"{self.location}: {self.severity}: {self.message}"
 
@@ -79,6 +106,17 @@ class Diagnostic:
         return cls(loc, str(data["message"]), str(data.get("severity", "error")))
 
 
+@dataclass(frozen=True)
+class CookDiagnostic(Diagnostic):
+    """An error of a cook: a diagnostic plus the permutation key whose job reported it
+    (the first by text that needs the job; None for scan, rule and output errors)."""
+
+    key: str | None = field(default=None, kw_only=True)
+
+    def to_json(self) -> dict:
+        return super().to_json() | {"key": self.key}
+
+
 class PipelineError(Exception):
     """A user error with one or more located diagnostics."""
 
@@ -90,6 +128,11 @@ class PipelineError(Exception):
     def at(cls, file: str, message: str, *, line: int | None = None, col: int | None = None,
            pointer: str | None = None) -> "PipelineError":
         return cls(Diagnostic(Location(file, line, col, pointer), message))
+
+    @classmethod
+    def of_argument(cls, name: str, message: str) -> "PipelineError":
+        """An error in the value of the call's argument ``name`` (``chunk: error: no chunk 'x' ...``)."""
+        return cls(Diagnostic(Location.argument(name), message))
 
 
 class GltfError(PipelineError):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import api
-from pipeline.errors import Location, PipelineError, one_line
+from pipeline.errors import Diagnostic, PipelineError
 from pipeline.world import World
 
 GLTF_SUFFIXES = (".gltf", ".glb")
@@ -36,7 +36,7 @@ class Recook:
     new_keys: int = 0               # keys the recooked manifests have now and did not have before
     compiled: int = 0
     seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)   # located lines
+    errors: list[Diagnostic] = field(default_factory=list)   # located; each prints as one line
 
     def line(self) -> str:
         what = (f"{Path(self.changed[0]).name} changed" if len(self.changed) == 1
@@ -47,7 +47,8 @@ class Recook:
 
     def to_json(self) -> dict:
         return {"scope": self.scope, "changed": self.changed, "new_keys": self.new_keys,
-                "compiled": self.compiled, "seconds": round(self.seconds, 4), "errors": self.errors}
+                "compiled": self.compiled, "seconds": round(self.seconds, 4),
+                "errors": [str(d) for d in self.errors]}
 
 
 class Watcher:
@@ -141,10 +142,10 @@ class Watcher:
             try:
                 cooked = api.cook(self.world, chunk=chunk, cache=self.cache, out=self.out, jobs=self.jobs)
             except PipelineError as exc:
-                result.errors.extend(str(d) for d in exc.diagnostics)
+                result.errors.extend(exc.diagnostics)
                 continue
             result.compiled += len(cooked.run.compiled)
-            result.errors.extend(_located(e) for e in cooked.errors)
+            result.errors.extend(cooked.errors)
         result.new_keys = len(self._manifest_keys(chunks) - before)
         result.seconds = time.perf_counter() - start
         return result
@@ -170,14 +171,8 @@ class Watcher:
                 chunks, changed = self.chunks_of(paths)
             except PipelineError as exc:  # a pipeline.toml that no longer loads: say so, wait for the fix
                 for d in exc.diagnostics:
-                    report(Recook(self.path.name, [str(p) for p in paths], errors=[str(d)]))
+                    report(Recook(self.path.name, [str(p) for p in paths], errors=[d]))
                 continue
             if chunks == set():
                 continue  # changes outside the watched chunk
             report(self.recook(chunks, changed))
-
-
-def _located(error: dict) -> str:
-    """One cook error document as ``path:line:col: error: message`` (or with its JSON pointer)."""
-    where = Location(error.get("file") or "?", error.get("line"), error.get("col"), error.get("pointer"))
-    return f"{where}: error: {one_line(error.get('message', ''))}"

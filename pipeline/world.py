@@ -103,7 +103,8 @@ class World:
                chunks: Collection[str] | None = None) -> Selection:
         """The chunks in scope, narrowed to ``level``, ``chunk`` or the names in ``chunks``.
 
-        An unknown level or chunk is a :class:`PipelineError` with the closest names.
+        An unknown level or chunk is a :class:`PipelineError` located at that argument
+        (``chunk: error: no chunk 'x' in the world; did you mean ...``), with the closest names.
         Names in ``chunks`` that are not in the world are ignored.
         """
         found = self._in_scope()
@@ -164,7 +165,7 @@ def _clean_name(name: str) -> str:
 def _unknown(kind: str, name: str, known: list[str]) -> PipelineError:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return PipelineError.at(f"--{kind}", f"no {kind} {name!r} in the world{hint}")
+    return PipelineError.of_argument(kind, f"no {kind} {name!r} in the world{hint}")
 
 
 def find_world_root(path: Path) -> Path:

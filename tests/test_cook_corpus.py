@@ -20,8 +20,8 @@ def test_corpus_cooks_with_zero_compile_errors(corpus: Path, tmp_path: Path) -> 
     world = api.open_world(corpus)
     compiler = JobRunner(world.materials_dir, "capi", 2)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2, compiler=compiler)
-    assert [(e["file"], e["key"]) for e in result.errors] == [(FAKE, None)]
-    assert "FAKE_materials_quantumRendering" in result.errors[0]["message"]
+    assert [(e.file, e.key) for e in result.errors] == [(FAKE, None)]
+    assert "FAKE_materials_quantumRendering" in result.errors[0].message
     assert all(r.ok for r in result.run.results.values())
     assert compiler.calls == len(result.plan.jobs) == len(result.run.compiled)
     assert result.plan.stage_report()["vertex"]["jobs"] < result.plan.stage_report()["vertex"]["uses"]

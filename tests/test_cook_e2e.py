@@ -247,9 +247,9 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     # jobs are keyed by preprocessed text: only those whose text the edit changed recompile (all of them fail)
     assert failed == forward_fragments and compiler.calls == len(failed)
     assert len(result.run.results) > len(failed)
-    assert result.errors and all(e["file"] == "materials/" + FRAGMENT_INCLUDE and e["line"] == line
+    assert result.errors and all(e.file == "materials/" + FRAGMENT_INCLUDE and e.line == line
                                  for e in result.errors)
-    assert all(e["key"].startswith("pbr/forward{") for e in result.errors)
+    assert all(e.key.startswith("pbr/forward{") for e in result.errors)
     with Store(site.cache) as store:                         # nothing cached as a success
         assert all(store.get(JOB, k)["blob"] is None for k in failed)
     c00 = load_chunk_manifest(site.out / site.at("forest/c00.json"))
@@ -294,7 +294,7 @@ def test_fail_fast_stops_at_the_first_error(warm, jobs) -> None:
     assert 0 < compiler.calls < len(fragments)
     assert compiler.calls == 1 or jobs > 1
     assert len(result.run.cancelled) == len(fragments) - compiler.calls
-    assert sum("--fail-fast" in e["message"] for e in result.errors) == len(result.run.cancelled)
+    assert sum("--fail-fast" in e.message for e in result.errors) == len(result.run.cancelled)
 
 
 # ------------------------------------------------------------------ determinism

@@ -106,8 +106,8 @@ def test_failed_job_is_cached_as_a_failure_never_a_success(site) -> None:
     assert {k for k, r in result.run.results.items() if not r.ok} == failed
     with Store(site / "cache") as store:
         assert all(store.get(JOB, k)["blob"] is None for k in failed)
-    assert result.errors and {(e["file"], e["line"], e["col"]) for e in result.errors} == {("materials/pbr/pbr.frag", 1, 1)}
-    assert all(FAKE_ERROR in e["message"] and e["key"].startswith("pbr/forward{") for e in result.errors)
+    assert result.errors and {(e.file, e.line, e.col) for e in result.errors} == {("materials/pbr/pbr.frag", 1, 1)}
+    assert all(FAKE_ERROR in e.message and e.key.startswith("pbr/forward{") for e in result.errors)
     c00 = load_chunk_manifest(site / "out" / "forest" / "c00.json")
     assert {t for t, e in c00.keys.items() if "fragment" not in e.stages} == {e["key"] for e in c00.errors}
 
@@ -133,13 +133,13 @@ def test_fail_fast_cancels_the_rest_and_the_next_cook_runs_only_those(site) -> N
     first_failure = next(i for i, k in enumerate(order) if fail(result.plan.jobs[k]))
     assert compiler.runs == [order[:first_failure + 1]] and compiler.failed == [order[first_failure]]
     assert result.run.cancelled == order[first_failure + 1:] and result.run.cancelled
-    assert sum("--fail-fast" in e["message"] for e in result.errors) == len(result.run.cancelled)
+    assert sum("--fail-fast" in e.message for e in result.errors) == len(result.run.cancelled)
     with Store(site / "cache") as store:                      # cancelled jobs leave no record
         assert all(store.get(JOB, k) is None for k in result.run.cancelled)
 
     again, compiler = cook(site)                              # the cancelled jobs run now, nothing else
     assert compiler.runs == [result.run.cancelled]
-    assert [e for e in again.errors if "--fail-fast" in e["message"]] == []
+    assert [e for e in again.errors if "--fail-fast" in e.message] == []
 
 
 def test_without_fail_fast_every_job_runs(site) -> None:

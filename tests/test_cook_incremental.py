@@ -97,6 +97,7 @@ def comparable(doc: dict, out: Path) -> dict:
     doc["changes"] = {**doc["changes"], "written": doc["written"], "removed": doc["removed"]}
     doc["explain"] = [{k: v for k, v in line.items() if k != "seconds"} for line in doc["explain"]]  # wall time
     doc.pop("timing_log")  # in each cache folder
+    assert doc.pop("duration") >= 0  # wall time
     return doc
 
 

@@ -96,11 +96,11 @@ def test_document_errors_name_the_mtlx_file_and_every_other_draw_cooks(tmp_path:
     (world / "pipeline.toml").write_text('materials = "materials"\n')
     monkeypatch.chdir(world)
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=1)
-    shown = sorted((e["file"], e["line"], e["message"].split(":")[0]) for e in result.errors)
+    shown = sorted((e.file, e.line, e.message.split(":")[0]) for e in result.errors)
     assert shown == [("materials/surfaces/glaze.mtlx", 3, "unknown node 'sparkle' of type color3"),
                      ("materials/surfaces/rust.mtlx", 5, "invalid MaterialX document")]
-    assert any("mismatched tag" in e["message"] for e in result.errors)
-    assert all(e["col"] for e in result.errors)
+    assert any("mismatched tag" in e.message for e in result.errors)
+    assert all(e.col for e in result.errors)
     manifest = load_chunk_manifest(tmp_path / "out" / "shrine.json")
     cooked = [k for k, entry in manifest.keys.items() if k.startswith("mtlx/") and "gltf_pbr" in k]
     assert len(cooked) == 2 and all(set(manifest.keys[k].stages) == {"vertex", "fragment"} for k in cooked)
@@ -158,7 +158,7 @@ def corpus_world(corpus: Path, root: Path) -> Path:
 def test_the_corpus_cooks_every_material_through_gltf_pbr_graphs(corpus: Path, tmp_path: Path) -> None:
     world = corpus_world(corpus, tmp_path / "world")
     result = api.cook(world, cache=tmp_path / "cache", out=tmp_path / "out", jobs=2)
-    assert [e["file"] for e in result.errors] == [FAKE]
+    assert [e.file for e in result.errors] == [FAKE]
     assert all(r.ok for r in result.run.results.values()) and result.plan.shapes
     stages = result.plan.stage_report()  # graphs of one vertex interface share their vertex source
     assert stages["vertex"]["jobs"] < stages["fragment"]["jobs"] == len(set(result.plan.shapes.values()))

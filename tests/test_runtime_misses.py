@@ -110,5 +110,6 @@ def test_runtime_key_names_the_rules_behind_the_content_key(world: Path, tmp_pat
                 if text.startswith("  CLEARCOAT: material.clearcoat"))
     assert first.rules[0]["rule"].startswith(f"rules/pbr.yaml:{line}:")
     assert (second.status, second.covered) == ("runtime", False) and "made at run time" in second.reason
-    assert result.errors == [{"file": str(log), "line": 3, "message": result.errors[0]["message"]}]
+    assert [(e.file, e.line, e.severity) for e in result.errors] == [(str(log), 3, "error")]
+    assert result.to_json()["errors"] == [{"file": str(log), "line": 3, "message": result.errors[0].message}]
     assert not result.ok

@@ -52,7 +52,7 @@ def cooked(corpus: Path, tmp_path_factory) -> tuple:
 
 def test_legacy_family_cooks_on_the_corpus_for_three_targets(cooked) -> None:
     result, compiler, tmp_path = cooked
-    assert [(e["file"], e["key"]) for e in result.errors] == [(FAKE, None)]
+    assert [(e.file, e.key) for e in result.errors] == [(FAKE, None)]
     assert result.run.results and all(r.ok for r in result.run.results.values())
     assert compiler.calls == len(result.plan.jobs)
     targets = {job.request.target for job in result.plan.jobs.values()}

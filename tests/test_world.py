@@ -72,7 +72,7 @@ def test_broken_only_file_keeps_its_level_with_level_depth_2(tmp_path: Path) -> 
     world = deep_world(tmp_path)
     out = tmp_path / "out"
     result = api.cook(world, cache=tmp_path / "cache", out=out, jobs=1)
-    assert [e["file"] for e in result.errors] == ["levels/forest/c02/broken.gltf"]
+    assert [e.file for e in result.errors] == ["levels/forest/c02/broken.gltf"]
     levels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.level.json"))
     assert levels == ["levels/forest.level.json", "levels/town.level.json"]
     report = api.report(world, cache=tmp_path / "cache")

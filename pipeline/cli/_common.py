@@ -95,20 +95,43 @@ def key_name(text: str | None, digest: str | None, full: bool = False) -> str:
     return f"{text.partition('{')[0]} {digest[:12]}"
 
 
-def echo_json(document: object) -> None:
-    """Print one JSON document on stdout (sorted keys, indented, UTF-8)."""
-    sys.stdout.write(render_json(document))
+JSON_FORMAT = 1  # the "format" of a command's JSON document that does not carry its own (docs/formats.md)
+
+
+def versioned(document: dict) -> dict:
+    """``document`` with a ``format`` field: its own (the report's), else :data:`JSON_FORMAT`."""
+    return document if "format" in document else {"format": JSON_FORMAT} | document
+
+
+def echo_json(document: dict) -> None:
+    """Print one JSON document on stdout (sorted keys, indented, UTF-8), with its ``format`` version."""
+    sys.stdout.write(render_json(versioned(document)))
 
 
 def echo_diagnostics(diagnostics: list[Diagnostic], root: Path | str | None = None) -> None:
-    """Located lines on stderr; a file named from the world ``root`` is shown relative to the current folder."""
+    """Located lines on stderr; a file named from the world ``root`` is shown relative to the current folder,
+    an argument of the library call by its option (``--chunk: error: ...``)."""
     for d in diagnostics:
-        click.echo(color_severity(str(relocated(d, root))), err=True)
+        click.echo(color_severity(str(relocated(as_option(d), root))), err=True)
+
+
+def option_name(argument: str) -> str:
+    """The command-line option that gives a library argument its value: ``what_if`` -> ``--what-if``."""
+    return "--" + argument.replace("_", "-")
+
+
+def as_option(d: Diagnostic) -> Diagnostic:
+    """``d`` with a location at a library argument (``chunk``) named as the option that set it (``--chunk``)."""
+    if not d.location.parameter:
+        return d
+    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=option_name(d.location.file),
+                                                               parameter=False))
 
 
 def relocated(d: Diagnostic, root: Path | str | None) -> Diagnostic:
     file = d.location.file
-    if root is None or not file or Path(file).is_absolute() or not (Path(root) / file).exists():
+    if root is None or not file or d.location.parameter or Path(file).is_absolute() \
+            or not (Path(root) / file).exists():
         return d
     return dataclasses.replace(d, location=dataclasses.replace(d.location, file=display_path(file, root)))
 

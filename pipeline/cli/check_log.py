@@ -39,7 +39,7 @@ def command(world, log, out, rules, cache, as_json):
         echo_json(result.to_json())
     else:
         for e in result.errors:
-            click.echo(f"{e['file']}:{e['line']}: error: {e['message']}", err=True)
+            click.echo(f"{e.file}:{e.line}: error: {e.message}", err=True)
         for m in result.misses:
             draw = ", ".join(f"{k} {m.draw.get(k)}" for k in ("node", "mesh", "primitive", "material"))
             level = "note" if m.covered else "error"

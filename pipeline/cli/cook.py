@@ -98,7 +98,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                       remote_cache_mode=remote_cache_mode, verify=verify)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
-            click.echo(color_severity(_located(e, w.root)), err=True)
+            click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
         echo_json(result.to_json())
     else:
         _render(result, explain, verbosity(quiet), w.root)
@@ -131,7 +131,7 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     for warning in result.warnings:
         click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
     for e in result.errors:
-        click.echo(color_severity(_located(e, root)), err=True)
+        click.echo(color_severity(_located(e.to_json(), root)), err=True)
     if level >= 0:
         for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
             click.echo(line)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from pipeline.builtin import builtin_rules_dir
+from pipeline import api
 from pipeline.cli._common import EXIT_OK, EXIT_USER, echo_diagnostics, echo_json, guarded, output_options
-from pipeline.rules.lint import lint_rules
 
 
 @click.group("rules")
@@ -22,18 +19,24 @@ def command() -> None:
               help="Rule sets folder [default: the built-in rules].")
 @click.option("--materials", type=click.Path(exists=True, file_okay=False),
               help="Also check that every stage source exists in this shader library.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document on stdout: rule sets, passes, counts and every problem.")
 @guarded
-def check(rules_dir, materials):
+def check(rules_dir, materials, as_json):
     """Load and lint every rule set; print located problems and exit 1 if any.
 
     \b
     Checks: YAML and schema, unknown facts and features, values outside a
     feature's domain, normalize cycles, features never derived, normalize rules
     that can never fire or never change anything, static features no pass reads.
+    With --json the problems are also in the document on stdout; the exit code
+    is the same.
     """
-    folder = Path(rules_dir) if rules_dir else builtin_rules_dir()
-    report = lint_rules(folder, materials_dir=Path(materials) if materials else None)
+    report = api.check_rules(rules_dir, materials=materials)
     echo_diagnostics(report.diagnostics)
+    if as_json:
+        echo_json(report.to_json())
+        return EXIT_USER if report.errors else EXIT_OK
     if report.errors:
         click.echo(f"{len(report.errors)} error(s) in {report.folder}", err=True)
         return EXIT_USER
@@ -43,7 +46,7 @@ def check(rules_dir, materials):
 
 @command.command("facts")
 @output_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON list of {path, type, meaning}.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document: facts, a list of {path, type, meaning}.")
 @guarded
 def facts(as_json):
     """Print every fact path a rule expression can read, with its type and meaning.
@@ -53,7 +56,7 @@ def facts(as_json):
     """
     from pipeline.rules.fact_reference import fact_paths, reference_markdown
     if as_json:
-        echo_json([{"path": f.path, "type": f.type, "meaning": f.description} for f in fact_paths()])
+        echo_json({"facts": [{"path": f.path, "type": f.type, "meaning": f.description} for f in fact_paths()]})
     else:
         click.echo(reference_markdown(), nl=False)
     return EXIT_OK

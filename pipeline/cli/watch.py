@@ -10,6 +10,7 @@ import click
 
 from pipeline.cli._common import (
     EXIT_OK,
+    as_option,
     cache_option,
     guarded,
     jobs_option,
@@ -17,6 +18,7 @@ from pipeline.cli._common import (
     output_options,
     rules_option,
     verbosity,
+    versioned,
 )
 
 
@@ -51,10 +53,11 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     watcher = Watcher(world, chunk=chunk, out=out, cache=cache, jobs=jobs, rules=rules, materials=materials)
 
     def report(recook) -> None:
-        for line in recook.errors:
-            click.echo(line, err=True)
+        recook.errors = [as_option(d) for d in recook.errors]
+        for d in recook.errors:
+            click.echo(str(d), err=True)
         if as_json:
-            click.echo(json.dumps(recook.to_json(), sort_keys=True))
+            click.echo(json.dumps(versioned(recook.to_json()), sort_keys=True))
         else:
             click.echo(recook.line())
         sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""How the cook's errors are written down: one JSON object per located diagnostic.
+"""How the cook's errors are written down: a :class:`~pipeline.errors.CookDiagnostic` per located
+problem in the result, one JSON object each in manifests.
 
 The cook's result and messages name shader library files from the working folder
 (:func:`display_prefix`); chunk manifests name them from the world's root
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from pipeline.cook.jobs import JobPlan
 from pipeline.cook.scheduler import RunResult
-from pipeline.errors import Diagnostic, Location
+from pipeline.errors import CookDiagnostic, Diagnostic, Location
 from pipeline.keys.incremental import CookInput
 
 
@@ -37,27 +38,36 @@ def manifest_prefix(root: Path, materials_dir: Path) -> str:
         return path.as_posix() + "/"
 
 
-def scan_errors(found: CookInput) -> list[dict]:
-    return [error_doc(None, d) for d in found.diagnostics if d.severity == "error"]
+def scan_errors(found: CookInput) -> list[CookDiagnostic]:
+    return [cook_error(None, d) for d in found.diagnostics if d.severity == "error"]
+
+
+def cook_error(key: str | None, d: Diagnostic) -> CookDiagnostic:
+    """A diagnostic as an error of the cook, with the key whose job reported it (None for scan and rule errors)."""
+    return CookDiagnostic(d.location, d.message, d.severity, key=key)
 
 
 def error_doc(key: str | None, d: Diagnostic) -> dict:
     """A diagnostic's one JSON shape, plus the key whose job reported it (None for scan and rule errors)."""
-    return d.to_json() | {"key": key}
+    return cook_error(key, d).to_json()
 
 
-def compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[dict]:
+def compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[CookDiagnostic]:
     """One error per (job diagnostic), naming the first key (by text) that needs the job."""
     errors = []
     for job_key, result in sorted(run.results.items()):
-        errors += [error_doc(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
+        errors += [cook_error(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
     for job_key in run.cancelled:
-        errors.append(cancelled_doc(first_key.get(job_key), plan.jobs[job_key], prefix))
+        errors.append(cancelled_error(first_key.get(job_key), plan.jobs[job_key], prefix))
     return errors
 
 
+def cancelled_error(key: str | None, job, prefix: str) -> CookDiagnostic:
+    return cook_error(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
+
+
 def cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return error_doc(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
+    return cancelled_error(key, job, prefix).to_json()
 
 
 def compact(doc: dict) -> dict:

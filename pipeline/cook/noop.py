@@ -13,7 +13,8 @@ added or removed file shows) of
 - the cache database, the code of this package and the compiler's library folder,
 
 plus the day it was written, and what that cook printed (its summary or JSON document,
-the located errors of bad input, which a no-op reports again) and its exit code.  The next
+the located errors of bad input, which a no-op reports again) and its exit code; a JSON
+document is printed again with its ``duration`` replaced by the time the answer took.  The next
 ``pipeline cook`` with the same arguments stats the same paths (stdlib only, before
 anything else is imported); when every stat matches it prints that summary and exits 0.
 Anything else, a symlink anywhere, an option this module does not know, or a new day
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 
@@ -210,8 +212,17 @@ def check(args: dict) -> dict | None:
     return stamp if state == stamp["state"] else None
 
 
+_DURATION = re.compile(r'^  "duration": [^,\n]*', re.M)  # the top-level field of an indented, sorted document
+
+
+def with_duration(doc: str, seconds: float) -> str:
+    """A stamped ``--json`` document with ``duration`` the time this answer took, not the stamped cook's."""
+    return _DURATION.sub(f'  "duration": {round(seconds, 3)!r}', doc, count=1)
+
+
 def fast_cook(argv: list[str]) -> int | None:
     """``pipeline cook ARGV`` answered from its stamp (the exit code), or None: run the full cook."""
+    started = time.perf_counter()
     args = parse_args(argv)
     if args is None or (os.environ.get("PIPELINE_SCHEDULER") or "none") != "none":
         return None
@@ -223,6 +234,6 @@ def fast_cook(argv: list[str]) -> int | None:
             return None  # a terminal may want them coloured: the full path prints them
         sys.stderr.write(stamp["errors"])
         sys.stderr.flush()
-    sys.stdout.write(stamp["doc"] if args["json"] else stamp["text"])
+    sys.stdout.write(with_duration(stamp["doc"], time.perf_counter() - started) if args["json"] else stamp["text"])
     sys.stdout.flush()
     return stamp["code"]

@@ -31,6 +31,7 @@ from pipeline.cook.error_docs import (
     cancelled_doc,
     compact,
     compile_errors,
+    cook_error,
     display_prefix,
     error_doc,
     errors_by_chunk,
@@ -51,7 +52,7 @@ from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
-from pipeline.errors import PipelineError, one_line
+from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -71,6 +72,9 @@ class CookOptions:
     scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.cook.farm); None: this machine
 
 
+JSON_FORMAT = 1  # the layout version of the cook's JSON document (its "format" field)
+
+
 @dataclass
 class CookResult:
     """What a cook did; ``to_json()`` is the ``pipeline cook --json`` document."""
@@ -81,7 +85,7 @@ class CookResult:
     stage_uses: int
     plan: JobPlan
     run: RunResult
-    errors: list[dict] = field(default_factory=list)
+    errors: list[CookDiagnostic] = field(default_factory=list)  # located, with the key whose job reported each
     outputs: list[str] = field(default_factory=list)   # every output file of the cooked chunks
     written: list[str] = field(default_factory=list)   # those rewritten by this cook
     removed: list[str] = field(default_factory=list)   # outputs of chunks that no longer exist, removed
@@ -98,6 +102,7 @@ class CookResult:
     first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
     first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
     timing_log: str | None = None                                      # where this cook's job times went
+    duration: float | None = None                                      # seconds of wall time (api.cook sets it)
 
     @property
     def ok(self) -> bool:
@@ -125,12 +130,16 @@ class CookResult:
 
     def to_json(self) -> dict:
         return {
+<<<<<<< HEAD
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
             "required_keys": self.keys - self.fallback_keys, "fallback_keys": self.fallback_keys,
+=======
+            "format": JSON_FORMAT, "duration": self.duration, "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
+>>>>>>> cook-library
             "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
-            "errors": self.errors, "warnings": self.warnings,
+            "errors": [e.to_json() for e in self.errors], "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "removed": self.removed,
             "explain": self.explain_lines(), "changes": self.changes_json(), "timing_log": self.timing_log,
         }
@@ -291,14 +300,13 @@ def _stop_if_environment(exc: Exception, out: Path) -> None:
         raise PipelineError.at(str(out), f"cannot write outputs: {exc.strerror or exc}") from None
 
 
-def _output_error(name: str, exc: Exception) -> dict:
-    """A chunk (or level) whose outputs cannot be written, as a located error document."""
+def _output_error(name: str, exc: Exception) -> CookDiagnostic:
+    """A chunk (or level) whose outputs cannot be written, as a located error."""
     if isinstance(exc, mf.ManifestError):
-        return error_doc(None, exc.diagnostics[0])
+        return cook_error(None, exc.diagnostics[0])
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     file = getattr(exc, "filename", None) or name
-    return {"key": None, "file": str(file), "line": None, "col": None, "pointer": None,
-            "message": one_line(f"cannot write the outputs of {name!r}: {reason}")}
+    return CookDiagnostic(Location(str(file)), one_line(f"cannot write the outputs of {name!r}: {reason}"))
 
 
 def _as_tuple(value):

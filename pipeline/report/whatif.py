@@ -136,4 +136,4 @@ def _did_you_mean(word: str, candidates: list[str], prefix: str = "") -> str:
 
 
 def _error(message: str) -> ReportError:
-    return ReportError(Diagnostic(Location("--what-if"), message))
+    return ReportError(Diagnostic(Location.argument("what_if"), message))

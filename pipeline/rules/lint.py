@@ -16,12 +16,14 @@ import numpy as np
 
 from pipeline.errors import Diagnostic, RuleError
 from pipeline.rules.compiled import default_value, format_value
-from pipeline.rules.counts import CountLimitError, truth_table
+from pipeline.rules.counts import CountLimitError, count_space, truth_table
 from pipeline.rules.models import CompiledRule, RuleSet, display_path, load_rulesets
 
 
 @dataclass
 class LintReport:
+    """What ``pipeline rules check`` found: the rule sets that loaded and every located problem."""
+
     folder: str
     rulesets: list[RuleSet] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -34,6 +36,28 @@ class LintReport:
         features = sum(len(rs.features) for rs in self.rulesets)
         passes = sum(len(rs.passes) for rs in self.rulesets)
         return f"{len(self.rulesets)} families, {features} features, {passes} passes ({self.folder})"
+
+    def to_json(self) -> dict:
+        """The ``pipeline rules check --json`` document: each rule set (none when one fails to
+        load) with its passes and their key counts, then every problem as a located diagnostic."""
+        errors = len(self.errors)
+        return {
+            "folder": self.folder, "ok": errors == 0,
+            "errors": errors, "warnings": len(self.diagnostics) - errors,
+            "rulesets": [_ruleset_json(rs) for rs in sorted(self.rulesets, key=lambda r: r.shader)],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+def _ruleset_json(rs: RuleSet) -> dict:
+    passes = {}
+    for name in sorted(rs.compiled.passes):
+        try:
+            space = count_space(rs, name)
+            passes[name] = {"possible": space.possible, "valid": space.valid}
+        except CountLimitError:  # too large to count exactly: no count rather than a wrong one
+            passes[name] = {"possible": None, "valid": None}
+    return {"family": rs.shader, "file": rs.path, "kind": rs.kind, "features": len(rs.features), "passes": passes}
 
 
 def lint_rules(folder: Path, *, materials_dir: Path | None = None) -> LintReport:

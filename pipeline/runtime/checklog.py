@@ -23,6 +23,7 @@ from pathlib import Path
 from pipeline.cook import manifest as mf
 from pipeline.cook.contract import DRAW_FIELDS
 from pipeline.cook.pak import read_index
+from pipeline.errors import Diagnostic, Location
 from pipeline.runtime.misses import read_log
 
 
@@ -47,9 +48,11 @@ class MissVerdict:
 
 @dataclass
 class CheckLogResult:
+    """What :func:`check_log` found: a verdict per miss, and the lines of the log that could not be read."""
+
     log: str
     misses: list[MissVerdict]
-    errors: list[dict]
+    errors: list[Diagnostic]  # located at the log's line
 
     @property
     def ok(self) -> bool:
@@ -58,7 +61,8 @@ class CheckLogResult:
     def to_json(self) -> dict:
         return {"log": self.log, "misses": [m.to_json() for m in self.misses],
                 "covered": sum(m.covered for m in self.misses),
-                "uncovered": sum(not m.covered for m in self.misses), "errors": self.errors}
+                "uncovered": sum(not m.covered for m in self.misses),
+                "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in self.errors]}
 
 
 def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLogResult:
@@ -76,7 +80,7 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
 
     for line, record in read_log(log):
         if isinstance(record, str):
-            errors.append({"file": str(log), "line": line, "message": record})
+            errors.append(Diagnostic(Location(str(log), line), record))
             continue
         chunk = record["chunk"]
         if chunk not in content:
