@@ -130,12 +130,9 @@ class CookResult:
 
     def to_json(self) -> dict:
         return {
-<<<<<<< HEAD
+            "format": JSON_FORMAT, "duration": self.duration,
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
             "required_keys": self.keys - self.fallback_keys, "fallback_keys": self.fallback_keys,
-=======
-            "format": JSON_FORMAT, "duration": self.duration, "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
->>>>>>> cook-library
             "stage_uses": self.stage_uses, "stages": self.plan.stage_report(), "compiled": len(self.run.compiled),
             "cache_hits": self.run.cache_hits, "cancelled": len(self.run.cancelled),
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
