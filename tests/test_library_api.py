@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from pipeline import api
 from pipeline.cli import main
 from pipeline.errors import CookDiagnostic, Diagnostic, PipelineError
+from pipeline.report.funnel import REPORT_FORMAT
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -104,7 +105,7 @@ def test_check_log_errors_are_located_diagnostics(site):
     (lambda w: api.keys(w, level="forst", cache="cache"), "level",
      "no level 'forst' in the world; did you mean 'forest'?"),
     (lambda w: api.report(w, what_if={"NO_SUCH": "dynamic"}, cache="cache"), "what_if",
-     "NO_SUCH=dynamic: no rule set has a feature NO_SUCH"),
+     "NO_SUCH=dynamic: no family has a feature 'NO_SUCH'"),
 ])
 def test_a_bad_argument_is_located_at_the_argument_not_an_option(site, call, argument, line):
     with pytest.raises(PipelineError) as caught:
@@ -121,7 +122,7 @@ def test_a_bad_argument_is_located_at_the_argument_not_an_option(site, call, arg
     (["keys", "world", "--level", "forst", "--cache", "cache"],
      "--level: error: no level 'forst' in the world; did you mean 'forest'?"),
     (["report", "world", "--what-if", "NO_SUCH=dynamic", "--cache", "cache"],
-     "--what-if: error: NO_SUCH=dynamic: no rule set has a feature NO_SUCH"),
+     "--what-if: error: NO_SUCH=dynamic: no family has a feature 'NO_SUCH'"),
 ])
 def test_the_command_line_still_names_its_options(site, args, line):
     result = run(*args)
@@ -176,7 +177,7 @@ def test_every_json_document_carries_a_format_version(site):
         doc = json.loads(result.stdout)
         assert isinstance(doc, dict) and doc["format"] == 1, args
     report = json.loads(run("report", "world", "--cache", "cache", "--format", "json").stdout)
-    assert report["format"] == 2  # its own layout version, kept
+    assert report["format"] == REPORT_FORMAT  # its own layout version, kept
     facts = json.loads(run("rules", "facts", "--json").stdout)["facts"]
     assert {"path", "type", "meaning"} == set(facts[0])
 

@@ -124,7 +124,7 @@ def test_unknown_names_say_what_was_meant(given, message):
     with pytest.raises(ReportError) as caught:
         resolve_overrides(api.open_world(SAMPLE).families, given)
     (diagnostic,) = caught.value.diagnostics
-    assert str(diagnostic.location) == "--what-if" and diagnostic.message == message
+    assert str(diagnostic.location) == "what_if" and diagnostic.message == message
 
 
 def test_names_resolve_to_family_feature():
