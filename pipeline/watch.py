@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import api
-from pipeline.errors import Location, PipelineError, one_line
+from pipeline.cook.error_docs import breaks
+from pipeline.errors import MAX_NAME, Location, PipelineError, one_line
 from pipeline.world import World
 
 GLTF_SUFFIXES = (".gltf", ".glb")
@@ -178,6 +179,7 @@ class Watcher:
 
 
 def _located(error: dict) -> str:
-    """One cook error document as ``path:line:col: error: message`` (or with its JSON pointer)."""
+    """One cook error document as ``path:line:col: error: message`` (or with its JSON pointer), naming the
+    keys a compile error breaks as the cook does (``(breaks 37 keys, e.g. ...)``)."""
     where = Location(error.get("file") or "?", error.get("line"), error.get("col"), error.get("pointer"))
-    return f"{where}: error: {one_line(error.get('message', ''))}"
+    return f"{where}: error: {one_line(error.get('message', ''))}{breaks(error, lambda key: one_line(key, MAX_NAME))}"
