@@ -112,9 +112,24 @@ class CookDiagnostic(Diagnostic):
     (the first by text that needs the job; None for scan, rule and output errors)."""
 
     key: str | None = field(default=None, kw_only=True)
+    keys: tuple[str, ...] = field(default=(), kw_only=True)  # a compile error: every key it breaks, by text
+    jobs: tuple[str, ...] = field(default=(), kw_only=True)  # a compile error: the jobs that reported it
+
+    @property
+    def count(self) -> int:
+        """How many keys a compile error breaks (one mistake in a shared include breaks many)."""
+        return len(self.keys)
+
+    def __str__(self) -> str:
+        if self.count > 1:
+            return f"{super().__str__()} (breaks {self.count} keys, e.g. {one_line(self.key or '', MAX_NAME)})"
+        return super().__str__() + (f" (key {one_line(self.key, MAX_NAME)})" if self.key else "")
 
     def to_json(self) -> dict:
-        return super().to_json() | {"key": self.key}
+        doc = super().to_json() | {"key": self.key}
+        if self.jobs:  # a compile error, grouped by file, line and message
+            doc |= {"count": self.count, "keys": list(self.keys), "jobs": list(self.jobs)}
+        return doc
 
 
 class PipelineError(Exception):

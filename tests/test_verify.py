@@ -68,8 +68,14 @@ def test_failures_are_located_and_remembered(tmp_path: Path) -> None:
     again = run(*simple_args(materials, tmp_path / "cache"), "--all", "-q")
     assert again.exit_code == 1
     assert "24 cached; 12 jobs FAILED" in again.stdout
-    assert re.search(rf"simple/simple\.hlsl:{at + 1}: error: .*undefinedThing.* \(key simple/forward\{{",
-                     again.stderr), again.stderr
+    lines = [line for line in again.stderr.splitlines() if ": error: " in line]
+    assert lines and all(re.search(rf"simple/simple\.hlsl:{at + 1}: error: .* \(breaks 6 keys, e\.g\. "
+                                   rf"simple/forward\{{.*VERTEX_COLOR=1.*\}}\) \[fragment, vertex\]$", line)
+                         for line in lines), again.stderr
+    assert any("undefinedThing" in line for line in lines)
+    # one line per message: the 12 failed jobs (both stages of 6 keys) are one error each, not twelve
+    assert len(lines) == len({line.split(": error: ")[1] for line in lines}) == len(doc["failures"])
+    assert all(f["count"] == 6 and len(f["jobs"]) == 12 for f in doc["failures"])
 
 
 def test_unknown_family_is_a_user_error(tmp_path: Path) -> None:

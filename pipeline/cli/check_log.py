@@ -32,7 +32,8 @@ def command(world, log, out, rules, cache, as_json):
     stale: the content of WORLD requires the key now but the cook lacks it (cook
     again); cooked: the cook holds it now; runtime: the content does not require it
     (a draw or material made at run time; the rule behind each differing feature is
-    named).  Exit code 1 when any miss is not covered by the current cook.
+    named).  Exit code 1 when any miss is not covered by the current cook; an empty
+    LOG (a run in which every draw found its key) says so and exits 0.
     """
     result = api.check_log(api.open_world(world, rules=rules), log, out=out, cache=cache)
     if as_json:
@@ -48,5 +49,8 @@ def command(world, log, out, rules, cache, as_json):
             for r in m.rules:
                 click.echo(f"    {r['feature']}: logged {r['logged']}, content {r['content']} ({r['rule']})")
         doc = result.to_json()
-        click.echo(f"{len(result.misses)} misses: {doc['covered']} covered, {doc['uncovered']} not covered")
+        if not result.misses and not result.errors:
+            click.echo(f"{log}: no misses: no draw was drawn through a fallback")
+        else:
+            click.echo(f"{len(result.misses)} misses: {doc['covered']} covered, {doc['uncovered']} not covered")
     return EXIT_OK if result.ok else EXIT_USER

@@ -26,6 +26,7 @@ from pipeline.cli._common import (
     verbosity,
 )
 from pipeline.cook import noop
+from pipeline.cook.error_docs import breaks
 from pipeline.errors import MAX_NAME, Location, one_line
 from pipeline.progress import for_stream
 from pipeline.report.render import render_json
@@ -265,13 +266,12 @@ def _cut(items: list[str], limit: int | None, indent: str = "") -> list[str]:
 
 
 def _located(e: dict, root=None) -> str:
-    """One error document of the cook as ``path:line:col: error: message (key ...)``, the path
-    relative to the current folder."""
+    """One error document of the cook as ``path:line:col: error: message (breaks N keys, e.g. ...)``,
+    the path relative to the current folder."""
     file = e["file"] or "?"
     where = Location(display_path(file, root if _in_world(file, root) else None), e.get("line"), e.get("col"),
                      e.get("pointer"))
-    suffix = f" (key {one_line(e['key'], MAX_NAME)})" if e.get("key") else ""
-    return f"{where}: error: {one_line(e['message'])}{suffix}"
+    return f"{where}: error: {one_line(e['message'])}{breaks(e, lambda key: one_line(key, MAX_NAME))}"
 
 
 def _in_world(file: str, root) -> bool:

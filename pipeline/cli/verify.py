@@ -19,9 +19,10 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
-from pipeline.cook.error_docs import display_prefix
+from pipeline.cook.error_docs import breaks, display_prefix
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
 from pipeline.cpus import usable_cpus
+from pipeline.errors import Location
 from pipeline.progress import for_stream
 from pipeline.rules.models import load_rulesets
 
@@ -69,10 +70,9 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
 
 def _failures(result: VerifyResult) -> None:
     for failure in result.failures:
-        where = failure["file"] + (f":{failure['line']}" if failure["line"] is not None else "")
-        others = f" and {failure['keys'] - 1} more" if failure["keys"] > 1 else ""
-        click.echo(f"{where}: error: {failure['message']} (key {failure['key']}{others}, "
-                   f"{failure['stage']})", err=True)
+        where = Location(failure["file"], failure["line"], failure["col"])
+        click.echo(f"{where}: error: {failure['message']}{breaks(failure)} [{', '.join(failure['stages'])}]",
+                   err=True)
 
 
 def _render(result: VerifyResult) -> None:

@@ -1,6 +1,11 @@
 """How the cook's errors are written down: a :class:`~pipeline.errors.CookDiagnostic` per located
 problem in the result, one JSON object each in manifests.
 
+Compile errors are grouped (:func:`group_errors`): one mistake in a file every
+permutation includes is one error, not one per job, carrying how many keys it
+breaks (``count``), one of them (``key``, the first by text), all of them
+(``keys``) and the jobs that reported it (``jobs``, their cache keys).
+
 The cook's result and messages name shader library files from the working folder
 (:func:`display_prefix`); chunk manifests name them from the world's root
 (:func:`manifest_prefix`), so outputs are the same whichever folder a cook runs from.
@@ -11,8 +16,10 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.cook.compile.preamble import readable
 from pipeline.cook.jobs import JobPlan
 from pipeline.cook.scheduler import RunResult
 from pipeline.errors import CookDiagnostic, Diagnostic, Location
@@ -52,22 +59,81 @@ def error_doc(key: str | None, d: Diagnostic) -> dict:
     return cook_error(key, d).to_json()
 
 
-def compile_errors(plan: JobPlan, run: RunResult, prefix: str, first_key: dict[str, str]) -> list[CookDiagnostic]:
-    """One error per (job diagnostic), naming the first key (by text) that needs the job."""
-    errors = []
+def compile_doc(key: str | None, d: Diagnostic) -> dict:
+    """A compiler diagnostic's document, its message readable (a job record may predate the rewording)."""
+    return error_doc(key, d) | {"message": readable(d.message)}
+
+
+def job_users(keys, plan: JobPlan) -> dict[str, list[str]]:
+    """Job key -> the texts of the keys that need the job, sorted."""
+    users: dict[str, list[str]] = defaultdict(list)
+    for key in sorted(keys, key=lambda k: k.text):
+        for job_key in dict.fromkeys(plan.all_jobs_for(key)):
+            users[job_key].append(key.text)
+    return users
+
+
+def compile_errors(plan: JobPlan, run: RunResult, prefix: str,
+                   users: dict[str, list[str]]) -> list[CookDiagnostic]:
+    """The compile errors of a run, grouped (:func:`group_errors`); ``users``: :func:`job_users`."""
+    found = []
     for job_key, result in sorted(run.results.items()):
-        errors += [cook_error(first_key.get(job_key), d) for d in result.diagnostics if d.severity == "error"]
-    for job_key in run.cancelled:
-        errors.append(cancelled_error(first_key.get(job_key), plan.jobs[job_key], prefix))
+        found += [(job_key, d) for d in result.diagnostics if d.severity == "error"]
+    for job_key in sorted(run.cancelled):
+        found.append((job_key, cancelled_diagnostic(plan.jobs[job_key], prefix)))
+    return [grouped_error(doc) for doc in group_errors(found, lambda job_key: users.get(job_key, ()))]
+
+
+def grouped_error(doc: dict) -> CookDiagnostic:
+    """A :func:`group_errors` document as the typed error of a cook (``to_json`` gives ``doc`` back)."""
+    where = Location(doc["file"], doc.get("line"), doc.get("col"), doc.get("pointer"))
+    return CookDiagnostic(where, doc["message"], doc.get("severity", "error"), key=doc.get("key"),
+                          keys=tuple(doc.get("keys", ())), jobs=tuple(doc.get("jobs", ())))
+
+
+def group_errors(found: Iterable[tuple[str, Diagnostic]], keys_of) -> list[dict]:
+    """One error document per (file, line, message) over the ``(job key, diagnostic)`` pairs, sorted by
+    file and line (on one line, in the order the compiler reported them): ``count`` keys broken
+    (``keys_of(job key)`` gives a job's), ``key`` the first of them by text, ``keys`` all, ``jobs`` the
+    job keys; ``col`` is the first column reported."""
+    groups: dict[tuple, dict] = {}
+    for job_key, d in found:
+        loc = d.location
+        doc = groups.setdefault((loc.file, loc.line, readable(d.message)),
+                                {"diagnostic": d, "cols": set(), "keys": set(), "jobs": set()})
+        doc["cols"].add(loc.col)
+        doc["keys"].update(keys_of(job_key))
+        doc["jobs"].add(job_key)
+    errors = []
+    for (file, line, message), doc in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+        cols = sorted(c for c in doc["cols"] if c is not None)
+        keys = sorted(doc["keys"])
+        errors.append(doc["diagnostic"].to_json() | {
+            "col": cols[0] if cols else None, "message": message, "key": keys[0] if keys else None,
+            "count": len(keys), "keys": keys, "jobs": sorted(doc["jobs"])})
     return errors
 
 
-def cancelled_error(key: str | None, job, prefix: str) -> CookDiagnostic:
-    return cook_error(key, Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast"))
+def _order(group: tuple) -> tuple:
+    file, line, _ = group
+    return (file, line is not None, line or 0)
+
+
+def breaks(doc: dict, name=lambda key: key) -> str:
+    """How an error document names the keys it breaks: `` (key K)`` for one,
+    `` (breaks 37 keys, e.g. K)`` for more (``name`` shortens a key for a line)."""
+    if not doc.get("key"):
+        return ""
+    count = doc.get("count", 1)
+    return f" (key {name(doc['key'])})" if count <= 1 else f" (breaks {count} keys, e.g. {name(doc['key'])})"
+
+
+def cancelled_diagnostic(job, prefix: str) -> Diagnostic:
+    return Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast")
 
 
 def cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return cancelled_error(key, job, prefix).to_json()
+    return error_doc(key, cancelled_diagnostic(job, prefix))
 
 
 def compact(doc: dict) -> dict:

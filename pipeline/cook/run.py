@@ -30,11 +30,13 @@ from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_p
 from pipeline.cook.error_docs import (
     cancelled_doc,
     compact,
+    compile_doc,
     compile_errors,
     cook_error,
     display_prefix,
     error_doc,
     errors_by_chunk,
+    job_users,
     manifest_prefix,
     scan_errors,
     world_named,
@@ -165,7 +167,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
         remote.record_use(plan.jobs)
     first_both = first_keys(found.keys, plan)
     first = {job: text for job, (text, _) in first_both.items()}
-    errors = scan_errors(found) + compile_errors(plan, run, prefix, first)
+    errors = scan_errors(found) + compile_errors(plan, run, prefix, job_users(found.keys, plan))
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
                         plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
                         manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
@@ -386,7 +388,7 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
             doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
             errors.append(compact(doc) | {"stage": stage})
         elif job is not None and not job.ok:
-            errors += [compact(error_doc(key.text, d)) | {"stage": stage}
+            errors += [compact(compile_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
     return [world_named(e, result.display_prefix, result.manifest_prefix) for e in errors]
 

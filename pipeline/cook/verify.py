@@ -26,6 +26,7 @@ from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
 from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.error_docs import group_errors
 from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, generated_jobs, make_job
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
@@ -157,19 +158,23 @@ def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_
 
 def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
              job_options: JobOptions, generators: dict) -> None:
-    if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-        jobs = [job for per_stage in generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
-                for job in per_stage.values()]
-    else:
-        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-        stages = sorted(ruleset.sources.items())
-        jobs = [make_job(source, stage, defines, sources, job_options, target)
-                for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
-    for job in jobs:
+    for job in _key_jobs(ruleset, key, sources, job_options, generators):
         plan.jobs.jobs.setdefault(job.key, job)
         plan.jobs.stage_uses += 1
         plan.users[job.key] += 1
         plan.first_key.setdefault(job.key, key.text)
+
+
+def _key_jobs(ruleset: RuleSet, key: PermutationKey, sources: ClosureCache, job_options: JobOptions,
+              generators: dict) -> list:
+    """The stage jobs of one key, over every target of the family."""
+    if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+        return [job for per_stage in generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
+                for job in per_stage.values()]
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    stages = sorted(ruleset.sources.items())
+    return [make_job(source, stage, defines, sources, job_options, target)
+            for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
 
 
 def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
@@ -183,20 +188,31 @@ def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: 
     compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
-    return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run))
+    return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, tree, options, job_options))
 
 
-def _failures(plan: FamilyPlan, run: RunResult) -> list[dict]:
-    """One entry per error diagnostic of a failed job, with a key that needs it and how many do."""
-    failures = []
-    for job_key, result in sorted(run.results.items()):
-        if result.ok:
-            continue
-        job = plan.jobs.jobs[job_key]
-        for d in result.diagnostics:
-            if d.severity != "error":
-                continue
-            failures.append({"key": plan.first_key[job_key], "keys": plan.users[job_key],
-                             "stage": job.request.stage, "job": job_key, "file": d.location.file,
-                             "line": d.location.line, "message": d.message})
-    return sorted(failures, key=lambda f: (f["file"], f["line"] or 0, f["key"], f["message"]))
+def _failures(plan: FamilyPlan, run: RunResult, ruleset: RuleSet, tree: SourceTree, options: VerifyOptions,
+              job_options: JobOptions) -> list[dict]:
+    """The failed jobs' errors grouped as a cook groups them (:func:`~pipeline.cook.error_docs.group_errors`):
+    one per (file, line, message), with the keys checked that it breaks (``count``, ``key`` the first by
+    text; the keys are walked again rather than kept), the stages and the jobs."""
+    found = [(job_key, d) for job_key, result in sorted(run.results.items()) if not result.ok
+             for d in result.diagnostics if d.severity == "error"]
+    if not found:
+        return []
+    failures = group_errors(found, lambda job_key: ())
+    groups_of: dict[str, set[int]] = {}
+    for index, failure in enumerate(failures):
+        failure.pop("keys")
+        failure["stages"] = sorted({plan.jobs.jobs[job].request.stage for job in failure["jobs"]})
+        for job in failure["jobs"]:
+            groups_of.setdefault(job, set()).add(index)
+    sources, generators = ClosureCache(tree), {}
+    for pass_name in sorted(ruleset.compiled.passes):
+        for key in family_keys(ruleset, pass_name, options.sample, options.seed):
+            jobs = _key_jobs(ruleset, key, sources, job_options, generators)
+            for index in set().union(*(groups_of.get(job.key, ()) for job in jobs)):
+                failure = failures[index]
+                failure["count"] += 1
+                failure["key"] = min(failure["key"] or key.text, key.text)
+    return failures

@@ -7,8 +7,9 @@ crash loses nothing::
      "key": "pbr/forward{...}", "pass": "pbr/forward", "time": "2026-01-01T12:00:00.000000+00:00"}
 
 ``key`` is null when the draw is not in the chunk's manifest at all (content the cook never
-saw, such as a material made at run time).  ``pipeline check-log`` reads it back
-(:mod:`pipeline.runtime.checklog`).
+saw, such as a material made at run time).  The file is created when the log is opened, so
+a run in which no draw missed leaves an empty log, not none.  ``pipeline check-log`` reads it
+back (:mod:`pipeline.runtime.checklog`; an empty log: no misses).
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ import orjson
 
 @dataclass
 class MissLog:
+    """A miss log opened for appending; the file exists from here on, empty until a draw misses."""
+
     path: Path
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch()
 
     def append(self, *, key: str | None, chunk: str, draw: dict, pass_: str) -> None:
         record = {"key": key, "chunk": chunk, "draw": draw, "pass": pass_,

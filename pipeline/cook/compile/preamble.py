@@ -18,6 +18,13 @@ glslang reports errors as ``ERROR: <name>:<line>: <message>`` where ``<name>``
 is the string number (``0``) for the top-level source and the include name the
 includer returned for an included file; :func:`parse_log` maps both back to
 root-relative paths and then to ``materials/...`` display names.
+
+Messages: glslang writes ``'<token>' : <message>``; the token is empty when it
+has none, and syntax errors name parser tokens (``'' :  syntax error, unexpected
+RIGHT_BRACE, expecting COMMA or SEMICOLON``).  :func:`readable` rewords those
+(``syntax error: unexpected '}', expected ',' or ';'``, ``syntax error at end of
+file``, ``missing #endif``); a message with a token keeps it
+(``'foo' : undeclared identifier``).
 """
 
 from __future__ import annotations
@@ -95,6 +102,61 @@ def enable_includes(text: str) -> str:
     return f"{text[:match.end()]}\n{INCLUDE_EXTENSION}#line {next_line}{text[match.end():]}"
 
 
+MESSAGE_RE = re.compile(r"^'([^']*)' :\s+(.*)$")
+SYNTAX_RE = re.compile(r"^syntax error, unexpected (.+?)(?:, expecting (.+))?$")
+PUNCTUATION = {
+    "LEFT_PAREN": "(", "RIGHT_PAREN": ")", "LEFT_BRACKET": "[", "RIGHT_BRACKET": "]", "LEFT_BRACE": "{",
+    "RIGHT_BRACE": "}", "DOT": ".", "COMMA": ",", "COLON": ":", "EQUAL": "=", "SEMICOLON": ";", "BANG": "!",
+    "DASH": "-", "TILDE": "~", "PLUS": "+", "STAR": "*", "SLASH": "/", "PERCENT": "%", "LEFT_ANGLE": "<",
+    "RIGHT_ANGLE": ">", "VERTICAL_BAR": "|", "CARET": "^", "AMPERSAND": "&", "QUESTION": "?",
+    "LEFT_OP": "<<", "RIGHT_OP": ">>", "INC_OP": "++", "DEC_OP": "--", "LE_OP": "<=", "GE_OP": ">=",
+    "EQ_OP": "==", "NE_OP": "!=", "AND_OP": "&&", "OR_OP": "||", "XOR_OP": "^^", "MUL_ASSIGN": "*=",
+    "DIV_ASSIGN": "/=", "ADD_ASSIGN": "+=", "MOD_ASSIGN": "%=", "LEFT_ASSIGN": "<<=", "RIGHT_ASSIGN": ">>=",
+    "AND_ASSIGN": "&=", "XOR_ASSIGN": "^=", "OR_ASSIGN": "|=", "SUB_ASSIGN": "-=",
+}
+WORDS = {"IDENTIFIER": "identifier", "TYPE_NAME": "type name", "STRING_LITERAL": "string",
+         "BOOLCONSTANT": "boolean constant"}
+OPAQUE_TYPE = re.compile(r"^(?:[iu]|f16)?(?:sampler|image|texture|subpassinput)")
+OPAQUE_PARTS = (("array", "Array"), ("shadow", "Shadow"), ("cube", "Cube"), ("rect", "Rect"),
+                ("buffer", "Buffer"), ("input", "Input"), ("ms", "MS"))
+
+
+def _token(name: str) -> str:
+    """A parser token name as the text a person wrote: ``RIGHT_BRACE`` -> ``'}'``, ``VEC3`` -> ``'vec3'``."""
+    if name in PUNCTUATION:
+        return f"'{PUNCTUATION[name]}'"
+    if name in WORDS:
+        return WORDS[name]
+    if name.endswith("CONSTANT"):
+        return "number"
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        return name
+    word = name.lower()
+    if OPAQUE_TYPE.match(word):  # sampler2DArrayShadow, image2DMS, ...
+        word = re.sub(r"(\d)d", r"\1D", word)
+        for part, shown in OPAQUE_PARTS:
+            word = word[:3] + word[3:].replace(part, shown)
+    return f"'{word}'"
+
+
+def readable(message: str) -> str:
+    """A glslang message without its empty-token noise, parser token names as source text."""
+    match = MESSAGE_RE.match(message)
+    if not match:
+        return message
+    token, text = match.groups()
+    if token:  # 'foo' : undeclared identifier; '=' : cannot convert from 'const float' to 'highp int'
+        return f"'{token}' : " + re.sub(r"\b(from|to) ' +", r"\1 '", text)
+    syntax = SYNTAX_RE.match(text)
+    if not syntax:
+        return text
+    unexpected, expecting = syntax.groups()
+    wanted = f", expected {' or '.join(_token(t) for t in expecting.split(' or '))}" if expecting else ""
+    if unexpected == "end of file":
+        return f"syntax error at end of file{wanted}"
+    return f"syntax error: unexpected {_token(unexpected)}{wanted}"
+
+
 def _is_noise(message: str) -> bool:
     return any(n in message for n in NOISE)
 
@@ -109,7 +171,7 @@ def parse_log(log: str, to_relpath: Callable[[str | None], str], display: Callab
             continue
         kind, name, lineno, col, message = match.groups()
         location = Location(display(to_relpath(name)), int(lineno) if lineno else None, int(col) if col else None)
-        diagnostic = Diagnostic(location, message, "error" if kind == "ERROR" else "warning")
+        diagnostic = Diagnostic(location, readable(message), "error" if kind == "ERROR" else "warning")
         if diagnostic not in found:
             found.append(diagnostic)
     return tuple(found)
