@@ -198,6 +198,6 @@ def test_the_watch_status_names_a_shared_mistake_once(world):
     watcher = Watcher(world / "world", out=world / "out", cache=world / "cache", jobs=1)
     recook = watcher.recook(None, ["../shaders/pbr/common.glsl"])
     keys = broken_keys(world / "out", "../shaders/pbr/common.glsl", line)
-    assert recook.errors == [f"shaders/pbr/common.glsl:{line}: error: syntax error: unexpected '}}', expected ',' "
+    assert [str(e) for e in recook.errors] == [f"shaders/pbr/common.glsl:{line}: error: syntax error: unexpected '}}', expected ',' "
                              f"or ';' (breaks {len(keys)} keys, e.g. {min(keys)})"]
     assert ", 1 errors, " in recook.line()
