@@ -276,12 +276,13 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
     with w.open_store() as store:
         found = keys(w, level=level, chunk=chunk, store=store)
         scope = {"level": level, "chunk": chunk.replace("\\", "/").strip("/") if chunk else None}
-        result = _report.build_report(w, found, store, options, scope)
+        planned = _report.job_plan(w, found.required.keys, options, store)  # planned once, for both
+        result = _report.build_report(w, found, store, options, scope, planned)
         if explain_keys:
             from pipeline.report import explain as _explain
 
             for key in sorted(found.required.keys, key=lambda k: k.text)[:explain_keys]:
-                doc = _explain.explain_key(w, found, key.text, store, options).to_json()
+                doc = _explain.explain_key(w, found, key.text, store, options, planned).to_json()
                 result.explanations[key.hash] = doc
         if result.history:  # the last point is this report: give it the explanations-free figures too
             result.history[-1]["label"] = result.provenance.get("timestamp") or "this report"

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
-from pipeline.cook.compile import SourceTree, get_backend
-from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, generated_jobs, make_job
+from pipeline.cook.compile import get_backend
+from pipeline.cook.jobs import JobOptions, JobPlan
+from pipeline.cook.plan import JobSetup, record_exact
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
-from pipeline.keys.defines import stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
@@ -141,35 +141,29 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 
 
 # ------------------------------------------------------------------ plan and run
-def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_options: JobOptions,
-                progress: Progress) -> FamilyPlan:
-    """Stream the keys to check into unique stage jobs (keys themselves are not kept)."""
-    plan, sources, generators = FamilyPlan(), ClosureCache(tree), {}
+def family_setup(ruleset: RuleSet, materials_dir: Path, options: VerifyOptions,
+                 display_prefix: str = "materials/") -> JobSetup:
+    """The job setup of a family checked against a shader library (no world: its defaults)."""
+    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    return JobSetup({ruleset.shader: ruleset}, materials_dir, job_options, display_prefix)
+
+
+def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progress: Progress,
+                store: Store | None = None) -> FamilyPlan:
+    """Stream the keys to check into unique stage jobs through the one job plan (keys are not kept)."""
+    planner = setup.planner(store)
+    plan = FamilyPlan(jobs=planner.plan)
     for pass_name in sorted(ruleset.compiled.passes):
         progress.note(f"{ruleset.shader}/{pass_name}: planning")
         count = 0
         for key in family_keys(ruleset, pass_name, options.sample, options.seed):
-            _add_key(plan, ruleset, key, sources, job_options, generators)
+            for per_stage in planner.add(key, keep=False).values():
+                for job in per_stage.values():
+                    plan.users[job.key] += 1
+                    plan.first_key.setdefault(job.key, key.text)
             count += 1
         plan.checked[pass_name] = count
     return plan
-
-
-def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
-             job_options: JobOptions, generators: dict) -> None:
-    if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-        jobs = [job for per_stage in generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
-                for job in per_stage.values()]
-    else:
-        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-        stages = sorted(ruleset.sources.items())
-        jobs = [make_job(source, stage, defines, sources, job_options, target)
-                for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
-    for job in jobs:
-        plan.jobs.jobs.setdefault(job.key, job)
-        plan.jobs.stage_uses += 1
-        plan.users[job.key] += 1
-        plan.first_key.setdefault(job.key, key.text)
 
 
 def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
@@ -177,9 +171,9 @@ def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: 
                   compiler: JobRunner | None = None) -> VerifyResult:
     """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
     progress = progress or NullProgress()
-    tree = SourceTree(materials_dir, display_prefix)
-    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
-    plan = plan_family(ruleset, tree, options, job_options, progress)
+    setup = family_setup(ruleset, materials_dir, options, display_prefix)
+    plan = plan_family(ruleset, setup, options, progress, store)
+    record_exact(store, setup, plan.jobs)
     compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}

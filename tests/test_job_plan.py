@@ -1,0 +1,120 @@
+"""One job plan for cook, report and verify; the report reads the exact keys the cook recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.builtin import builtin_rules_dir
+from pipeline.cache.job_records import JOB_EXACT
+from pipeline.cache.store import Store
+from pipeline.cook import jobs as _jobs
+from pipeline.cook.plan import plan_jobs
+from pipeline.cook.verify import VerifyOptions, family_keys, family_setup, plan_family
+from pipeline.progress import NullProgress
+from pipeline.rules.models import load_rulesets
+from test_cli_startup import _loaded, _run
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "sample_world"
+FIGURES = ("families", "totals", "levels", "chunks", "keys", "features")
+
+
+def pipeline(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PIPELINE_CACHE", None)
+    env.pop("PIPELINE_SCHEDULER", None)
+    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def listing(*folders: Path) -> dict[str, tuple]:
+    """Every file and folder under ``folders`` with its stat (what a read-only look must leave alone)."""
+    out = {}
+    for folder in folders:
+        if not folder.exists():
+            out[str(folder)] = None
+            continue
+        for path in sorted([folder, *folder.rglob("*")]):
+            st = path.stat()
+            out[str(path)] = (st.st_mtime_ns, st.st_size, st.st_ino) if path.is_file() else ()
+    return out
+
+
+# ------------------------------------------------------------------ one plan
+def test_report_reads_a_shader_library_reaching_into_an_allowed_root(tmp_path: Path) -> None:
+    materials, shared = tmp_path / "materials", tmp_path / "shared"
+    shutil.copytree(ROOT / "materials", materials)
+    shared.mkdir()
+    shutil.move(materials / "pbr" / "pbr.frag", shared / "pbr.frag")
+    (materials / "pbr" / "pbr.frag").symlink_to(shared / "pbr.frag")
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    (world / "pipeline.toml").write_text(f'materials = "{materials}"\nallowed_roots = ["{shared}"]\n')
+    cook = pipeline("cook", world, "--cache", tmp_path / "cache", "--out", tmp_path / "out", "-q", "-j", "1",
+                    "--json", cwd=tmp_path)
+    assert cook.returncode == 0, cook.stderr
+    report = pipeline("report", world, "--cache", tmp_path / "cache", "--format", "json", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "allowed roots" not in report.stderr
+    doc = json.loads(report.stdout)
+    total = next(r for r in doc["totals"] if r["shader"] == "pbr")
+    assert total["unique_sources"] == total["cached"] > 0 and total["missing"] == 0 and total["pso"]
+
+
+def test_verify_plans_the_jobs_a_cook_plans(tmp_path: Path) -> None:
+    pbr = next(rs for rs in load_rulesets(builtin_rules_dir()) if rs.shader == "pbr")
+    options = VerifyOptions(sample=6, seed=3)
+    setup = family_setup(pbr, ROOT / "materials", options)
+    verified = plan_family(pbr, setup, options, NullProgress())
+    keys = [k for p in sorted(pbr.compiled.passes) for k in family_keys(pbr, p, options.sample, options.seed)]
+    cooked = plan_jobs(setup, keys)
+    assert cooked.exact and set(verified.jobs.jobs) == set(cooked.jobs)
+    assert sum(verified.users.values()) == cooked.stage_uses
+
+
+# ------------------------------------------------------------------ the report reads the cook's records
+@pytest.fixture(scope="module")
+def cooked(tmp_path_factory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("cooked")
+    api.cook(SAMPLE, cache=tmp / "cache", out=tmp / "out", jobs=2)
+    return tmp, tmp / "cache"
+
+
+def _figures(cache: Path) -> dict:
+    doc = api.report(SAMPLE, cache=cache, explain_keys=0).to_json()
+    return {name: doc[name] for name in FIGURES}
+
+
+def test_report_figures_come_from_the_records_without_preprocessing(cooked, monkeypatch, tmp_path) -> None:
+    tmp, cache = cooked
+    with Store(cache) as store:
+        assert store.keys(JOB_EXACT)  # the cook recorded the exact key of every job it preprocessed
+    unrecorded = tmp_path / "unrecorded"
+    shutil.copytree(cache, unrecorded)
+    with Store(unrecorded) as store:
+        for key in store.keys(JOB_EXACT):
+            store.delete(JOB_EXACT, key)
+    planned_again = _figures(unrecorded)  # every job preprocessed again, as a report without records does
+
+    def refuse(tree):
+        raise AssertionError("a job the cook recorded was preprocessed again")
+
+    monkeypatch.setattr(_jobs, "default_preprocessor", refuse)
+    from_records = _figures(cache)
+    assert from_records == planned_again
+    pbr = {r["pass"]: r for r in from_records["families"] if r["shader"] == "pbr"}
+    assert all(r["unique_binaries"] and r["pso"] and r["missing"] == 0 for r in pbr.values())
+    monkeypatch.undo()
+    empty = _figures(tmp_path / "empty")
+    for name in ("families", "totals"):  # no cache: the same jobs, no binary figures
+        assert [(r["shader"], r["pass"], r["required"], r["unique_sources"]) for r in empty[name]] == \
+               [(r["shader"], r["pass"], r["required"], r["unique_sources"]) for r in from_records[name]]
+        assert all(r["unique_binaries"] is None for r in empty[name])
