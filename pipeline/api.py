@@ -10,6 +10,7 @@ job are collected in the result's ``diagnostics`` and the rest is still done.
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,14 @@ def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
     if cache is not None and Path(cache) != w.cache_dir:
         w = replace(w, cache_dir=Path(cache))
     return w
+
+
+def _read_store(w: World) -> Store:
+    """The world's cache, read without changing anything on disk (what would be written stays in memory)."""
+    try:
+        return Store(w.cache_dir, read_only=True)
+    except sqlite3.Error as exc:
+        raise PipelineError.at(str(w.cache_dir), f"cannot open the cache: {exc}") from None
 
 
 def open_store(cache: Path | str | None = None) -> Store:
@@ -273,7 +282,7 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend,
                                     history=Path(history) if history is not None else None)
-    with w.open_store() as store:
+    with _read_store(w) as store:  # a read-only look: a cook's no-op stamp stays valid
         found = keys(w, level=level, chunk=chunk, store=store)
         scope = {"level": level, "chunk": chunk.replace("\\", "/").strip("/") if chunk else None}
         planned = _report.job_plan(w, found.required.keys, options, store)  # planned once, for both

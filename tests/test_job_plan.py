@@ -1,4 +1,5 @@
-"""One job plan for cook, report and verify; the report reads the exact keys the cook recorded."""
+"""One job plan for cook, report and verify; the report reads what the cook recorded and keeps its
+no-op stamp."""
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def _figures(cache: Path) -> dict:
 
 def test_report_figures_come_from_the_records_without_preprocessing(cooked, monkeypatch, tmp_path) -> None:
     tmp, cache = cooked
-    with Store(cache) as store:
+    with Store(cache, read_only=True) as store:
         assert store.keys(JOB_EXACT)  # the cook recorded the exact key of every job it preprocessed
     unrecorded = tmp_path / "unrecorded"
     shutil.copytree(cache, unrecorded)
@@ -118,3 +119,27 @@ def test_report_figures_come_from_the_records_without_preprocessing(cooked, monk
         assert [(r["shader"], r["pass"], r["required"], r["unique_sources"]) for r in empty[name]] == \
                [(r["shader"], r["pass"], r["required"], r["unique_sources"]) for r in from_records[name]]
         assert all(r["unique_binaries"] is None for r in empty[name])
+    assert not (tmp_path / "empty").exists()  # a report creates no cache
+
+
+def test_a_report_leaves_the_cache_as_it_was(cooked) -> None:
+    tmp, cache = cooked
+    before = listing(cache)
+    api.report(SAMPLE, cache=cache, explain_keys=3)
+    assert listing(cache) == before
+
+
+@pytest.mark.slow
+def test_a_report_between_two_cooks_keeps_the_noop_stamp(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")]
+    assert _run(args, tmp_path, tmp_path / "m.json").returncode == 0
+    _run(args, tmp_path, tmp_path / "m.json")  # a full no-op: its stamp
+    assert _loaded(tmp_path / "m.json")
+    report = pipeline("report", world, "--cache", tmp_path / "cache", "--format", "json", "-o", tmp_path / "r.json",
+                      cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    again = _run(args, tmp_path, tmp_path / "m.json")
+    assert again.returncode == 0 and "0 compiled" in again.stdout
+    assert _loaded(tmp_path / "m.json") == []  # answered from the stamp
