@@ -31,6 +31,7 @@ from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
+    from pipeline.cook.dryrun import DryRunResult
     from pipeline.report.explain import Explanation
     from pipeline.report.funnel import Report
 
@@ -127,8 +128,12 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
-         remote_options: dict | None = None, verify: bool = False) -> CookResult:
+         remote_options: dict | None = None, verify: bool = False, dry_run: bool = False) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
+
+    ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look):
+    the :class:`DryRunResult` says which jobs would compile and why, which output files
+    would be written or removed (:mod:`pipeline.cook.dryrun`).
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
@@ -147,7 +152,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
-    with w.open_store() as store:
+    with _read_store(w) if dry_run else w.open_store() as store:
         found = None
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
@@ -157,6 +162,13 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
+        if dry_run:
+            from pipeline.cook.compile import get_backend
+            from pipeline.cook.dryrun import dry_run as _dry_run
+
+            prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+            identity = compiler.identity if compiler is not None else get_backend(backend).identity
+            return _dry_run(w, found, store, options, identity, prefix)
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         return _cook.cook_keys(w, found, store, options,
                                progress=progress, compiler=compiler, remote=remote)

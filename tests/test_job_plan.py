@@ -1,5 +1,5 @@
 """One job plan for cook, report and verify; the report reads what the cook recorded and keeps its
-no-op stamp."""
+no-op stamp; ``pipeline cook --dry-run`` changes nothing and says what a cook would do."""
 
 from __future__ import annotations
 
@@ -143,3 +143,59 @@ def test_a_report_between_two_cooks_keeps_the_noop_stamp(tmp_path: Path) -> None
     again = _run(args, tmp_path, tmp_path / "m.json")
     assert again.returncode == 0 and "0 compiled" in again.stdout
     assert _loaded(tmp_path / "m.json") == []  # answered from the stamp
+
+
+# ------------------------------------------------------------------ dry run
+def test_dry_run_changes_nothing_and_lists_what_the_cook_then_does(tmp_path: Path) -> None:
+    world, materials = tmp_path / "world", tmp_path / "materials"
+    shutil.copytree(SAMPLE, world)
+    shutil.copytree(ROOT / "materials", materials)
+    with (world / "pipeline.toml").open("a") as f:
+        f.write(f'materials = "{materials}"\n')
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    common = [world, "--cache", cache, "--out", out, "-j", "1"]
+
+    fresh = pipeline("cook", *common, "--dry-run", "--json", cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    planned = json.loads(fresh.stdout)
+    assert not cache.exists() and not out.exists()
+    text = pipeline("cook", *common, "-n", cwd=tmp_path)
+    assert text.returncode == 0 and not cache.exists() and not out.exists()
+    assert text.stdout.count("would compile ") == len(planned["compile"]) == planned["jobs"] > 0
+    assert f"{planned['jobs']} to compile, 0 cached" in text.stdout.splitlines()[-1]
+
+    first = json.loads(pipeline("cook", *common, "--json", cwd=tmp_path).stdout)
+    assert sorted(j["job"] for j in planned["compile"]) == sorted(j["job"] for j in first["explain"])
+    assert sorted(w["path"] for w in planned["write"]) == sorted(p for p in first["written"] if p.endswith(".json"))
+
+    before = listing(cache, out)
+    after_cook = json.loads(pipeline("cook", *common, "-n", "--json", cwd=tmp_path).stdout)
+    assert (after_cook["compile"], after_cook["write"], after_cook["remove"]) == ([], [], [])
+    assert after_cook["cached"] == after_cook["jobs"] == first["jobs"]
+    assert listing(cache, out) == before
+
+    with (materials / "pbr" / "lights.glsl").open("a") as f:
+        f.write("\nfloat unusedDryRunProbe() { return 1.0; }\n")
+    edited = json.loads(pipeline("cook", *common, "--dry-run", "--json", cwd=tmp_path).stdout)
+    assert listing(cache, out) == before
+    real = json.loads(pipeline("cook", *common, "--json", cwd=tmp_path).stdout)
+    assert real["compiled"] > 0
+    assert sorted((j["job"], j["reason"]) for j in edited["compile"]) == \
+           sorted((j["job"], j["reason"]) for j in real["explain"])
+    assert all(j["reason"] == "source changed: pbr/lights.glsl" for j in edited["compile"])
+
+
+def test_dry_run_reports_bad_input_located_and_removed_chunks(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    common = [world, "--cache", tmp_path / "cache", "--out", tmp_path / "out", "-j", "1", "-q"]
+    assert pipeline("cook", *common, cwd=tmp_path).returncode == 0
+    shutil.rmtree(world / "forest" / "c03")
+    victim = next((world / "town").rglob("*.gltf"))
+    victim.write_text("{")
+    before = listing(tmp_path / "cache", tmp_path / "out")
+    dry = pipeline("cook", *common[:-1], "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 1
+    assert f"{victim.relative_to(tmp_path)}:" in dry.stderr and "error:" in dry.stderr
+    assert "would remove out/forest/c03.json" in dry.stdout
+    assert listing(tmp_path / "cache", tmp_path / "out") == before
