@@ -18,7 +18,8 @@ bench/bench_preprocess.py) and the *preprocessed text* replaces the source closu
 and defines in the job key.  Jobs whose preprocessed text is identical are then one
 job, however their defines differ (a define named only inside a branch the others
 drop).  A job whose preprocessing fails keeps its define-based key, and its compile
-reports the error.
+reports the error.  The exact key found for a define-based key is recorded in the
+cache (:mod:`pipeline.cook.plan`), and a later plan reads it instead of preprocessing.
 """
 
 from __future__ import annotations
