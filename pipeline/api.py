@@ -18,6 +18,7 @@ still done.  A bad argument value is located at the argument, by its name here:
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
+    from pipeline.cook.dryrun import DryRunResult
     from pipeline.cook.timings import TimingSummary
     from pipeline.report.explain import Explanation
     from pipeline.report.funnel import Report
@@ -63,7 +65,7 @@ __all__ = [
     "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
     # what they take and return
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
-    "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
+    "DryRunResult", "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
     # what goes wrong: located diagnostics, and the errors that stop a whole call
     "Diagnostic", "CookDiagnostic", "Location",
     "PipelineError", "ConfigError", "RuleError", "GltfError", "CompileError",
@@ -79,6 +81,14 @@ def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
     if cache is not None and Path(cache) != w.cache_dir:
         w = replace(w, cache_dir=Path(cache))
     return w
+
+
+def _read_store(w: World) -> Store:
+    """The world's cache, read without changing anything on disk (what would be written stays in memory)."""
+    try:
+        return Store(w.cache_dir, read_only=True)
+    except sqlite3.Error as exc:
+        raise PipelineError.at(str(w.cache_dir), f"cannot open the cache: {exc}") from None
 
 
 def open_store(cache: Path | str | None = None) -> Store:
@@ -165,8 +175,12 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
-         remote_options: dict | None = None, verify: bool = False) -> CookResult:
+         remote_options: dict | None = None, verify: bool = False, dry_run: bool = False) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
+
+    ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look):
+    the :class:`DryRunResult` says which jobs would compile and why, which output files
+    would be written or removed (:mod:`pipeline.cook.dryrun`).
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
@@ -186,7 +200,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
-    with w.open_store() as store:
+    with _read_store(w) if dry_run else w.open_store() as store:
         found = None
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
@@ -196,6 +210,13 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
+        if dry_run:
+            from pipeline.cook.compile import get_backend
+            from pipeline.cook.dryrun import dry_run as _dry_run
+
+            prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+            identity = compiler.identity if compiler is not None else get_backend(backend).identity
+            return _dry_run(w, found, store, options, identity, prefix)
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
@@ -301,7 +322,7 @@ EXPLAIN_KEYS = 300  # keys whose explanation a report carries (the HTML page lin
 _LAZY = {  # result types whose modules pull in numpy: imported on first use
     "Report": "pipeline.report.funnel", "Explanation": "pipeline.report.explain",
     "LintReport": "pipeline.rules.lint", "TimingSummary": "pipeline.cook.timings",
-    "CheckLogResult": "pipeline.runtime.checklog",
+    "CheckLogResult": "pipeline.runtime.checklog", "DryRunResult": "pipeline.cook.dryrun",
 }
 
 
@@ -330,15 +351,16 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
                                     since=Path(since) if since is not None else None, backend=backend,
                                     history=Path(history) if history is not None else None)
-    with w.open_store() as store:
+    with _read_store(w) as store:  # a read-only look: a cook's no-op stamp stays valid
         found = keys(w, level=level, chunk=chunk, store=store)
         scope = {"level": level, "chunk": chunk.replace("\\", "/").strip("/") if chunk else None}
-        result = _report.build_report(w, found, store, options, scope)
+        planned = _report.job_plan(w, found.required.keys, options, store)  # planned once, for both
+        result = _report.build_report(w, found, store, options, scope, planned)
         if explain_keys:
             from pipeline.report import explain as _explain
 
             for key in sorted(found.required.keys, key=lambda k: k.text)[:explain_keys]:
-                doc = _explain.explain_key(w, found, key.text, store, options).to_json()
+                doc = _explain.explain_key(w, found, key.text, store, options, planned).to_json()
                 result.explanations[key.hash] = doc
         if result.history:  # the last point is this report: give it the explanations-free figures too
             result.history[-1]["label"] = result.provenance.get("timestamp") or "this report"

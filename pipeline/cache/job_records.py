@@ -17,6 +17,12 @@ stage, entry, defines), so that a miss can say why it runs (``cook --explain``):
 
     {"key": "<job key>", "closure": [["<path>", "<sha256>"], ...],
      "compiler": "<backend identity>", "target": "vulkan1.2", "optimize": false}
+
+``job-exact:<hash of a define-based job key, the preprocessing code and the allowed roots>``
+(version 1): the exact job key (by preprocessed text, :mod:`pipeline.cook.jobs`) that
+preprocessing gave that job, so a later plan need not preprocess it again::
+
+    "<job key>"
 """
 
 from __future__ import annotations
@@ -25,3 +31,4 @@ from pipeline.cache.store import RecordKind
 
 JOB = RecordKind("job", 2)
 JOB_IDENTITY = RecordKind("job-identity", 1)
+JOB_EXACT = RecordKind("job-exact", 1)

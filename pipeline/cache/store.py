@@ -17,6 +17,11 @@ Layout (all inside one ``diskcache.Cache`` directory, string keys only):
 No value is ever pickled, and a stored pickle is never loaded (:class:`DataDisk`): a
 crafted cache entry is an unreadable entry, a warning and a miss, not code that runs.
 
+``Store(directory, read_only=True)`` is a look that changes nothing on disk: it reads the
+database through a plain SQLite connection (opening it with diskcache rewrites its
+settings, and so the file), creates no file or folder, and keeps what would be written
+in memory for the rest of the run.
+
 A database file that SQLite cannot open (garbage, truncated) is moved aside
 (``cache.db.corrupt-<pid>``, with a warning) and the cache starts over.
 
@@ -96,11 +101,18 @@ def default_cache_dir(cwd: Path | None = None) -> Path:
 class Store:
     """Namespaced key-value entries plus content-addressed blobs on disk."""
 
-    def __init__(self, directory: Path | str):
+    def __init__(self, directory: Path | str, read_only: bool = False):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.warnings: list[str] = []
         self.on_disk = True  # False: a newer tool's cache, left alone (nothing may be written beside it)
+        self.read_only = read_only
+        if read_only:
+            self.on_disk = False
+            self._cache = _ReadOnlyCache(self.directory / DATABASE)
+            if self._safe_get(_META) not in (FORMAT_VERSION, _MISSING):
+                self._cache = _MemoryCache()  # another format: every record is a miss
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
         found = _peek_format(self.directory / DATABASE)
         if isinstance(found, int) and found > FORMAT_VERSION:
             self.warn(f"{self.directory}: cache format {found} is newer than this tool's ({FORMAT_VERSION}); "
@@ -231,6 +243,53 @@ def _peek_format(database: Path) -> Any:
     except sqlite3.Error:
         return None
     return row[0] if row else None
+
+
+class _ReadOnlyCache(dict):
+    """The database read through a plain SQLite connection (no settings written, no file made);
+    what is set or deleted stays in memory (``_GONE`` marks a deletion)."""
+
+    def __init__(self, database: Path):
+        super().__init__()
+        self._db = None
+        self._disk = DataDisk(str(database.parent))
+        if database.is_file():
+            self._db = sqlite3.connect(f"{database.absolute().as_uri()}?mode=rw", uri=True, timeout=60,
+                                       isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA query_only = 1")
+
+    def get(self, key, default=None):
+        if key in self:
+            value = super().get(key)
+            return default if value is _GONE else value
+        if self._db is None:
+            return default
+        row = self._db.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
+                               (key,)).fetchone()
+        return default if row is None else self._disk.fetch(row[0], row[1], row[2], False)
+
+    def set(self, key, value) -> None:
+        self[key] = value
+
+    def delete(self, key) -> None:
+        self[key] = _GONE
+
+    def __iter__(self):
+        stored = [] if self._db is None else [k for (k,) in self._db.execute(
+            "SELECT key FROM Cache WHERE raw = 1 ORDER BY rowid")]
+        mine = dict.keys(self)
+        yield from (k for k in dict.fromkeys([*stored, *mine]) if dict.get(self, k) is not _GONE)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+_GONE = object()
 
 
 class _MemoryCache(dict):

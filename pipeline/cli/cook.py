@@ -54,6 +54,8 @@ from pipeline.report.render import render_json
 @click.option("--explain", is_flag=True,
               help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
+@click.option("--dry-run", "-n", is_flag=True,
+              help="Say what would be compiled, written and removed, and why; compile, write and record nothing.")
 @click.option("--verify", is_flag=True,
               help="Trust no recorded file stat: read and hash every input again, compare every output.")
 @rules_option
@@ -62,7 +64,7 @@ from pipeline.report.render import render_json
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
-            fail_fast, verify, rules, materials, as_json, quiet):
+            fail_fast, dry_run, verify, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
     Scans the world (cached), evaluates the rule sets into permutation keys,
@@ -88,6 +90,8 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     are still written here, byte-identical to a local cook); with --remote-cache
     a shared cache is asked for the local misses before anything compiles.
     """
+    if dry_run:
+        return _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet)
     stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
                       materials=materials, backend=backend)
     noop.forget(stamp_args)  # until this cook has finished cleanly
@@ -105,6 +109,34 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
         _render(result, explain, verbosity(quiet), w.root)
     _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
     return EXIT_USER if result.errors else EXIT_OK
+
+
+def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet) -> int:
+    """``--dry-run``: what a cook would do, from ``api.cook(..., dry_run=True)``; nothing is changed."""
+    w = api.open_world(world, rules=rules, materials=materials)
+    result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, backend=backend,
+                      progress=for_stream(quiet=quiet or as_json), dry_run=True)
+    doc = result.to_json()
+    for warning in doc["warnings"]:
+        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
+    for e in doc["errors"]:
+        click.echo(color_severity(_located(e, w.root)), err=True)
+    if as_json:
+        echo_json(doc)
+        return EXIT_USER if doc["errors"] else EXIT_OK
+    if not quiet:
+        for line in doc["compile"]:
+            click.echo(f"would compile {job_line(line)}")
+        for item in doc["write"]:
+            click.echo(f"would write {display_path(item['path'])}{' and its .pak' if item['chunk'] else ''}: "
+                       f"{item['reason']}")
+        for path in doc["remove"]:
+            click.echo(f"would remove {display_path(path)}: its chunk no longer exists")
+    click.echo(f"dry run: {doc['chunks']} chunks -> {doc['keys']} keys -> {doc['jobs']} unique jobs; "
+               f"{len(doc['compile'])} to compile, {doc['cached']} cached, {len(doc['errors'])} errors; "
+               f"{sum(2 if w['chunk'] else 1 for w in doc['write'])} output files to write, "
+               f"{len(doc['remove'])} to remove; nothing was changed")
+    return EXIT_USER if doc["errors"] else EXIT_OK
 
 
 def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:

@@ -18,7 +18,8 @@ bench/bench_preprocess.py) and the *preprocessed text* replaces the source closu
 and defines in the job key.  Jobs whose preprocessed text is identical are then one
 job, however their defines differ (a define named only inside a branch the others
 drop).  A job whose preprocessing fails keeps its define-based key, and its compile
-reports the error.
+reports the error.  The exact key found for a define-based key is recorded in the
+cache (:mod:`pipeline.cook.plan`), and a later plan reads it instead of preprocessing.
 """
 
 from __future__ import annotations
@@ -159,6 +160,9 @@ class JobPlan:
     merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
     # keys of families that name their targets: key -> target label -> stage -> job key
     targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
+    preprocessed: dict[str, str] = field(default_factory=dict)  # define-based -> exact key, preprocessed here
+    # key -> stage -> its own job of ``stages`` (a merged job in ``jobs`` carries the defines of its first key)
+    own: dict[PermutationKey, dict[str, StageJob]] = field(default_factory=dict)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
         """Stage -> job of the key's ``stages`` in the outputs (:func:`primary_stages`)."""
@@ -189,33 +193,78 @@ class JobPlan:
 
 
 def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions,
-              exact: bool = True) -> JobPlan:
+              exact: bool = True, recorded: Callable[[str], str | None] | None = None) -> JobPlan:
     """Project every key's defines per stage and dedup into unique jobs (by preprocessed
-    text when ``exact`` and the C API loads here)."""
-    preprocess = default_preprocessor(tree) if exact else None
-    plan = JobPlan(exact=preprocess is not None)
-    sources = ClosureCache(tree)
-    exact_keys: dict[str, str] = {}  # define-based job key -> exact key
-    generators: dict[str, object] = {}
+    text when ``exact`` and the C API loads here, or by ``recorded``: see :class:`Planner`)."""
+    planner = Planner(rulesets, tree, options, exact, recorded)
     for key in sorted(keys):
-        ruleset = rulesets[key.shader]
-        per_target: dict[str, dict[str, str]] = {}
+        planner.add(key)
+    return planner.plan
+
+
+class Planner:
+    """Keys in, unique stage jobs out, one key at a time (a family's whole valid space streams through).
+
+    ``recorded(define_key)`` gives the exact key an earlier run found for a job's define-based key
+    (or None); only the jobs it does not know are preprocessed, and glslang is loaded for the first
+    of them.  ``plan.preprocessed`` holds the define-based -> exact keys found by preprocessing here.
+    """
+
+    def __init__(self, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions, exact: bool = True,
+                 recorded: Callable[[str], str | None] | None = None):
+        self.rulesets, self.tree, self.options = rulesets, tree, options
+        self.plan = JobPlan(exact=exact)
+        self._exact, self._recorded = exact, recorded
+        self._preprocess: Callable | None = None
+        self._loaded = False
+        self._sources = ClosureCache(tree)
+        self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
+        self._generators: dict[str, object] = {}
+
+    def add(self, key: PermutationKey, keep: bool = True) -> dict[str, dict[str, StageJob]]:
+        """Plan one key: target label -> stage -> job; ``keep=False`` leaves the key out of ``plan.stages``."""
+        ruleset, plan = self.rulesets[key.shader], self.plan
         if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-            for label, jobs in generated_jobs(ruleset, key, generators, tree, options, plan).items():
-                per_target[label] = {stage: _planned(plan, job) for stage, job in jobs.items()}
+            made = generated_jobs(ruleset, key, self._generators, self.tree, self.options, plan if keep else None)
         else:
             defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-            for target in options.targets(ruleset):
-                per_stage = per_target[target.label] = {}
-                for stage, source in sorted(ruleset.sources.items()):
-                    job = make_job(source, stage, defines, sources, options, target)
-                    if preprocess is not None:
-                        job = _exact(job, preprocess, exact_keys, options, plan)
-                    per_stage[stage] = _planned(plan, job)
-        plan.stages[key] = primary_stages(per_target)
-        if options.explicit(ruleset):
-            plan.targets[key] = per_target
-    return plan
+            made = {}
+            for target in self.options.targets(ruleset):
+                made[target.label] = {stage: self._exact_job(make_job(source, stage, defines, self._sources,
+                                                                      self.options, target))
+                                      for stage, source in sorted(ruleset.sources.items())}
+        per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
+                      for label, jobs in made.items()}
+        if keep:
+            plan.stages[key] = primary_stages(per_target)
+            plan.own[key] = primary_stages(made)
+            if self.options.explicit(ruleset):
+                plan.targets[key] = per_target
+        return made
+
+    def _exact_job(self, job: StageJob) -> StageJob:
+        """The job under its exact key (preprocessed text), merged with an identical one already planned."""
+        if not self._exact:
+            return job
+        if job.key not in self._exact_keys:
+            key = self._recorded(job.key) if self._recorded is not None else None
+            if key is None:
+                key = self._preprocessed(job)
+            self._exact_keys[job.key] = key
+            if key in self.plan.jobs:
+                self.plan.merged += 1
+        return replace(job, key=self._exact_keys[job.key])
+
+    def _preprocessed(self, job: StageJob) -> str:
+        if not self._loaded:
+            self._preprocess, self._loaded = default_preprocessor(self.tree), True
+            self.plan.exact = self._preprocess is not None  # else the jobs not recorded keep define-based keys
+        text = self._preprocess(job.request) if self._preprocess is not None else None
+        if text is None:
+            return job.key
+        key = exact_key(job.request, text, self.options)
+        self.plan.preprocessed[job.key] = key
+        return key
 
 
 def _planned(plan: JobPlan, job: StageJob) -> str:
@@ -228,17 +277,6 @@ def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
     """The stages a key's outputs name as its ``stages``: its first Vulkan target's, else its first target's."""
     return next((stages for label, stages in per_target.items() if label.startswith("vulkan")),
                 next(iter(per_target.values())))
-
-
-def _exact(job: StageJob, preprocess, exact_keys: dict[str, str], options: JobOptions, plan: JobPlan) -> StageJob:
-    """The job under its exact key (preprocessed text), merged with an identical one already planned."""
-    if job.key not in exact_keys:
-        text = preprocess(job.request)
-        key = exact_key(job.request, text, options) if text is not None else job.key
-        exact_keys[job.key] = key
-        if key in plan.jobs:
-            plan.merged += 1
-    return replace(job, key=exact_keys[job.key])
 
 
 STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}

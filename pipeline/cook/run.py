@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
@@ -41,13 +41,8 @@ from pipeline.cook.error_docs import (
     scan_errors,
     world_named,
 )
-from pipeline.cook.jobs import (
-    JobOptions,
-    JobPlan,
-    blobs_of,
-    plan_jobs,
-    unknown_compile_families,
-)
+from pipeline.cook.jobs import JobPlan, blobs_of, unknown_compile_families
+from pipeline.cook.plan import JobSetup, plan_jobs, record_exact, world_setup
 from pipeline.cook.reflection import prefetch as reflection_prefetch
 from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
@@ -155,11 +150,11 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    tree = SourceTree(materials_dir, prefix, options.allowed_roots)
+    tree = cook_setup(world, options, prefix).tree()
     compiler = compiler or _compiler(options, materials_dir, tree)
-    job_options = JobOptions(options.target, options.optimize, compiler.identity,
-                             tuple(sorted(world.config.cook.compile.items())))
-    plan = plan_jobs(found.keys, families, tree, job_options)
+    setup = cook_setup(world, options, prefix, compiler.identity)
+    plan = plan_jobs(setup, found.keys, store, tree)
+    record_exact(store, setup, plan)
     stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
@@ -182,6 +177,12 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     result.timing_log = str(log) if log else None
     _write_outputs(result, found, families, store, options, progress)
     return result
+
+
+def cook_setup(world: World, options: CookOptions, prefix: str, identity: str = "") -> JobSetup:
+    """The job setup of a cook with these options (the world's, with the cook's target and roots)."""
+    return replace(world_setup(world, identity, target=options.target, optimize=options.optimize, prefix=prefix),
+                   allowed_roots=options.allowed_roots)
 
 
 def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):

@@ -55,8 +55,9 @@ def file_signature(path: Path | str) -> tuple | None:
 
 
 def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "",
-                  known: Known | None = None) -> list[Path]:
-    """Remove the outputs under ``out`` of chunks not in ``chunk_levels``; returns what was removed.
+                  known: Known | None = None, dry: bool = False) -> list[Path]:
+    """Remove the outputs under ``out`` of chunks not in ``chunk_levels``; returns what was removed
+    (``dry``: what would be, nothing removed).
 
     ``scope`` is ``""`` for a whole world, else the one level the cook covered.
     """
@@ -67,7 +68,10 @@ def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = ""
     for folder, dirs, files in os.walk(out):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if any(n.endswith((".json", ".pak")) for n in files) \
-                and _sweep_folder(Path(folder), chunk_levels, scope, known or {}, dry=True):
+                and (found := _sweep_folder(Path(folder), chunk_levels, scope, known or {}, dry=True)):
+            if dry:
+                removed += found
+                continue
             with locked(folder):  # decided again under the lock: another cook may have written since
                 removed += _sweep_folder(Path(folder), chunk_levels, scope, known or {})
     return removed

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
-from pipeline.cook.compile import SourceTree, get_backend
+from pipeline.cook.compile import get_backend
 from pipeline.cook.error_docs import group_errors
-from pipeline.cook.jobs import ClosureCache, JobOptions, JobPlan, generated_jobs, make_job
+from pipeline.cook.jobs import JobOptions, JobPlan
+from pipeline.cook.plan import JobSetup, record_exact
 from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
-from pipeline.keys.defines import stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.rules.compiled import run_normalize
@@ -142,39 +142,29 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 
 
 # ------------------------------------------------------------------ plan and run
-def plan_family(ruleset: RuleSet, tree: SourceTree, options: VerifyOptions, job_options: JobOptions,
-                progress: Progress) -> FamilyPlan:
-    """Stream the keys to check into unique stage jobs (keys themselves are not kept)."""
-    plan, sources, generators = FamilyPlan(), ClosureCache(tree), {}
+def family_setup(ruleset: RuleSet, materials_dir: Path, options: VerifyOptions,
+                 display_prefix: str = "materials/") -> JobSetup:
+    """The job setup of a family checked against a shader library (no world: its defaults)."""
+    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
+    return JobSetup({ruleset.shader: ruleset}, materials_dir, job_options, display_prefix)
+
+
+def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progress: Progress,
+                store: Store | None = None) -> FamilyPlan:
+    """Stream the keys to check into unique stage jobs through the one job plan (keys are not kept)."""
+    planner = setup.planner(store)
+    plan = FamilyPlan(jobs=planner.plan)
     for pass_name in sorted(ruleset.compiled.passes):
         progress.note(f"{ruleset.shader}/{pass_name}: planning")
         count = 0
         for key in family_keys(ruleset, pass_name, options.sample, options.seed):
-            _add_key(plan, ruleset, key, sources, job_options, generators)
+            for per_stage in planner.add(key, keep=False).values():
+                for job in per_stage.values():
+                    plan.users[job.key] += 1
+                    plan.first_key.setdefault(job.key, key.text)
             count += 1
         plan.checked[pass_name] = count
     return plan
-
-
-def _add_key(plan: FamilyPlan, ruleset: RuleSet, key: PermutationKey, sources: ClosureCache,
-             job_options: JobOptions, generators: dict) -> None:
-    for job in _key_jobs(ruleset, key, sources, job_options, generators):
-        plan.jobs.jobs.setdefault(job.key, job)
-        plan.jobs.stage_uses += 1
-        plan.users[job.key] += 1
-        plan.first_key.setdefault(job.key, key.text)
-
-
-def _key_jobs(ruleset: RuleSet, key: PermutationKey, sources: ClosureCache, job_options: JobOptions,
-              generators: dict) -> list:
-    """The stage jobs of one key, over every target of the family."""
-    if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
-        return [job for per_stage in generated_jobs(ruleset, key, generators, sources.tree, job_options).values()
-                for job in per_stage.values()]
-    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-    stages = sorted(ruleset.sources.items())
-    return [make_job(source, stage, defines, sources, job_options, target)
-            for target, (stage, source) in ((t, s) for t in job_options.targets(ruleset) for s in stages)]
 
 
 def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
@@ -182,17 +172,17 @@ def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: 
                   compiler: JobRunner | None = None) -> VerifyResult:
     """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
     progress = progress or NullProgress()
-    tree = SourceTree(materials_dir, display_prefix)
-    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
-    plan = plan_family(ruleset, tree, options, job_options, progress)
+    setup = family_setup(ruleset, materials_dir, options, display_prefix)
+    plan = plan_family(ruleset, setup, options, progress, store)
+    record_exact(store, setup, plan.jobs)
     compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
-    return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, tree, options, job_options))
+    return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, setup, options, store))
 
 
-def _failures(plan: FamilyPlan, run: RunResult, ruleset: RuleSet, tree: SourceTree, options: VerifyOptions,
-              job_options: JobOptions) -> list[dict]:
+def _failures(plan: FamilyPlan, run: RunResult, ruleset: RuleSet, setup: JobSetup, options: VerifyOptions,
+              store: Store | None = None) -> list[dict]:
     """The failed jobs' errors grouped as a cook groups them (:func:`~pipeline.cook.error_docs.group_errors`):
     one per (file, line, message), with the keys checked that it breaks (``count``, ``key`` the first by
     text; the keys are walked again rather than kept), the stages and the jobs."""
@@ -207,10 +197,10 @@ def _failures(plan: FamilyPlan, run: RunResult, ruleset: RuleSet, tree: SourceTr
         failure["stages"] = sorted({plan.jobs.jobs[job].request.stage for job in failure["jobs"]})
         for job in failure["jobs"]:
             groups_of.setdefault(job, set()).add(index)
-    sources, generators = ClosureCache(tree), {}
+    planner = setup.planner(store)  # the exact keys were recorded by the first walk: not preprocessed again
     for pass_name in sorted(ruleset.compiled.passes):
         for key in family_keys(ruleset, pass_name, options.sample, options.seed):
-            jobs = _key_jobs(ruleset, key, sources, job_options, generators)
+            jobs = [job for per_stage in planner.add(key, keep=False).values() for job in per_stage.values()]
             for index in set().union(*(groups_of.get(job.key, ()) for job in jobs)):
                 failure = failures[index]
                 failure["count"] += 1

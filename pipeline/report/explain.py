@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel
 
 from pipeline.cache.store import Store
+from pipeline.cook.jobs import JobPlan
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
 from pipeline.keys.key import KEY_TEXT, PermutationKey
@@ -126,8 +127,9 @@ class Explanation:
 
 
 def explain_key(world: "World", found: "KeysResult", query: str, store: Store | None = None,
-                options: ReportOptions | None = None) -> Explanation:
-    """Explain the key ``query`` (text or hash prefix) among the keys ``found`` in ``world``."""
+                options: ReportOptions | None = None, planned: tuple[JobPlan, str | None] | None = None) -> Explanation:
+    """Explain the key ``query`` (text or hash prefix) among the keys ``found`` in ``world``
+    (``planned``: a :func:`job_plan` holding the key, when the caller has one)."""
     key = resolve_key(query, found.required.keys, world.rulesets)
     info = found.required.keys[key]
     traces = draw_traces(key, found, world.rulesets)
@@ -136,7 +138,7 @@ def explain_key(world: "World", found: "KeysResult", query: str, store: Store | 
         key=key, draws=sorted(info.draws, key=_draw_order), rules=rule_uses(key, traces, ruleset),
         normalize=normalize_uses(traces, ruleset), render_states=list(info.render_states),
         specialization=dict(sorted(info.specialization.items())),
-        stages=stage_blobs(world, key, store, options or ReportOptions()))
+        stages=stage_blobs(world, key, store, options or ReportOptions(), planned))
 
 
 def _draw_order(source: DrawSource) -> tuple:
@@ -288,12 +290,14 @@ def _thaw(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ stage blobs
-def stage_blobs(world: "World", key: PermutationKey, store: Store | None, options: ReportOptions) -> list[StageBlob]:
+def stage_blobs(world: "World", key: PermutationKey, store: Store | None, options: ReportOptions,
+                planned: tuple[JobPlan, str | None] | None = None) -> list[StageBlob]:
     """The key's stage jobs (as ``pipeline cook`` plans them) and their blobs in the cache."""
-    plan, compiler = job_plan(world, [key], options)
+    plan, compiler = planned if planned is not None and key in planned[0].stages \
+        else job_plan(world, [key], options, store)
     out = []
     for stage, job_key in sorted(plan.jobs_for(key).items()):
-        job = plan.jobs[job_key]
+        job = plan.own.get(key, {}).get(stage) or plan.jobs[job_key]  # its own defines, not a merged job's
         state = job_state(store, job_key) if store is not None and compiler else None
         out.append(StageBlob(stage, job.request.source, job_key, tuple(job.request.defines),
                              state.state if state else "unknown", state.blob if state else None))

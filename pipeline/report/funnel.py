@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
-from pipeline.cook.compile import BackendError, SourceTree, ToolchainError, get_backend
-from pipeline.cook.jobs import JobOptions, JobPlan, plan_jobs
-from pipeline.cook.error_docs import display_prefix
+from pipeline.cook.compile import BackendError, ToolchainError, get_backend
+from pipeline.cook.jobs import JobPlan
+from pipeline.cook.plan import plan_jobs, world_setup
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
@@ -138,11 +138,13 @@ class ReportOptions:
 
 
 def build_report(world: "World", found: "KeysResult", store: Store | None, options: ReportOptions,
-                 scope: dict[str, str | None] | None = None) -> Report:
-    """The report of the keys ``found`` in ``world``; ``store`` adds the compile figures."""
+                 scope: dict[str, str | None] | None = None,
+                 planned: tuple[JobPlan, str | None] | None = None) -> Report:
+    """The report of the keys ``found`` in ``world``; ``store`` adds the compile figures.
+    ``planned``: the keys' :func:`job_plan`, when the caller made it already."""
     families = world.families
     required = found.required
-    jobs, compiler = job_plan(world, required.keys, options)
+    jobs, compiler = planned or job_plan(world, required.keys, options, store)
     states = job_states(store, jobs) if store is not None and compiler else {}
     levels, chunks = area_rows(found, world)
     report = Report(
@@ -186,21 +188,20 @@ def _name_materials(report: Report) -> None:
 
 
 # ------------------------------------------------------------------ jobs and the cache
-def job_options(world: "World", options: ReportOptions) -> tuple[JobOptions, str | None]:
-    """The cook's job options; the compiler identity is None when no backend can run here."""
+def compiler_identity(options: ReportOptions) -> str | None:
+    """The identity of the cook's compiler, or None when no backend can run here."""
     try:
-        identity = get_backend(options.backend).identity
+        return get_backend(options.backend).identity
     except (BackendError, ToolchainError):
-        identity = None
-    return JobOptions(options.target, world.config.cook.spirv_opt, identity or "",
-                      tuple(sorted(world.config.cook.compile.items()))), identity
+        return None
 
 
-def job_plan(world: "World", keys, options: ReportOptions) -> tuple[JobPlan, str | None]:
-    """The stage jobs of ``keys``, projected and deduplicated exactly as ``pipeline cook`` does."""
-    job_opts, identity = job_options(world, options)
-    tree = SourceTree(world.materials_dir, display_prefix(world.materials_dir))
-    return plan_jobs(keys, world.families, tree, job_opts), identity
+def job_plan(world: "World", keys, options: ReportOptions, store: Store | None = None) -> tuple[JobPlan, str | None]:
+    """The stage jobs of ``keys`` and the compiler identity, planned exactly as ``pipeline cook`` plans
+    them (:mod:`pipeline.cook.plan`); ``store``: the exact keys the cook recorded are read, not remade."""
+    identity = compiler_identity(options)
+    setup = world_setup(world, identity or "", target=options.target)
+    return plan_jobs(setup, keys, store), identity
 
 
 @dataclass(frozen=True)

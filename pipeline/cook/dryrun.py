@@ -1,0 +1,145 @@
+"""``pipeline cook --dry-run``: what a cook would compile, write and remove, and why, changing nothing.
+
+The keys come from the same (incremental) path as a cook's and the jobs from the one
+job plan (:mod:`pipeline.cook.plan`); each job is looked up in the cache, and a miss
+gets the reason ``--explain`` gives (new key, source changed, compiler changed ...).
+A chunk whose jobs are all cached is built in memory from the job records and
+compared with its files on disk, as the cook compares it; a chunk with jobs to
+compile would be written.  The store is opened read-only by the caller: no compile,
+no record, no stamp, no output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cache.job_records import JOB
+from pipeline.cache.output_records import OUTPUTS
+from pipeline.cache.store import Store
+from pipeline.cook import manifest as mf
+from pipeline.cook.changes import first_keys
+from pipeline.cook.contract import add_fallbacks
+from pipeline.cook.error_docs import compile_errors, errors_by_chunk, manifest_prefix, scan_errors
+from pipeline.cook.jobs import JobPlan
+from pipeline.cook.plan import plan_jobs
+from pipeline.cook.reflection import reflect_cached
+from pipeline.cook.run import (
+    CookOptions,
+    CookResult,
+    _as_tuple,
+    _chunk_digest,
+    _chunk_manifest,
+    _results_digest,
+    _stat_of,
+    cook_setup,
+)
+from pipeline.cook.scheduler import RunResult, _cached_result, why
+from pipeline.cook.sweep import sweep_outputs
+from pipeline.keys.incremental import CookInput
+from pipeline.world import World
+
+
+@dataclass
+class DryRunResult:
+    """What a cook would do; ``to_json()`` is the ``pipeline cook --dry-run --json`` document."""
+
+    chunks: int
+    draws: int
+    keys: int
+    plan: JobPlan
+    compile: list[dict] = field(default_factory=list)   # {job, source, stage, key, key_hash, reason}
+    cached: int = 0
+    write: list[dict] = field(default_factory=list)     # {path, reason}
+    remove: list[str] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict:
+        return {"dry_run": True, "chunks": self.chunks, "draws": self.draws, "keys": self.keys,
+                "jobs": len(self.plan.jobs), "stages": self.plan.stage_report(), "cached": self.cached,
+                "compile": self.compile, "write": self.write, "remove": self.remove,
+                "errors": self.errors, "warnings": self.warnings}
+
+
+def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, identity: str,
+            prefix: str) -> DryRunResult:
+    """What ``cook_keys`` would do with these keys, the store only read (``identity``: the compiler's)."""
+    families = world.families
+    fallbacks = add_fallbacks(found, families)
+    setup = cook_setup(world, options, prefix, identity)
+    plan = plan_jobs(setup, found.keys, store)
+    run = RunResult()
+    for key, job in sorted(plan.jobs.items()):
+        record = store.get(JOB, key)
+        cached = _cached_result(record, store, prefix)
+        if cached is not None:
+            run.results[key] = cached
+        else:
+            run.reasons[key] = why(job, store, had_record=record is not None)
+    first = first_keys(found.keys, plan)
+    result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, cached=len(run.results))
+    for key in sorted(run.reasons, key=lambda k: (plan.jobs[k].request.source, k)):
+        request = plan.jobs[key].request
+        text, key_hash = first.get(key, (None, None))
+        result.compile.append({"job": key[:12], "source": request.source, "stage": request.stage, "key": text,
+                               "key_hash": key_hash, "reason": run.reasons[key]})
+    texts = {job: text for job, (text, _) in first.items()}
+    result.errors = scan_errors(found) + compile_errors(plan, run, prefix, texts)
+    cook = CookResult(len(found.chunks), found.draws, len(found.keys), plan.stage_uses, plan, run, list(result.errors),
+                      display_prefix=prefix, manifest_prefix=manifest_prefix(world.root, world.materials_dir))
+    cook.fallbacks = fallbacks
+    result.write = _writes(cook, found, families, store, options.out)
+    if options.sweep is not None:
+        result.remove = [str(p) for p in sweep_outputs(options.out, found.chunk_levels, options.sweep, dry=True)]
+    result.warnings = list(dict.fromkeys([*store.warnings, *cook.warnings]))
+    return result
+
+
+def _writes(result: CookResult, found: CookInput, families, store: Store, out: Path) -> list[dict]:
+    """The output files a cook would write, each with why."""
+    writes: list[dict] = []
+    results = _results_digest(result)
+    file_errors = errors_by_chunk(found, found.chunk_levels)
+    changed_levels = set()
+    for chunk, level in sorted(found.chunk_levels.items()):
+        reason = _chunk_reason(result, found, chunk, level, file_errors.get(chunk, []), families, store, out, results)
+        if reason is not None:
+            json_path = mf.chunk_manifest_path(out, chunk)
+            writes.append({"path": str(json_path), "chunk": chunk, "reason": reason})  # and its .pak
+            changed_levels.add(level)
+    for level in sorted(set(found.chunk_levels.values())):
+        path = mf.level_manifest_path(out, level)
+        if level in changed_levels or not path.exists():
+            writes.append({"path": str(path), "chunk": None, "reason": "a chunk manifest of the level may change"
+                           if path.exists() else "new level manifest"})
+    return writes
+
+
+def _chunk_reason(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
+                  store: Store, out: Path, results: str) -> str | None:
+    """Why the chunk's manifest and .pak would be written, or None when they are exactly right."""
+    required = found.by_chunk.get(chunk) or {}
+    missing = {job for key in required for job in result.plan.all_jobs_for(key)} & set(result.run.reasons)
+    json_path = mf.chunk_manifest_path(out, chunk)
+    if not json_path.exists():
+        return "new chunk outputs"
+    if missing:
+        return f"{len(missing)} job{'s' if len(missing) != 1 else ''} to compile (rewritten if a blob changes)"
+    fingerprint = found.fingerprints.get(chunk)
+    record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
+    if fingerprint and isinstance(record, tuple) and len(record) == 4 and record == _as_tuple(
+            [_chunk_digest(results, fingerprint, chunk, level, errors), _stat_of(json_path), record[2],
+             _stat_of(json_path.with_name(str(record[2])))]):
+        return None  # the cook's own record: inputs and files unchanged
+
+    def reflection(digest: str) -> dict:
+        return reflect_cached(store, digest, store.get_blob)
+
+    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
+    return None if mf.chunk_outputs_current(out, manifest) else "its manifest or .pak differ from what it holds"
+
