@@ -34,6 +34,7 @@ from pipeline.cook.run import (
     _stat_of,
     cook_setup,
 )
+from pipeline.errors import CookDiagnostic
 from pipeline.cook.scheduler import RunResult, _cached_result, why
 from pipeline.cook.sweep import sweep_outputs
 from pipeline.keys.incremental import CookInput
@@ -52,7 +53,7 @@ class DryRunResult:
     cached: int = 0
     write: list[dict] = field(default_factory=list)     # {path, reason}
     remove: list[str] = field(default_factory=list)
-    errors: list[dict] = field(default_factory=list)
+    errors: list[CookDiagnostic] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -63,7 +64,7 @@ class DryRunResult:
         return {"dry_run": True, "chunks": self.chunks, "draws": self.draws, "keys": self.keys,
                 "jobs": len(self.plan.jobs), "stages": self.plan.stage_report(), "cached": self.cached,
                 "compile": self.compile, "write": self.write, "remove": self.remove,
-                "errors": self.errors, "warnings": self.warnings}
+                "errors": [e.to_json() for e in self.errors], "warnings": self.warnings}
 
 
 def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, identity: str,
