@@ -34,9 +34,9 @@ from pipeline.cook.run import (
     _stat_of,
     cook_setup,
 )
-from pipeline.errors import CookDiagnostic
 from pipeline.cook.scheduler import RunResult, _cached_result, why
 from pipeline.cook.sweep import sweep_outputs
+from pipeline.errors import CookDiagnostic
 from pipeline.keys.incremental import CookInput
 from pipeline.world import World
 
