@@ -94,8 +94,9 @@ def test_table_report_leads_with_what_needs_action(site):
     total = doc["sizes"]["total"]
     lines = result.stdout.splitlines()
     required = sum(t["required"] for t in doc["totals"])  # every family of the world
+    fallback = f" (+{len(doc['fallback_keys'])} fallback)" if doc["fallback_keys"] else ""
     assert lines[2] == f"OVER BUDGET: world (all) needs {required} keys, budget 25"
-    assert lines[3].startswith(f"required keys {required}; {total['blobs']} binaries, "
+    assert lines[3].startswith(f"required keys {required}{fallback}; {total['blobs']} binaries, "
                                f"{total['bytes']:,} bytes ({total['compressed']:,} compressed); compile time ")
     assert lines[4].startswith(f"pipeline {doc['provenance']['tool_version']}, rules "
                                f"{doc['provenance']['rules_hash'][:12]}, world ")

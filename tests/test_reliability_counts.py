@@ -81,4 +81,4 @@ def test_report_json_writes_counts_past_64_bits_exactly(tmp_path):
     since = run_cli("report", world, "--rules", rules, "--cache", tmp_path / "cache", "--since", saved,
                     timeout=TIMEOUT)
     assert since.returncode == 0, since.stderr
-    shutil.rmtree(tmp_path / "cache")
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # a report only reads the cache: it may never have been made
