@@ -50,6 +50,7 @@ EXTRAS = {extra: {_dist(r) for r in reqs} - {SELF}  # "permutation-pipeline[dask
 PLUGINS = {"s3fs": "fsspec's implementation of s3:// URLs"}
 
 
+@functools.cache
 def _imports(path: Path) -> list[tuple[str, bool]]:
     """(top-level module, at module level?) for every absolute import in ``path``."""
     tree = ast.parse(path.read_text(), str(path))
@@ -141,6 +142,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
 def _pipeline_imports(path: Path) -> list[tuple[str, bool]]:
     """(pipeline module, at module level?) for every ``from pipeline.x import`` / ``import pipeline.x``."""
     tree = ast.parse(path.read_text(), str(path))
