@@ -31,12 +31,14 @@ def run(*args):
 def cooked(world: Path, tmp: Path) -> dict:
     """The cook's JSON, its summary line (a second, no-op cook), the report as JSON and as a table."""
     common = ("--cache", tmp / "cache")
+    dry = json.loads(run("cook", world, *common, "--out", tmp / "out", "--dry-run", "--json"))
+    dry_line = run("cook", world, *common, "--out", tmp / "out", "--dry-run", "-q").strip().splitlines()[-1]
     doc = json.loads(run("cook", world, *common, "--out", tmp / "out", "-j", "1", "--json"))
     line = run("cook", world, *common, "--out", tmp / "out", "-j", "1", "-q").strip().splitlines()[-1]
     report = json.loads(run("report", world, *common, "-f", "json"))
     table = run("report", world, *common)
     manifests = [json.loads(p.read_text()) for p in (tmp / "out").rglob("*.json") if ".level." not in p.name]
-    return {"cook": doc, "line": line, "report": report, "table": table,
+    return {"cook": doc, "line": line, "report": report, "table": table, "dry": dry, "dry_line": dry_line,
             "manifest_keys": {k for m in manifests for k in m["keys"]}}
 
 
@@ -52,6 +54,9 @@ def assert_agree(run_: dict) -> None:
     assert not fallbacks & {k["key"] for k in report["keys"]}
     said = f"-> {required} keys (+{len(fallbacks)} fallback) ->"
     assert said in run_["line"], run_["line"]
+    dry = run_["dry"]  # a dry run counts as the cook it stands for
+    assert (dry["keys"], dry["required_keys"], dry["fallback_keys"]) == (cook["keys"], required, len(fallbacks))
+    assert said in run_["dry_line"], run_["dry_line"]
     assert f"required keys {required} (+{len(fallbacks)} fallback)" in run_["table"]
 
 

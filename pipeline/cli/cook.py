@@ -132,7 +132,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
                        f"{item['reason']}")
         for path in doc["remove"]:
             click.echo(f"would remove {display_path(path)}: its chunk no longer exists")
-    click.echo(f"dry run: {doc['chunks']} chunks -> {doc['keys']} keys -> {doc['jobs']} unique jobs; "
+    click.echo(f"dry run: {doc['chunks']} chunks -> {_keys(doc)} -> {doc['jobs']} unique jobs; "
                f"{len(doc['compile'])} to compile, {doc['cached']} cached, {len(doc['errors'])} errors; "
                f"{sum(2 if w['chunk'] else 1 for w in doc['write'])} output files to write, "
                f"{len(doc['remove'])} to remove; nothing was changed")

@@ -49,6 +49,7 @@ class DryRunResult:
     draws: int
     keys: int
     plan: JobPlan
+    fallback_keys: int = 0                               # of ``keys``: fallbacks no draw requires
     compile: list[dict] = field(default_factory=list)   # {job, source, stage, key, key_hash, reason}
     cached: int = 0
     write: list[dict] = field(default_factory=list)     # {path, reason}
@@ -62,6 +63,7 @@ class DryRunResult:
 
     def to_json(self) -> dict:
         return {"dry_run": True, "chunks": self.chunks, "draws": self.draws, "keys": self.keys,
+                "required_keys": self.keys - self.fallback_keys, "fallback_keys": self.fallback_keys,
                 "jobs": len(self.plan.jobs), "stages": self.plan.stage_report(), "cached": self.cached,
                 "compile": self.compile, "write": self.write, "remove": self.remove,
                 "errors": [e.to_json() for e in self.errors], "warnings": self.warnings}
@@ -71,6 +73,7 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
             prefix: str) -> DryRunResult:
     """What ``cook_keys`` would do with these keys, the store only read (``identity``: the compiler's)."""
     families = world.families
+    required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
     setup = cook_setup(world, options, prefix, identity)
     plan = plan_jobs(setup, found.keys, store)
@@ -83,7 +86,8 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
         else:
             run.reasons[key] = why(job, store, had_record=record is not None)
     first = first_keys(found.keys, plan)
-    result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, cached=len(run.results))
+    result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, len(found.keys) - required,
+                          cached=len(run.results))
     for key in sorted(run.reasons, key=lambda k: (plan.jobs[k].request.source, k)):
         request = plan.jobs[key].request
         text, key_hash = first.get(key, (None, None))
