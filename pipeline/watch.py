@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import api
-from pipeline.errors import Location, PipelineError, one_line
+from pipeline.errors import Diagnostic, Location, PipelineError, one_line
 from pipeline.world import World
 
 GLTF_SUFFIXES = (".gltf", ".glb")
@@ -37,6 +37,10 @@ class Recook:
     compiled: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)   # located lines
+    # what the errors came from, for a front end that names files as `pipeline cook` does: the
+    # diagnostics of a PipelineError, or a cook's error documents (files from ``root``)
+    problems: list[Diagnostic | dict] = field(default_factory=list)
+    root: Path | None = None
 
     def line(self) -> str:
         what = (f"{Path(self.changed[0]).name} changed" if len(self.changed) == 1
@@ -135,16 +139,18 @@ class Watcher:
         """Cook these chunks (None: the watched scope); bad input becomes located lines."""
         start = time.perf_counter()
         scope = ", ".join(sorted(chunks)) if chunks else (self.chunk or self.world.root.name)
-        result = Recook(scope, changed)
+        result = Recook(scope, changed, root=self.world.root)
         before = self._manifest_keys(chunks)
         for chunk in sorted(chunks) if chunks else [self.chunk]:
             try:
                 cooked = api.cook(self.world, chunk=chunk, cache=self.cache, out=self.out, jobs=self.jobs)
             except PipelineError as exc:
                 result.errors.extend(str(d) for d in exc.diagnostics)
+                result.problems.extend(exc.diagnostics)
                 continue
             result.compiled += len(cooked.run.compiled)
             result.errors.extend(_located(e) for e in cooked.errors)
+            result.problems.extend(cooked.errors)
         result.new_keys = len(self._manifest_keys(chunks) - before)
         result.seconds = time.perf_counter() - start
         return result
@@ -170,7 +176,7 @@ class Watcher:
                 chunks, changed = self.chunks_of(paths)
             except PipelineError as exc:  # a pipeline.toml that no longer loads: say so, wait for the fix
                 for d in exc.diagnostics:
-                    report(Recook(self.path.name, [str(p) for p in paths], errors=[str(d)]))
+                    report(Recook(self.path.name, [str(p) for p in paths], errors=[str(d)], problems=[d]))
                 continue
             if chunks == set():
                 continue  # changes outside the watched chunk

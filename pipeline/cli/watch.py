@@ -11,13 +11,17 @@ import click
 from pipeline.cli._common import (
     EXIT_OK,
     cache_option,
+    color_severity,
     guarded,
     jobs_option,
     materials_option,
     output_options,
     rules_option,
+    relocated,
     verbosity,
 )
+from pipeline.cli.cook import _located
+from pipeline.errors import Diagnostic
 
 
 @click.command("watch")
@@ -51,10 +55,11 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     watcher = Watcher(world, chunk=chunk, out=out, cache=cache, jobs=jobs, rules=rules, materials=materials)
 
     def report(recook) -> None:
-        for line in recook.errors:
-            click.echo(line, err=True)
+        lines = _lines(recook)
+        for line in lines:
+            click.echo(color_severity(line), err=True)
         if as_json:
-            click.echo(json.dumps(recook.to_json(), sort_keys=True))
+            click.echo(json.dumps({**recook.to_json(), "errors": lines}, sort_keys=True))
         else:
             click.echo(recook.line())
         sys.stdout.flush()
@@ -71,3 +76,11 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     if verbosity() >= 0:
         click.echo("pipeline watch: stopped", err=True)
     return EXIT_OK
+
+
+def _lines(recook) -> list[str]:
+    """The recook's errors, each named exactly as `pipeline cook` names it from this folder."""
+    if not recook.problems:
+        return list(recook.errors)
+    return [str(relocated(p, None)) if isinstance(p, Diagnostic) else _located(p, recook.root)
+            for p in recook.problems]
