@@ -108,13 +108,14 @@ def echo_diagnostics(diagnostics: list[Diagnostic], root: Path | str | None = No
 
 def relocated(d: Diagnostic, root: Path | str | None) -> Diagnostic:
     """``d`` with its file as :func:`display_path` names it: from the world ``root`` when it is there,
-    else from the current folder; a name that is no existing file (``--level``, a URL) is kept."""
+    else a relative path from the current folder (``world/../rules`` -> ``rules``); an absolute path
+    and a name that is no existing file (``--level``, a URL) are kept."""
     file = d.location.file
     if not file or "://" in file:
         return d
     if root is not None and not Path(file).is_absolute() and (Path(root) / file).exists():
         shown = display_path(file, root)
-    elif os.path.lexists(file):
+    elif not Path(file).is_absolute() and os.path.lexists(file):
         shown = display_path(file)
     else:
         return d
