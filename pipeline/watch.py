@@ -37,6 +37,7 @@ class Recook:
     compiled: int = 0
     seconds: float = 0.0
     errors: list[Diagnostic] = field(default_factory=list)   # located; each prints as one line
+    root: Path | None = None  # the world root: a cook's errors name files from it
 
     def line(self) -> str:
         what = (f"{Path(self.changed[0]).name} changed" if len(self.changed) == 1
@@ -136,7 +137,7 @@ class Watcher:
         """Cook these chunks (None: the watched scope); bad input becomes located lines."""
         start = time.perf_counter()
         scope = ", ".join(sorted(chunks)) if chunks else (self.chunk or self.world.root.name)
-        result = Recook(scope, changed)
+        result = Recook(scope, changed, root=self.world.root)
         before = self._manifest_keys(chunks)
         for chunk in sorted(chunks) if chunks else [self.chunk]:
             try:

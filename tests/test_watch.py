@@ -73,7 +73,7 @@ def test_watch_recooks_the_changed_chunk_and_goes_on_after_bad_input(tmp_path: P
         bad.write_bytes(b"{")
         line = stdout.until(lambda line: line.startswith("forest/c01: banner.glb changed -> "))
         assert "1 errors" in line
-        stderr.until(lambda line: line.startswith("forest/c01/banner.glb: error: "))
+        stderr.until(lambda line: line.startswith("world/forest/c01/banner.glb: error: "))  # as cook names it from here
 
         target.write_text(json.dumps({**doc, "materials": []}))  # the loop went on after the error
         stdout.until(lambda line: line.startswith("forest/c00: terrain.gltf changed -> "))

@@ -129,11 +129,19 @@ def as_option(d: Diagnostic) -> Diagnostic:
 
 
 def relocated(d: Diagnostic, root: Path | str | None) -> Diagnostic:
+    """``d`` with its file as :func:`display_path` names it: from the world ``root`` when it is there,
+    else a relative path from the current folder (``world/../rules`` -> ``rules``); an absolute path
+    and a name that is no existing file (``--level``, a URL) are kept."""
     file = d.location.file
-    if root is None or not file or d.location.parameter or Path(file).is_absolute() \
-            or not (Path(root) / file).exists():
+    if not file or "://" in file or d.location.parameter:
         return d
-    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=display_path(file, root)))
+    if root is not None and not Path(file).is_absolute() and (Path(root) / file).exists():
+        shown = display_path(file, root)
+    elif not Path(file).is_absolute() and os.path.lexists(file):
+        shown = display_path(file)
+    else:
+        return d
+    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=shown))
 
 
 def color_severity(line: str) -> str:

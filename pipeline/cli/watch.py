@@ -12,14 +12,18 @@ from pipeline.cli._common import (
     EXIT_OK,
     as_option,
     cache_option,
+    color_severity,
     guarded,
     jobs_option,
     materials_option,
     output_options,
     rules_option,
+    relocated,
     verbosity,
     versioned,
 )
+from pipeline.cli.cook import _located
+from pipeline.errors import CookDiagnostic
 
 
 @click.command("watch")
@@ -53,11 +57,11 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     watcher = Watcher(world, chunk=chunk, out=out, cache=cache, jobs=jobs, rules=rules, materials=materials)
 
     def report(recook) -> None:
-        recook.errors = [as_option(d) for d in recook.errors]
-        for d in recook.errors:
-            click.echo(str(d), err=True)
+        lines = _lines(recook)
+        for line in lines:
+            click.echo(color_severity(line), err=True)
         if as_json:
-            click.echo(json.dumps(versioned(recook.to_json()), sort_keys=True))
+            click.echo(json.dumps({**versioned(recook.to_json()), "errors": lines}, sort_keys=True))
         else:
             click.echo(recook.line())
         sys.stdout.flush()
@@ -74,3 +78,11 @@ def command(world, chunk, cache, out, jobs, rules, materials, as_json):
     if verbosity() >= 0:
         click.echo("pipeline watch: stopped", err=True)
     return EXIT_OK
+
+
+def _lines(recook) -> list[str]:
+    """The recook's errors, each named exactly as `pipeline cook` names it from this folder: a cook's
+    errors through the cook's own formatter (files from the world root, the keys a compile error
+    breaks), a whole-run error (a rule set, pipeline.toml, an argument) as its option or its path."""
+    return [_located(d.to_json(), recook.root) if isinstance(d, CookDiagnostic) else str(relocated(as_option(d), None))
+            for d in recook.errors]
