@@ -82,8 +82,8 @@ class SharedTier:
 
     # ------------------------------------------------------------ write-back
     def compiled(self, job: StageJob, output: CompileOutput) -> None:
-        """Queue a result this machine compiled; written back in groups."""
-        if not self.cache.writable:
+        """Queue a result this machine compiled; written back in groups (not once the tier is off)."""
+        if not self.cache.writable or self.cache.failure is not None:
             return
         diagnostics = [self._relative(d) for d in output.diagnostics]
         if any(d is None for d in diagnostics):
@@ -106,8 +106,8 @@ class SharedTier:
         if not self._records:
             return
         began = time.perf_counter()
-        self.cache.put(self._blobs, self._records)
-        self.written += len(self._records)
+        if self.cache.put(self._blobs, self._records):
+            self.written += len(self._records)
         self._blobs, self._records = {}, {}
         self.seconds += time.perf_counter() - began
 
