@@ -221,7 +221,9 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
         if scans[i] is None:
             scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step, verify)
             finish(i)
-    return _result(target, scans)
+    result = _result(target, scans)
+    result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk, chunks=chunks)
+    return result
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
