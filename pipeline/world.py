@@ -21,6 +21,7 @@ Rule sets are loaded on first use: scanning never needs them.
 from __future__ import annotations
 
 import difflib
+import os
 import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -31,8 +32,8 @@ from typing import TYPE_CHECKING
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
-from pipeline.errors import PipelineError
-from pipeline.scan.chunks import ChunkInfo, discover
+from pipeline.errors import Diagnostic, PipelineError
+from pipeline.scan.chunks import ChunkInfo, discover_folders
 
 if TYPE_CHECKING:
     from pipeline.rules.models import RuleSet
@@ -91,9 +92,23 @@ class World:
         return self.config.level_of(chunk)
 
     @cached_property
+    def _discovered(self) -> tuple[list[ChunkInfo], list[Diagnostic]]:
+        return discover_folders(self.root, self.config)
+
+    @property
     def chunks(self) -> list[ChunkInfo]:
         """Every chunk of the world, sorted by name (discovered once)."""
-        return discover(self.root, self.config)
+        return self._discovered[0]
+
+    def folder_warnings(self, *, level: str | None = None, chunk: str | None = None,
+                        chunks: Collection[str] | None = None) -> list[Diagnostic]:
+        """A warning per folder link not followed (:mod:`pipeline.scan.chunks`), of those in what a
+        :meth:`select` of the same arguments covers: the world's folder scope, or one level of it."""
+        if chunk is not None or chunks is not None or self._scope_is_file:
+            return []
+        prefix = self.scope + "/" if self.scope else ""
+        return [d for d in self._discovered[1] if (not prefix or (d.file + "/").startswith(prefix))
+                and (level is None or self.level_of(d.file) == _clean_name(level))]
 
     @property
     def levels(self) -> list[str]:
@@ -169,16 +184,29 @@ def _unknown(kind: str, name: str, known: list[str]) -> PipelineError:
 
 
 def find_world_root(path: Path) -> Path:
-    """The world a path belongs to: the nearest folder at or above it holding pipeline.toml.
+    """The world a path belongs to (its real folder): see :func:`locate`."""
+    return locate(path)[0]
 
-    Without one, a folder is its own world and a file belongs to its parent folder.
+
+def locate(path: Path | str) -> tuple[Path, str]:
+    """(world root, scope) of a path: the nearest folder at or above it holding pipeline.toml.
+
+    The path is first taken as given (made absolute, symlinks not resolved), so a path through
+    a folder link of a world (``WORLD/linked``) stays in that world, scope ``linked``, as its
+    chunks are named.  When no folder on that way holds pipeline.toml, the path's real folder is
+    looked up the same way, so a link to a folder inside a world (``LINK/forest``) finds that
+    world.  Without one either way, a folder is its own world and a file belongs to its parent
+    folder.  The root returned is a real path.
     """
-    path = Path(path).resolve()
-    start = path if path.is_dir() else path.parent
-    for folder in (start, *start.parents):
-        if (folder / CONFIG_NAME).is_file():
-            return folder
-    return start
+    given = Path(os.path.abspath(path))
+    for way in (given, given.resolve()):
+        start = way if way.is_dir() else way.parent
+        for folder in (start, *start.parents):
+            if (folder / CONFIG_NAME).is_file():
+                return folder.resolve(), way.relative_to(folder).as_posix()
+    real = given.resolve()
+    start = real if real.is_dir() else real.parent
+    return start, real.relative_to(start).as_posix()
 
 
 def open_world(path: Path | str, *, rules: Path | str | None = None, materials: Path | str | None = None,
@@ -187,10 +215,8 @@ def open_world(path: Path | str, *, rules: Path | str | None = None, materials: 
     given = Path(path)
     if not given.exists():
         raise PipelineError.at(str(path), "no such file or folder")
-    resolved = given.resolve()
-    root = find_world_root(resolved)
+    root, scope = locate(given)
     config = load_world_config(root)
-    scope = resolved.relative_to(root).as_posix()
     return World(root, config,
                  _folder(rules, config.rules, root, builtin_rules_dir(), "rules"),
                  _folder(materials, config.materials, root, builtin_materials_dir(), "materials"),

@@ -12,7 +12,9 @@ added or removed file shows) of
 - every file of the output folder,
 - the cache database, the code of this package and the compiler's library folder,
 
-plus the day it was written, and what that cook printed (its summary or JSON document,
+plus where the paths given (the world, ``--out``, ``--cache``, ``--rules``, ``--materials``)
+resolved to through any symlinks (a link re-pointed to another world is another cook), the
+day it was written, and what that cook printed (its summary or JSON document,
 the located errors of bad input, which a no-op reports again) and its exit code; a JSON
 document is printed again with its ``duration`` replaced by the time the answer took.  The next
 ``pipeline cook`` with the same arguments stats the same paths (stdlib only, before
@@ -31,7 +33,7 @@ import re
 import sys
 import time
 
-VERSION = 2
+VERSION = 3
 STAMPS = "noop-stamps"
 _VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
                   "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
@@ -90,6 +92,14 @@ def stamp_key(args: dict) -> tuple[str, str]:
     }
     key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
     return os.path.abspath(cache), key
+
+
+def resolved(args: dict) -> dict:
+    """Where the paths given lead, every symlink followed: what the stamped cook read and wrote."""
+    given = {"world": args["world"], "out": args.get("out") or "build",
+             "cache": args.get("cache") or os.environ.get("PIPELINE_CACHE") or "cache",
+             "rules": args.get("rules"), "materials": args.get("materials")}
+    return {name: os.path.realpath(path) if path else None for name, path in given.items()}
 
 
 def _stamp_path(cache: str, key: str) -> str:
@@ -170,6 +180,9 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
         roots.append(out)
     path = _stamp_path(cache, key)
     try:
+        where = resolved(args)
+        if os.path.commonpath([where["world"], os.path.realpath(world_root)]) != os.path.realpath(world_root):
+            raise _Unstampable("the world path leads elsewhere than the world cooked")
         state = _state(roots, skip, _cache_files(cache))
         inputs = state[:len(roots) - (1 if roots[-1] == out else 0)]
         if any(entry[1] >= started_ns for walk in inputs for entry in walk):
@@ -178,7 +191,7 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "w", encoding="utf-8") as f:
             json.dump({"version": VERSION, "day": _today(), "roots": roots, "skip": list(skip),
-                       "state": state, "doc": doc, "text": text,
+                       "resolved": where, "state": state, "doc": doc, "text": text,
                        "errors": errors, "code": code}, f)
         os.replace(temp, path)
     except (_Unstampable, OSError):
@@ -204,6 +217,8 @@ def check(args: dict) -> dict | None:
         return None
     if not isinstance(stamp, dict) or stamp.get("version") != VERSION or stamp.get("day") != _today():
         return None
+    if stamp.get("resolved") != resolved(args):
+        return None  # a symlink on the way to the world (or another path given) leads elsewhere now
     try:
         roots, skip = stamp["roots"], tuple(stamp["skip"])
         state = _state(roots, skip, _cache_files(cache))

@@ -168,6 +168,8 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
                         manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks, result.fallback_keys = fallbacks, len(found.keys) - required
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
+    result.warnings += [f"{display_prefix(world.root)}{d.file}: {d.message}" for d in found.diagnostics
+                        if d in world.folder_warnings()]  # folder links not followed
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
     if remote is not None:

@@ -230,6 +230,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             if prints[record.name] is not None and record.deps is not None:
                 store.set(CHUNK_KEYS, prints[record.name], record.to_record())
     result = _assemble([found[c.name] for c in target.chunks], world)
+    result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: stable_hash([prints[c.name], found[c.name].deps])
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.cook import manifest as mf
 from pipeline.cook.contract import DRAW_FIELDS
-from pipeline.cook.pak import PakReader
+from pipeline.cook.read_outputs import load_chunk
 from pipeline.runtime.device import Device
 from pipeline.runtime.misses import MissLog
 from pipeline.runtime.pipelines import Created, PipelineFactory
@@ -65,9 +65,8 @@ class Loader:
         return found
 
     def _load(self, chunk: str) -> LoadedChunk:
-        manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(self.out, chunk))
+        manifest, pak = load_chunk(self.out, chunk)  # read again when a cook replaces them meanwhile
         loaded = LoadedChunk(manifest)
-        pak = PakReader(mf.chunk_pak_path(self.out, manifest))
         for digest in sorted(mf.module_hashes(manifest)):
             if digest not in pak:
                 continue  # the key is missing: draws that need it take the fallback

@@ -1,4 +1,11 @@
-"""Scanning one folder chunk against its scan record: reuse unchanged files, read the rest."""
+"""Scanning one folder chunk against its scan record: reuse unchanged files, read the rest.
+
+A file that was read well before and now cannot be read as glTF keeps its last good
+entry (draws, facts, lights) in the chunk, with the new error reported instead of the
+old warnings, so outputs shipped from that chunk keep the keys they had; the record
+keeps that entry's stat and digest, so the file is read (and its error reported) again
+on every scan until it is fixed or deleted.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +51,7 @@ class ChunkScan:
     cached: int = 0
     shared: SharedFacts = field(default_factory=SharedFacts)
     inside: InsideRoots | None = None
+    verify: bool = False  # trust no recorded stat or digest: read and parse every file again
 
     def __post_init__(self) -> None:
         # Start from the old fact table so reused rows keep their indices; compacted on write.
@@ -64,7 +72,7 @@ class ChunkScan:
         except OSError as exc:
             self.add_error(file, f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and same_stamp(old[0], stat) and deps_fresh(old[3]):
+        if old is not None and not self.verify and same_stamp(old[0], stat) and deps_fresh(old[3]):
             self.cached += 1
             return self.keep(file, old)
         self.read_and_scan(file, path, stat, old)
@@ -76,17 +84,18 @@ class ChunkScan:
             self.inside.check(path, file, error=GltfError, what="glTF file")
             data = read_bytes(path, file, self.config.limits)
         except GltfError as exc:
-            self.diagnostics.extend(exc.diagnostics)
-            return
+            return self.keep_last_good(file, old, exc.diagnostics)
         self.read += 1
         digest = bytes_hash(data)
         entry = (stamp(stat), stat.st_size, digest)
-        if old is not None and old[2] == digest and deps_fresh(old[3]):
+        if old is not None and not self.verify and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
                             level=self.chunk.level, config=self.config, optional_facts=self.optional,
                             shared=self.shared)
+        if result.failed and old is not None and (old[4] or old[6]):
+            return self.keep_last_good(file, old, result.diagnostics, entry)
         deps = tuple(stat_dep(p) for p in result.deps)
         memo: dict[int, int] = {}  # id -> index; the draws keep their facts alive meanwhile
         rows = [(d.node, d.mesh, d.primitive, d.material, d.variant,
@@ -94,6 +103,21 @@ class ChunkScan:
                  else memo.setdefault(id(d.facts), self.intern(d.facts, d.signature)))
                 for d in result.draws]
         self.keep(file, (*entry, deps, tuple(rows), tuple(result.diagnostics), result.lights), trusted=True)
+
+    def keep_last_good(self, file: str, old, errors: list[Diagnostic], read: tuple | None = None) -> None:
+        """A file that cannot be read as glTF now: its errors, with the draws of its last good entry.
+
+        ``read`` (stat, size, digest) is what was read: the entry is recorded under it, so an
+        unchanged broken file is not parsed again.  Without it (the file could not be read at
+        all, which may depend on settings) the old entry is kept as it was, and the file is
+        read again next time.
+        """
+        if old is None:
+            self.diagnostics.extend(errors)
+            return
+        self.keep(file, (*read, old[3], old[4], tuple(errors), *old[6:]) if read else (*old[:5], tuple(errors), *old[6:]))
+        if read is None:
+            self.files[file] = old
 
     def keep(self, file: str, entry: tuple, trusted: bool = False) -> None:
         """Use a file's entry; ``trusted`` rows were just built here (cached ones are validated)."""

@@ -4,8 +4,14 @@ A world is a folder.  A *chunk* is a folder that directly holds ``.gltf`` or
 ``.glb`` files; its name is its path from the world root, '/'-separated (``.``
 for files directly in the root).  Its *level* is the first ``level_depth``
 components of that name (the whole name when it is shorter).  Hidden folders
-(``.git``, ``.cache`` ...) are skipped and folder symlinks are not followed, so a
-link loop cannot hang discovery.
+(``.git``, ``.cache`` ...) are skipped.
+
+A folder symlink is followed when it leads inside the world or inside one of its
+``allowed_roots``, and its chunks are named by the link's path.  Every real folder is
+walked once: the folders reached without links come first, then links in name order,
+and a link to a folder already walked (a loop, or a second way to the same folder)
+is not followed.  A link that is not followed is one warning located at the link, so
+nothing is left out in silence; :func:`discover_folders` returns them.
 
 Grid-chunked levels (``chunking = {grid = ...}`` in pipeline.toml) are still
 discovered by folder here; the scanner assigns their draws to grid cells.
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import WorldConfig
+from pipeline.errors import Diagnostic, Location
 
 GLTF_SUFFIXES = (".gltf", ".glb")
 ROOT_CHUNK = "."  # the chunk of files directly in the world root
@@ -43,9 +50,16 @@ def chunk_name(relative_dir: str) -> str:
 
 def discover(root: Path, config: WorldConfig, under: str = "") -> list[ChunkInfo]:
     """Every chunk under ``root`` (or only under its sub-folder ``under``), sorted by name."""
+    return discover_folders(root, config, under)[0]
+
+
+def discover_folders(root: Path, config: WorldConfig, under: str = "") -> tuple[list[ChunkInfo], list[Diagnostic]]:
+    """Every chunk under ``root`` (or ``under``), sorted by name, and a warning per folder link not followed."""
     root = Path(root)
-    chunks = [_chunk(root, rel, names, config) for rel, names in _walk(root, under.strip("/"))]
-    return sorted(chunks, key=lambda c: c.name)
+    walk = _Walk(root, tuple(Path(os.path.realpath(p)) for p in config.allowed_paths(root)))
+    walk.run(under.strip("/"))
+    chunks = [_chunk(root, rel, names, config) for rel, names in walk.found]
+    return sorted(chunks, key=lambda c: c.name), sorted(walk.warnings, key=lambda d: d.location.file)
 
 
 def _chunk(root: Path, rel: str, names: list[str], config: WorldConfig) -> ChunkInfo:
@@ -55,21 +69,60 @@ def _chunk(root: Path, rel: str, names: list[str], config: WorldConfig) -> Chunk
     return ChunkInfo(name, config.level_of(name), root / rel if rel else root, files)
 
 
-def _walk(root: Path, rel: str):
-    """Yield (relative folder, glTF file names) for every folder holding glTF files."""
-    try:
-        entries = sorted(os.scandir(root / rel if rel else root), key=lambda e: e.name)
-    except OSError:
-        return
-    files, folders = [], []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if is_gltf_name(entry.name):
-            files.append(entry.name)  # even a folder, FIFO or broken link: reading it reports why it is bad
-        elif entry.is_dir(follow_symlinks=False):
-            folders.append(entry.name)
-    if files:
-        yield rel, files
-    for folder in folders:
-        yield from _walk(root, f"{rel}/{folder}" if rel else folder)
+class _Walk:
+    """The folders holding glTF files, real folders first, then the folder links worth following."""
+
+    def __init__(self, root: Path, allowed: tuple[Path, ...]):
+        self.root, self.allowed = root, allowed
+        self.found: list[tuple[str, list[str]]] = []
+        self.warnings: list[Diagnostic] = []
+        self.seen: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (relative path of the link, its real target)
+
+    def run(self, rel: str) -> None:
+        self.folder(rel, os.path.realpath(self.root / rel if rel else self.root))
+        while self.links:  # links found while walking links are followed after them, in name order
+            links, self.links = sorted(self.links), []
+            for link, target in links:
+                if target in self.seen:
+                    self.warn(link, f"folder link leads to {self.shown(target)}, which the world already "
+                                    "holds; not followed")
+                elif not any(target == str(r) or Path(target).is_relative_to(r) for r in self.allowed):
+                    self.warn(link, f"folder link leads outside the world to {target}; not followed "
+                                    "(name its folder in allowed_roots in pipeline.toml to follow it)")
+                else:
+                    self.folder(link, target)
+
+    def folder(self, rel: str, real: str) -> None:
+        self.seen.add(real)
+        try:
+            entries = sorted(os.scandir(self.root / rel if rel else self.root), key=lambda e: e.name)
+        except OSError:
+            return
+        files, folders = [], []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            if is_gltf_name(entry.name):
+                files.append(entry.name)  # even a folder, FIFO or broken link: reading it reports why it is bad
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append(path)
+            elif entry.is_symlink() and entry.is_dir():
+                self.links.append((path, os.path.realpath(entry.path)))
+        if files:
+            self.found.append((rel, files))
+        for path in folders:
+            real = os.path.realpath(self.root / path)
+            if real not in self.seen:  # a bind mount or the like can show one folder twice
+                self.folder(path, real)
+
+    def shown(self, target: str) -> str:
+        try:
+            inside = Path(target).relative_to(os.path.realpath(self.root)).as_posix()
+            return "the world's root folder" if inside == "." else inside
+        except ValueError:
+            return target
+
+    def warn(self, link: str, message: str) -> None:
+        self.warnings.append(Diagnostic(Location(link), message, severity="warning"))

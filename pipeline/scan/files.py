@@ -29,6 +29,7 @@ class FileScan:
     diagnostics: list[Diagnostic]
     deps: list[Path] = field(default_factory=list)
     lights: tuple[tuple[str, int, int, int], ...] = ()  # (chunk, directional, point, spot): see chunk_lights
+    failed: bool = False  # the file could not be read as glTF (its error is in diagnostics)
 
 
 def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
@@ -48,7 +49,7 @@ def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: st
         return FileScan(draws_of(gltf, chunk_of, optional, shared, config.scenes), buffers.warnings, buffers.dependencies,
                         chunk_lights(gltf.doc, chunk_of, config.scenes))
     except GltfError as exc:
-        return FileScan([], exc.diagnostics)
+        return FileScan([], exc.diagnostics, failed=True)
 
 
 def scan_file(path: Path, *, root: Path, chunk_name: str, level: str, config: WorldConfig,

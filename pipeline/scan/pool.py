@@ -45,14 +45,17 @@ def _pool_context():
 _WORKER_SHARED: SharedFacts | None = None
 
 
-def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optional: frozenset[str]) -> list[tuple]:
-    """In a worker: scan chunks without a cache entry; facts are shared across its tasks."""
+def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optional: frozenset[str],
+               olds: list[dict] | None = None) -> list[tuple]:
+    """In a worker: scan chunks without a cache entry, or (``olds``, a verifying scan) every file
+    of chunks against their entries; facts are shared across its tasks."""
     global _WORKER_SHARED
     if _WORKER_SHARED is None:
         _WORKER_SHARED = SharedFacts()
     out = []
-    for chunk in chunks:
-        work = ChunkScan(root, chunk, config, optional, {}, shared=_WORKER_SHARED)
+    for i, chunk in enumerate(chunks):
+        work = ChunkScan(root, chunk, config, optional, olds[i] if olds else {}, shared=_WORKER_SHARED,
+                         verify=olds is not None)
         work.run(chunk.files, lambda: None)
         out.append(work.payload())
     return out
@@ -75,7 +78,8 @@ def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[lis
 
 
 def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
-                  scans: list, finish: Callable[[int], None], step: Callable[[int], None]) -> None:
+                  scans: list, finish: Callable[[int], None], step: Callable[[int], None],
+                  olds: list[dict] | None = None) -> None:
     """Scan the ``cold`` chunks on a pool; results land at their index (order is the chunks' order).
 
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
@@ -83,7 +87,8 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
     gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:
         with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
-            futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional): batch
+            futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional,
+                                   [olds[i] for i in batch] if olds is not None else None): batch
                        for batch in _batches(target.chunks, cold, workers)}
             for future in cf.as_completed(futures):
                 for i, payload in zip(futures[future], future.result()):

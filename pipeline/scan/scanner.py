@@ -205,8 +205,8 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
                 progress(done[0], total)
 
     keys = [chunk_key(target.root, c, config, optional) for c in target.chunks]
-    entries = [{} if verify else _load_entry(store, key) for key in keys]
-    cold = [i for i, c in enumerate(target.chunks) if not entries[i]]
+    entries = [_load_entry(store, key) for key in keys]  # with ``verify`` only for files that no longer read
+    cold = [i for i, c in enumerate(target.chunks) if verify or not entries[i]]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
 
     def finish(i: int) -> None:
@@ -215,19 +215,21 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
 
     workers = pool_workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
-        scan_on_pool(target, config, optional, cold, workers, scans, finish, step)
+        scan_on_pool(target, config, optional, cold, workers, scans, finish, step, entries if verify else None)
     shared = SharedFacts()
     for i, c in enumerate(target.chunks):
         if scans[i] is None:
-            scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step)
+            scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step, verify)
             finish(i)
-    return _result(target, scans)
+    result = _result(target, scans)
+    result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk, chunks=chunks)
+    return result
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,
-                shared: SharedFacts, step: Callable[[], None]) -> ChunkScan:
+                shared: SharedFacts, step: Callable[[], None], verify: bool = False) -> ChunkScan:
     try:
-        work = ChunkScan(target.root, chunk, config, optional, entry, shared=shared)
+        work = ChunkScan(target.root, chunk, config, optional, entry, shared=shared, verify=verify)
         work.run(chunk.files, step)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         if not entry:

@@ -30,11 +30,16 @@ def _not_utf8(exc: ValidationError, json_bytes: bytes, file: str) -> GltfError |
     versions disagree by one column on where a bad code point is."""
     if "unicode" not in str(exc.errors(include_url=False, include_input=False)[0]["msg"]):
         return None
+    return utf8_error(json_bytes, file)
+
+
+def utf8_error(json_bytes: bytes, file: str) -> GltfError | None:
+    """The located error of the first byte of ``json_bytes`` that is not UTF-8, or None when all are."""
     try:
         json_bytes.decode("utf-8")
     except UnicodeDecodeError as bad:
         line_start = json_bytes.rfind(b"\n", 0, bad.start) + 1
-        return GltfError.at(file, "invalid JSON: invalid unicode code point",
+        return GltfError.at(file, f"invalid JSON: invalid UTF-8 (byte 0x{json_bytes[bad.start]:02X})",
                             line=json_bytes.count(b"\n", 0, bad.start) + 1, col=bad.start - line_start + 1)
     return None
 

@@ -87,14 +87,28 @@ def validate(model, json_bytes: bytes, file: str):
 
 def decode(json_bytes: bytes, file: str) -> Document:
     """The document as structs; what they reject is validated by the pydantic models, which
-    raise the located error (or, when they accept it, hand over the parsed value)."""
+    raise the located error (or, when they accept it, hand over the parsed value).
+
+    msgspec takes invalid UTF-8 inside a string it skips as it is, so text the parsers accept
+    that is not all ASCII is checked: its first bad byte is the error (line, byte column)."""
     doc = decode_document(json_bytes)
     if doc is None:
         from pipeline.scan.gltf.models import Document as Reference
 
         validate(Reference, json_bytes, file)
-        doc = from_python(json.loads(json_bytes))
+        _check_utf8(json_bytes, file)
+        return from_python(json.loads(json_bytes))
+    _check_utf8(json_bytes, file)
     return doc
+
+
+def _check_utf8(json_bytes: bytes, file: str) -> None:
+    if not json_bytes.isascii():
+        from pipeline.scan.gltf.located import utf8_error
+
+        bad = utf8_error(json_bytes, file)
+        if bad is not None:
+            raise bad
 
 
 def check_version(doc: Document, file: str) -> None:
