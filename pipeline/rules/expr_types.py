@@ -1,4 +1,6 @@
-"""Static types of rule expressions: feature domains, and the types fact paths have (from the facts models)."""
+"""Static types of rule expressions: feature domains, the types fact paths have (from the facts models),
+and what each operator accepts, so that a mismatch known at load is a located error rather than a
+failure at run time."""
 
 from __future__ import annotations
 
