@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.rules.emit import FeatureValue, define_name_ok, define_problem, format_value, set_derive_problems  # noqa: F401
+from pipeline.rules.emit import (  # noqa: F401  (FeatureValue, format_value re-exported)
+    FeatureValue, define_name_ok, define_problem, format_value, set_derive_problems)
 from pipeline.rules.expr import Domain, EvalError, Expr, ExprError, Scope, compile_expr, suggest
 
 if TYPE_CHECKING:

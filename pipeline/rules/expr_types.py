@@ -166,5 +166,6 @@ def compare_problem(op: str, left: SType, right: SType, ltext: str, rtext: str) 
     if op in ("==", "!="):
         lt, rt = ({TEXT if c == SET else c for c in found} for found in (lc, rc))
         if not lt & rt:
-            return f"{_q(ltext)} is {_is(lc)} and {_q(rtext)} is {_is(rc)}: '{op}' is {'never' if op == '==' else 'always'} true"
+            never = "never" if op == "==" else "always"
+            return f"{_q(ltext)} is {_is(lc)} and {_q(rtext)} is {_is(rc)}: '{op}' is {never} true"
     return None
