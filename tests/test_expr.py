@@ -166,16 +166,20 @@ def test_attack_strings_are_refused_with_a_located_error(text, message):
 
 
 def test_string_repetition_is_not_arithmetic():
-    e = compile_expr("chunk.name * 1000000000", FACTS)
+    with pytest.raises(ExprError, match="arithmetic needs numbers; 'chunk.name' is a string"):
+        compile_expr("chunk.name * 1000000000", FACTS)  # typed at load
+    e = compile_expr("material.extras.shader * 1000000000", FACTS)  # known only at run time
     from pipeline.rules.expr import EvalError
     with pytest.raises(EvalError):
         e(PLAIN, None)
 
 
 def test_ordering_with_strings_and_numbers_is_an_error_not_silent():
+    with pytest.raises(ExprError, match="'>' cannot compare 'chunk.name' \\(a string\\) with '1' \\(a number\\)"):
+        compile_expr("chunk.name > 1", FACTS)
     from pipeline.rules.expr import EvalError
     with pytest.raises(EvalError):
-        compile_expr("chunk.name > 1", FACTS)(PLAIN, None)
+        compile_expr("material.extras.shader > 1", FACTS)(PLAIN, None)
 
 
 def test_subscript_of_dict_with_dunder_key_is_just_a_missing_key():

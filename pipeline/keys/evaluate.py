@@ -27,7 +27,6 @@ from pipeline.rules.compiled import (
     in_domain,
 )
 from pipeline.rules.emit import TemplateError, render_set
-from pipeline.rules.expr import EvalError
 from pipeline.rules.models import CompiledPass, Located, RuleSet, run_normalize
 from pipeline.scan.facts import DrawFacts
 
@@ -85,12 +84,18 @@ class KeyUse:
     trace: Trace
 
 
+class Evaluation(list):
+    """The keys one draw's facts need (a list of :class:`KeyUse`), and ``errors``: the located
+    errors of the families and passes whose rules could not be evaluated for these facts."""
+
+    def __init__(self, uses: Iterable[KeyUse] = (), errors: Iterable[Diagnostic] = ()):
+        super().__init__(uses)
+        self.errors = list(errors)
+
+
 def run_expression(located: Located, facts: DrawFacts | None, features: dict | None = None) -> Any:
     """Evaluate a rule expression; an evaluation error is a located RuleError."""
-    try:
-        return located.expr(facts, features)
-    except EvalError as exc:
-        raise RuleError(Diagnostic(located.location, f"cannot evaluate '{located.expr.text}': {exc}")) from None
+    return located.run(facts, features)
 
 
 def derive_features(rs: RuleSet, facts: DrawFacts) -> tuple[dict[str, FeatureValue], dict[str, FeatureTrace]]:
@@ -149,23 +154,36 @@ def _coerce(rs: RuleSet, name: str, value: Any, located: Located) -> FeatureValu
                                                  f"({shown})"))
 
 
-def evaluate(rulesets: Iterable[RuleSet], facts: DrawFacts, overrides: Overrides | None = None) -> list[KeyUse]:
+def evaluate(rulesets: Iterable[RuleSet], facts: DrawFacts, overrides: Overrides | None = None) -> Evaluation:
     """The keys one draw needs: every family whose select holds, every pass not skipped.
 
     ``overrides`` evaluates the rule sets as if some features were changed (the
     report's what-if): ``dynamic`` leaves the feature out of the key after
     normalize; ``removed`` fixes it at its default and no rule sets it any more.
+
+    A rule that fails for these facts costs only its own family (a failing ``select`` or
+    derive) or pass (normalize, ``skip_when``, render state): every other key is still in
+    the result, and the failures are its ``errors``.
     """
-    uses = []
+    uses = Evaluation()
+    errors = uses.errors
     for rs in rulesets:
-        if not run_expression(rs.compiled.select, facts):
+        try:
+            if not run_expression(rs.compiled.select, facts):
+                continue
+            values, traces = derive_features(rs, facts)
+        except RuleError as exc:
+            errors.extend(exc.diagnostics)
             continue
-        values, traces = derive_features(rs, facts)
         mine = {f: how for f, how in (overrides or {}).items() if f in rs.compiled.domains}
         removed = {f for f, how in mine.items() if how == "removed"}
         values.update({f: default_value(rs.domain(f)) for f in removed})
         for pass_ in rs.compiled.passes.values():
-            use = _pass_use(rs, pass_, facts, values, traces, mine, removed)
+            try:
+                use = _pass_use(rs, pass_, facts, values, traces, mine, removed)
+            except RuleError as exc:
+                errors.extend(exc.diagnostics)
+                continue
             if use is not None:
                 uses.append(use)
     return uses

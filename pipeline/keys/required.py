@@ -89,6 +89,15 @@ class RequiredKeys:
         return {"keys": keys, "errors": [d.to_json() for d in self.diagnostics]}
 
 
+class DrawErrors(RuleError):
+    """What a memo holds for facts some rules failed on: their located errors, and the keys of
+    every family and pass that still evaluated (``uses``).  Never stored: evaluated again."""
+
+    def __init__(self, diagnostics: list[Diagnostic], uses: list[KeyUse]):
+        super().__init__(diagnostics)
+        self.uses = uses
+
+
 Memo = dict  # projected facts -> list[KeyUse] | RuleError, shared across calls
 
 
@@ -111,13 +120,16 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
         if uses is None:
             result.signatures_evaluated += 1
             try:
-                uses = evaluate(rulesets, group[0].facts, overrides)
+                found = evaluate(rulesets, group[0].facts, overrides)
+                uses = DrawErrors(found.errors, list(found)) if found.errors else list(found)
             except RuleError as exc:
                 uses = exc
             memo[projected] = uses
         if isinstance(uses, RuleError):
-            _add_unique(result.diagnostics, uses.diagnostics, seen)
-            continue
+            _add_unique(result.diagnostics, [_for_draws(d, group) for d in uses.diagnostics], seen)
+            uses = uses.uses if isinstance(uses, DrawErrors) else []
+            if not uses:
+                continue
         if not uses:
             _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
         sources = [d.source for d in group]
@@ -177,6 +189,18 @@ def _dump(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     raise TypeError(f"not serializable: {type(value).__name__}")
+
+
+def draw_name(source: DrawSource) -> str:
+    """A draw as messages name it: its file (from the world root), primitive and node."""
+    return f"{source.file}#/meshes/{source.mesh}/primitives/{source.primitive} (node {source.node})"
+
+
+def _for_draws(diagnostic: Diagnostic, group: list[Draw]) -> Diagnostic:
+    """A rule error of one fact signature, naming the first draw that has it (and how many more)."""
+    more = f" and {len(group) - 1} more draw{'s' if len(group) > 2 else ''}" if len(group) > 1 else ""
+    message = f"{diagnostic.message} for draw {draw_name(group[0].source)}{more}"
+    return Diagnostic(diagnostic.location, message, diagnostic.severity)
 
 
 def _no_family(draw: Draw) -> Diagnostic:

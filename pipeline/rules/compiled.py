@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.rules.emit import define_problem, set_derive_problems
-from pipeline.rules.expr import Domain, Expr, ExprError, Scope, compile_expr, suggest
+from pipeline.rules.emit import (  # noqa: F401  (FeatureValue, format_value re-exported)
+    FeatureValue, define_name_ok, define_problem, format_value, set_derive_problems)
+from pipeline.rules.expr import Domain, EvalError, Expr, ExprError, Scope, compile_expr, suggest
 
 if TYPE_CHECKING:
     from pipeline.rules.models import RuleSet
@@ -30,6 +31,7 @@ RENDER_STATE: dict[str, tuple] = {
     "depth_write": (False, True), "depth_test": (False, True),
 }
 CYCLE_CHECK_LIMIT = 1 << 14
+MAX_CONSTANT_ID = 2046  # glslang refuses layout(constant_id = N) for N >= 2047 (layoutSpecConstantIdEnd)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,13 @@ class Located:
 
     expr: Expr
     location: Location
+
+    def run(self, facts: Any = None, features: Any = None) -> Any:
+        """The expression's value; an evaluation error is a RuleError located here."""
+        try:
+            return self.expr(facts, features)
+        except EvalError as exc:
+            raise RuleError(Diagnostic(self.location, f"cannot evaluate '{self.expr.text}': {exc}")) from None
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class CompiledRule:
         return self.reads() | frozenset(self.set)
 
     def fires(self, values: dict[str, Any]) -> bool:
-        return bool(self.when.expr(None, values))
+        return bool(self.when.run(None, values))
 
     def changes(self, values: dict[str, Any]) -> bool:
         return any(not same_value(values[f], v) for f, v in self.set.items())
@@ -117,16 +126,6 @@ class NormalizeCycle(RuleError):
 
 def same_value(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
-
-
-FeatureValue = bool | int | str
-
-
-def format_value(value: FeatureValue) -> str:
-    """A feature value as key text and defines show it: bools as 0/1, ints and enum values as themselves."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
 
 
 NAME_VALUE = re.compile(r"^[A-Za-z0-9_./#:-]+$")
@@ -189,7 +188,7 @@ def check_termination(rules: tuple[CompiledRule, ...], domains: dict[str, Domain
     for combo in itertools.product(*(domains[n].values for n in names)):
         try:
             run_normalize(tuple(involved), {**base, **dict(zip(names, combo))})
-        except NormalizeCycle as exc:
+        except RuleError as exc:  # a cycle, or a rule that cannot be evaluated
             return exc.diagnostics[0]
     return None
 
@@ -306,7 +305,11 @@ class _Builder:
             if feature.define is not None:
                 self.check_define_name(name, feature)
             if feature.constant_id is not None:
-                if feature.constant_id in ids:
+                if feature.constant_id > MAX_CONSTANT_ID:
+                    self.error(self.doc.at(("features", name, "constant_id")), f"constant_id {feature.constant_id} "
+                               f"is out of range: specialization constant ids are 0 to {MAX_CONSTANT_ID} (glslang's "
+                               "limit; GLSL allows up to 2147483647, Vulkan 32 bits)")
+                elif feature.constant_id in ids:
                     self.error(self.doc.at(("features", name, "constant_id")),
                                f"constant_id {feature.constant_id} is already used by {ids[feature.constant_id]}")
                 ids.setdefault(feature.constant_id, name)
@@ -417,7 +420,7 @@ class _Builder:
         merged = [(("defines",), self.rs.defines), (("passes", pass_name, "defines"), self.rs.passes[pass_name].defines)]
         for loc, defines in merged:
             for key, define in defines.items():
-                if not _define_name_ok(key):
+                if not define_name_ok(key):
                     self.error(self.doc.at(loc + (key,), key=True), f"'{key}' is not a valid #define name")
                     continue
                 when = self.expr(define.when, loc + (key, "when"), self.feats) if define.when else None
@@ -439,10 +442,6 @@ def _show(value: Any) -> str:
 
 def _feature_name_ok(name: str) -> bool:
     return name.isascii() and name.isidentifier() and name.isupper() and not name.startswith("_")
-
-
-def _define_name_ok(name: str) -> bool:
-    return name.isidentifier() and name.isascii() and not name.startswith("__")
 
 
 def compile_ruleset(rs: "RuleSet", doc: "YamlDocument", materials_dir: Path | None = None) -> Compiled:

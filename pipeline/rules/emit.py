@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pipeline.rules.expr_runtime import SEPARATOR
 from pipeline.rules.expr_types import Domain, SType, suggest
 
 FeatureValue = bool | int | str
@@ -39,7 +40,6 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFINE_TEXT = re.compile(r"^[A-Za-z0-9_]*$")
 UNSAFE = re.compile(r"[^A-Za-z0-9_]")
-SEPARATOR = "+"
 
 
 class TemplateError(ValueError):

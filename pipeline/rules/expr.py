@@ -28,6 +28,13 @@ Semantics chosen so that absent data never crashes a build:
   arithmetic with ``None`` gives ``None``; ``x in None`` is ``False``;
 * a missing key of a dict fact (``material.extras.shader``) is ``None``.
 
+Operands whose type is known when the rule set loads must suit their operator, or the
+expression is a located error (:mod:`pipeline.rules.expr_types`): arithmetic on a string,
+``<`` between a string and a number, ``==`` that can never hold, ``has(mesh)``, ``x in y``
+where ``y`` cannot hold ``x``.  What only the content decides (a value in ``extras``, an
+overflow) fails at run time as :class:`EvalError`.  ``x in FEATURE`` over a set feature is
+membership among its define names, never a substring of their joined text.
+
 Every fact path is checked against the pydantic models of :mod:`pipeline.scan.facts`
 when the expression is compiled; every feature name against the feature table.
 """
@@ -43,21 +50,10 @@ from typing import Any, Callable, Mapping
 from pydantic import BaseModel
 
 from pipeline.rules.expr_runtime import (  # noqa: F401  (EvalError, get_attr, get_item re-exported)
-    ARITH,
-    COMPARE,
-    Env,
-    EvalError,
-    Fn,
-    arith,
-    bucket_of,
-    count_of,
-    extreme,
-    get_attr,
-    get_item,
-    has_attribute,
-    is_number,
-)
-from pipeline.rules.expr_types import ANY, Domain, SType, stype_of, suggest  # noqa: F401  (Domain, suggest re-exported)
+    ARITH, OP_TEXT, Env, EvalError, Fn, arith, bucket_of, compare_op, count_of, extreme, get_attr, get_item,
+    has_attribute, is_number)
+from pipeline.rules.expr_types import (  # noqa: F401  (Domain, suggest re-exported)
+    ANY, NUMBER_TYPE, Domain, SType, compare_problem, has_problem, number_problem, stype_of, suggest)
 from pipeline.scan.facts import DrawFacts
 
 MAX_LENGTH = 2000
@@ -74,8 +70,6 @@ class ExprError(Exception):
     def __init__(self, message: str, line: int = 1, col: int = 0):
         super().__init__(message)
         self.message, self.line, self.col = message, line, col
-
-
 
 
 # ------------------------------------------------------------------ compiled form
@@ -301,17 +295,23 @@ class _Compiler:
         if isinstance(node.op, ast.Not):
             return (lambda env: not fn(env)), SType("scalar", bool, frozenset([True, False]))
         if isinstance(node.op, (ast.USub, ast.UAdd)):
+            self._problem(node, number_problem(_, ast.unparse(node.operand), "unary minus and plus"))
             sign = -1 if isinstance(node.op, ast.USub) else 1
-            return (lambda env: arith(operator.mul, sign, fn(env))), ANY
+            return (lambda env: arith(operator.mul, sign, fn(env))), NUMBER_TYPE
         self.fail(node, "the operator ~ is not allowed")
 
     def c_BinOp(self, node: ast.BinOp) -> tuple[Fn, SType]:
         op = ARITH.get(type(node.op))
         if op is None:
             self.fail(node, f"the operator {type(node.op).__name__} is not allowed (only + - *)")
-        left, _ = self.compile(node.left)
-        right, _ = self.compile(node.right)
-        return (lambda env: arith(op, left(env), right(env))), ANY
+        (left, lt), (right, rt) = self.compile(node.left), self.compile(node.right)
+        for t, side in ((lt, node.left), (rt, node.right)):
+            self._problem(side, number_problem(t, ast.unparse(side), "arithmetic"))
+        return (lambda env: arith(op, left(env), right(env))), NUMBER_TYPE
+
+    def _problem(self, node: ast.AST, problem: str | None) -> None:
+        if problem:
+            self.fail(node, problem)
 
     def c_Compare(self, node: ast.Compare) -> tuple[Fn, SType]:
         operands = [node.left, *node.comparators]
@@ -319,8 +319,11 @@ class _Compiler:
         for i, op in enumerate(node.ops):
             self._check_literal(node, compiled[i][1], operands[i + 1], op)
             self._check_literal(node, compiled[i + 1][1], operands[i], op)
+            self._problem(operands[i], compare_problem(OP_TEXT[type(op)], compiled[i][1], compiled[i + 1][1],
+                                                       ast.unparse(operands[i]), ast.unparse(operands[i + 1])))
         fns = [c[0] for c in compiled]
-        ops = [COMPARE[type(op)] for op in node.ops]
+        ops = [compare_op(op, (t := compiled[i + 1][1]).feature is not None and t.feature.kind == "set")
+               for i, op in enumerate(node.ops)]
 
         def run(env: Env) -> bool:
             left = fns[0](env)
@@ -389,6 +392,7 @@ class _Compiler:
         if not self.scope.facts:
             self.fail(node, "has() reads mesh facts and cannot be used here")
         arg, t = self.compile(node.args[0])
+        self._problem(node.args[0], has_problem(t, ast.unparse(node.args[0])))
         if t.values is not None and len(t.values) == 1:
             self.facts.add(f"mesh.attributes[{next(iter(t.values))!r}]")
         else:

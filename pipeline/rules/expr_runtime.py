@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
+SEPARATOR = "+"  # between the define names of a set feature's value (rules/emit.py)
+
 
 class EvalError(Exception):
     """An expression failed at run time (e.g. comparing a string with a number)."""
@@ -90,6 +92,11 @@ def contains(a: Any, b: Any) -> bool:
         return False
 
 
+def set_member(a: Any, b: Any) -> bool:
+    """``a in b`` where ``b`` is a set feature's value (its define names joined by ``+``)."""
+    return isinstance(a, str) and isinstance(b, str) and a in b.split(SEPARATOR)
+
+
 COMPARE = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne,
     ast.Lt: ordered(operator.lt), ast.LtE: ordered(operator.le),
@@ -97,6 +104,18 @@ COMPARE = {
     ast.In: contains, ast.NotIn: lambda a, b: not contains(a, b),
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }
+OP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
+           ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+
+
+def compare_op(op: ast.cmpop, set_feature: bool = False) -> Callable:
+    """The run-time comparison; ``in`` over a set feature is membership among its define names,
+    never a substring test on their joined text."""
+    if set_feature and isinstance(op, (ast.In, ast.NotIn)):
+        return set_member if isinstance(op, ast.In) else (lambda a, b: not set_member(a, b))
+    return COMPARE[type(op)]
+
+
 ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # results beyond these (or inf) are errors, never huge values
 

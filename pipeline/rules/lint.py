@@ -111,6 +111,8 @@ def _unique_rules(rs: RuleSet) -> list[CompiledRule]:
 
 def _rule_problem(rs: RuleSet, rule: CompiledRule) -> str | None:
     """'can never fire' / 'never changes anything', judged over the features the rule touches."""
+    if any(rs.compiled.domains[n].open for n in rule.reads()):
+        return None  # an open feature's values come from content: only its default is known here
     domains = {n: d.values for n, d in rs.compiled.domains.items()}
     names = tuple(sorted(rule.scope()))
     try:
