@@ -171,3 +171,50 @@ def test_a_graph_a_thousand_nodes_deep_cooks(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["errors"] == [] and doc["compiled"] == 8
+
+
+# ------------------------------------------------------------------ XIncludes without compiling
+XI = 'xmlns:xi="http://www.w3.org/2001/XInclude"'
+TOP = f"""<?xml version="1.0"?>
+<materialx version="1.39" {XI}>
+  <xi:include href="parts/rough.mtlx" />
+  <gltf_pbr name="SR_a" type="surfaceshader">
+    <input name="roughness" type="float" nodename="rough" />
+  </gltf_pbr>
+  <surfacematerial name="M_a" type="material">
+    <input name="surfaceshader" type="surfaceshader" nodename="SR_a" />
+  </surfacematerial>
+</materialx>
+"""
+PART = f"""<?xml version="1.0"?>
+<materialx version="1.39" {XI}>
+  <xi:include href="../a.mtlx" />
+  EXTRA<constant name="rough" type="float"><input name="value" type="float" value="0.3" /></constant>
+</materialx>
+"""
+
+
+def _generate(materials: Path, part: str):
+    from pipeline.cook.compile import SourceTree
+    from pipeline.cook.generate.materialx import MaterialxGenerator
+    from pipeline.keys.key import PermutationKey
+
+    (materials / "surfaces" / "parts").mkdir(parents=True)
+    (materials / "surfaces" / "a.mtlx").write_text(TOP)
+    (materials / "surfaces" / "parts" / "rough.mtlx").write_text(part)
+    key = PermutationKey("mtlx", "forward", (("DOCUMENT", "surfaces/a.mtlx#M_a"),))
+    return MaterialxGenerator(SourceTree(materials)).generate(None, key)["fragment"]
+
+
+def test_nested_and_circular_xincludes_are_read_once_each_into_the_closure(tmp_path: Path) -> None:
+    made = _generate(tmp_path, PART.replace("EXTRA", ""))
+    assert made.problems == () and made.text is not None
+    assert made.files == ("surfaces/a.mtlx", "surfaces/parts/rough.mtlx")
+
+
+def test_an_error_in_an_included_document_is_located_there(tmp_path: Path) -> None:
+    made = _generate(tmp_path, PART.replace("EXTRA", '<sparkle name="glitter" type="color3" />\n  '))
+    (problem,) = made.problems
+    assert (str(problem.location), problem.message) == (
+        "materials/surfaces/parts/rough.mtlx:4:3", "unknown node 'sparkle' of type color3: no MaterialX node definition")
+    assert made.files == ("surfaces/a.mtlx", "surfaces/parts/rough.mtlx")
