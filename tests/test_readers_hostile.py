@@ -158,7 +158,7 @@ def test_runtime_check_of_a_folder_without_outputs_fails(cooked, tmp_path: Path,
 
 
 @needs_vulkan
-def test_runtime_check_of_dev_null_fails(tmp_path: Path) -> None:
+def test_runtime_check_of_dev_null_fails() -> None:
     line = one_error_line(pipeline("runtime", "check", "/dev/null", timeout=300))
     assert "/dev/null" in line and "error:" in line
     with pytest.raises(PipelineError) as caught:
