@@ -4,7 +4,9 @@ Every chunk manifest under the output folder (or one chunk) is loaded with
 :class:`~pipeline.runtime.loader.Loader` on a device with the Khronos validation layer
 on.  The result counts the pipeline states (deduplicated by id over the chunks) and
 those created, and lists every validation message and failure with its chunk, pipeline
-state and key.
+state and key.  The world root's chunk (``.root.json``) is checked like any other; a
+folder with no chunk manifest (empty, not a cook's outputs) is an error, never a pass
+that checked nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.cook import manifest as mf
+from pipeline.errors import PipelineError
 from pipeline.progress import NullProgress, Progress
 from pipeline.runtime.device import Device
 from pipeline.runtime.loader import Failure, Loader
@@ -40,21 +43,35 @@ class CheckResult:
 
 
 def chunk_names(out: Path, chunk: str | None = None) -> list[str]:
-    """Every chunk with a manifest under ``out`` (or just ``chunk``), by name."""
+    """Every chunk with a manifest under ``out`` (or just ``chunk``), by name; the world root's
+    chunk (``.root.json``) is ``.``."""
     if chunk is not None:
         return [chunk]
     names = []
     for path in sorted(Path(out).rglob("*.json")):
-        if path.name.endswith(mf.LEVEL_SUFFIX + ".json") or path.name.startswith("."):
+        if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
             continue
-        names.append(path.relative_to(out).with_suffix("").as_posix())
+        name = path.relative_to(out).with_suffix("").as_posix()
+        if name == mf.ROOT_STEM:
+            names.append(mf.ROOT)
+        elif not path.name.startswith("."):
+            names.append(name)
     return names
+
+
+class NothingToCheck(PipelineError):
+    """An outputs folder with no chunk manifest: checking it would check nothing."""
 
 
 def check(out: Path | str, chunk: str | None = None, progress: Progress | None = None) -> CheckResult:
     out = Path(out)
     progress = progress or NullProgress()
+    if not out.is_dir():
+        raise NothingToCheck.at(str(out), "not a folder of cooked outputs: found no outputs to check")
     names = chunk_names(out, chunk)
+    if not names:
+        raise NothingToCheck.at(str(out), "found no outputs to check (no chunk manifest <chunk>.json in it): "
+                                          "name the output folder of a cook (--out, default build)")
     failed: list[Failure] = []
     states: set[str] = set()
     with Device(validation=True) as device:

@@ -23,7 +23,8 @@ from pathlib import Path
 from pipeline.cook import manifest as mf
 from pipeline.cook.contract import DRAW_FIELDS
 from pipeline.cook.pak import read_index
-from pipeline.errors import Diagnostic, Location
+from pipeline.errors import Diagnostic, Location, PipelineError
+from pipeline.runtime.check import chunk_names
 from pipeline.runtime.misses import read_log
 
 
@@ -78,14 +79,22 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
             anywhere[key] = _cooked_anywhere(out, key)
         return anywhere[key]
 
+    unknown: dict[str, str] = {}  # chunk -> why the world has no keys for it
     for line, record in read_log(log):
         if isinstance(record, str):
             errors.append(Diagnostic(Location(str(log), line), record))
             continue
         chunk = record["chunk"]
-        if chunk not in content:
-            content[chunk] = _content_uses(keys_of_chunk(chunk))
-            cooked[chunk] = _cooked_keys(out, chunk)
+        if chunk not in content and chunk not in unknown:
+            try:
+                content[chunk] = _content_uses(keys_of_chunk(chunk))
+            except PipelineError as exc:  # no such chunk in the world: this line's error, the rest still read
+                unknown[chunk] = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+            else:
+                cooked[chunk] = _cooked_keys(out, chunk)
+        if chunk in unknown:
+            errors.append(Diagnostic(Location(str(log), line), unknown[chunk]))
+            continue
         verdicts.append(_verdict(line, record, content[chunk], cooked[chunk], cooked_anywhere))
     return CheckLogResult(str(log), verdicts, errors)
 
@@ -111,17 +120,11 @@ def _cooked_keys(out: Path, chunk: str) -> set[str]:
 
 
 def _cooked_anywhere(out: Path, key: str) -> bool:
-    for path in sorted(out.rglob("*.json")):
-        if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
-            continue
-        chunk = path.relative_to(out).with_suffix("").as_posix()
-        if key in _cooked_keys(out, chunk):
-            return True
-    return False
+    return any(key in _cooked_keys(out, chunk) for chunk in chunk_names(out))
 
 
 def _verdict(line: int, record: dict, content: dict, cooked: set[str], anywhere) -> MissVerdict:
-    draw = record["draw"] if isinstance(record["draw"], dict) else {}
+    draw = record["draw"]
     draw_id = tuple(draw.get(f) for f in DRAW_FIELDS)
     key, label = record["key"], record.get("pass")
     base = dict(line=line, key=key, chunk=record["chunk"], draw=draw, pass_name=label)

@@ -24,7 +24,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from xml.parsers import expat
 
 import MaterialX as mx
 
@@ -80,60 +81,128 @@ def gltf_pbr_document(textured: frozenset[str]) -> mx.Document:
 
 
 def shape_of(material: mx.Node) -> str:
-    """The canonical hash of the graph upstream of a material node."""
+    """The canonical hash of the graph upstream of a material node.
+
+    The walk is depth-first with an explicit stack (a graph thousands of nodes deep is
+    no deeper for it than a flat one); nodes are numbered in the order they are first
+    reached and each port names the number of the node it connects to.
+    """
     index: dict[str, int] = {}
     nodes: list[list] = []
 
-    def visit(element) -> int:
-        path = element.getNamePath()
-        if path in index:
-            return index[path]
-        index[path] = len(nodes)
+    def enter(element) -> tuple[list, object]:
+        index[element.getNamePath()] = len(nodes)
         entry: list = [element.getCategory(), element.getType(), []]
         nodes.append(entry)
-        inputs = element.getInputs() if element.isA(mx.Node) or element.isA(mx.Output) else []
-        if element.isA(mx.Output):
-            upstream = element.getConnectedNode()
-            entry[2].append(["", element.getType(), visit(upstream) if upstream else "uniform", ""])
-        for port in sorted(inputs, key=lambda p: p.getName()):
-            upstream = port.getConnectedNode()
-            target = visit(upstream) if upstream is not None else "uniform"
-            entry[2].append([port.getName(), port.getType(), target, port.getOutputString()])
-        return index[path]
+        return entry, iter(_ports(element))
 
-    visit(material)
+    stack = [enter(material)]
+    while stack:
+        entry, ports = stack[-1]
+        for name, type_, upstream, output in ports:
+            if upstream is None:
+                entry[2].append([name, type_, "uniform", output])
+                continue
+            path = upstream.getNamePath()
+            entry[2].append([name, type_, index.get(path, len(nodes)), output])
+            if path not in index:
+                stack.append(enter(upstream))
+                break
+        else:
+            stack.pop()
     return stable_hash({"materialx_shape": nodes})[:16]
 
 
+def _ports(element) -> list[tuple[str, str, object, str]]:
+    """``(input, type, upstream node or None, output)`` of an element, in the order its shape lists them."""
+    ports = []
+    if element.isA(mx.Output):
+        upstream = element.getConnectedNode()
+        ports.append(("", element.getType(), upstream if upstream else None, ""))
+    if element.isA(mx.Node) or element.isA(mx.Output):
+        for port in sorted(element.getInputs(), key=lambda p: p.getName()):
+            ports.append((port.getName(), port.getType(), port.getConnectedNode(), port.getOutputString()))
+    return ports
+
+
 # ---------------------------------------------------------------- documents
-def load_document(text: str, display: str) -> mx.Document:
-    """A MaterialX document from its text, checked; problems are located :class:`CompileError`."""
+XINCLUDE_TAG = "xi:include"  # as MaterialX matches it: the prefix as written
+
+
+@dataclass(frozen=True)
+class XInclude:
+    """One ``<xi:include href="...">`` of a document: the reference as written and where it is."""
+
+    href: str
+    line: int
+    col: int
+
+
+def check_xml(text: str, display: str) -> tuple[XInclude, ...]:
+    """The XIncludes of a document's text, checked to be well-formed XML in the same pass.
+
+    Prefixes are read as written (no namespace processing), as MaterialX reads them.
+    """
+    parser = expat.ParserCreate()
+    found: list[XInclude] = []
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        if name == XINCLUDE_TAG:
+            found.append(XInclude(attrs.get("href", ""), parser.CurrentLineNumber, parser.CurrentColumnNumber + 1))
+
+    parser.StartElementHandler = start
     try:
-        ET.fromstring(text)
-    except ET.ParseError as exc:
-        line, col = exc.position
-        raise CompileError(Diagnostic(Location(display, line, col + 1),
-                                      f"invalid MaterialX document: {_xml_message(exc)}")) from None
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        raise CompileError(Diagnostic(Location(display, exc.lineno, exc.offset + 1),
+                                      f"invalid MaterialX document: {expat.ErrorString(exc.code)}")) from None
+    return tuple(found)
+
+
+def _read_options() -> mx.XmlReadOptions:
+    """MaterialX reads the text only: XIncludes are resolved and read by the caller (materials folder only)."""
+    options = mx.XmlReadOptions()
+    options.readXIncludeFunction = None
+    return options
+
+
+def load_document(text: str, display: str, includes: tuple[tuple[str, str], ...] = ()) -> mx.Document:
+    """A MaterialX document from its text, checked; problems are located :class:`CompileError`.
+
+    ``includes`` are ``(text, display)`` of the documents its XIncludes name, already read,
+    innermost first; their elements are read before the document's own, and a name defined
+    twice keeps its first definition, as MaterialX reads XIncludes.
+    """
+    check_xml(text, display)
     doc = mx.createDocument()
-    try:
-        mx.readFromXmlString(doc, text)
-    except Exception as exc:  # MaterialX raises its own exception types for malformed documents
-        raise CompileError.at(display, f"invalid MaterialX document: {exc}") from None
+    for n, (source, where) in enumerate((*includes, (text, display))):
+        part = doc if n == len(includes) else mx.createDocument()  # the document itself is read last
+        try:
+            mx.readFromXmlString(part, source, mx.FileSearchPath(), _read_options())
+        except Exception as exc:  # MaterialX raises its own exception types for malformed documents
+            raise CompileError.at(where, f"invalid MaterialX document: {exc}") from None
+        if part is not doc:
+            doc.importLibrary(part)
     doc.importLibrary(library())
-    unknown = [_at_name(text, display, e.getName(), f"unknown node '{e.getCategory()}' of type {e.getType()}: "
-                                                    "no MaterialX node definition")
+    sources = ((text, display), *includes)
+    unknown = [_at_name(sources, e.getName(), f"unknown node '{e.getCategory()}' of type {e.getType()}: "
+                                              "no MaterialX node definition")
                for e in doc.traverseTree() if e.isA(mx.Node) and e.getNodeDef() is None]
     if unknown:
         raise CompileError(unknown[:8])
     valid, message = doc.validate()
     if not valid:
-        raise CompileError([_locate(text, display, line) for line in message.strip().splitlines()[:8]])
+        raise CompileError([_locate(sources, line) for line in message.strip().splitlines()[:8]])
     return doc
 
 
-def _at_name(text: str, display: str, name: str, message: str) -> Diagnostic:
-    line, col = locate_name(text, name)
-    return Diagnostic(Location(display, line, col), message)
+def _at_name(sources, name: str, message: str) -> Diagnostic:
+    """``message`` at the element named ``name`` in the first of ``sources`` that has it, else the first."""
+    for text, display in sources:
+        line, col = locate_name(text, name)
+        if line is not None:
+            return Diagnostic(Location(display, line, col), message)
+    return Diagnostic(Location(sources[0][1]), message)
 
 
 def find_material(doc: mx.Document, name: str, text: str, display: str) -> mx.Node:
@@ -159,12 +228,7 @@ def locate_name(text: str, name: str) -> tuple[int, int] | tuple[None, None]:
     return text.count("\n", 0, start) + 1, start - (text.rfind("\n", 0, start) + 1) + 1
 
 
-def _locate(text: str, display: str, message: str) -> Diagnostic:
-    """A validation message at the element it names (``<node name="x" ...>``), else the file."""
+def _locate(sources, message: str) -> Diagnostic:
+    """A validation message at the element it names (``<node name="x" ...>``), else the document."""
     names = re.findall(r'name="([^"]+)"', message)
-    line, col = locate_name(text, names[0]) if names else (None, None)
-    return Diagnostic(Location(display, line, col), f"invalid MaterialX document: {message.strip()}")
-
-
-def _xml_message(exc: ET.ParseError) -> str:
-    return re.sub(r":\s*line \d+, column \d+$", "", str(exc))
+    return _at_name(sources, names[0] if names else "", f"invalid MaterialX document: {message.strip()}")
