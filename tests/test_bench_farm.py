@@ -15,6 +15,7 @@ bench_farm = pytest.importorskip("bench_farm")
 suite = pytest.importorskip("suite")
 
 
+@pytest.mark.slow
 def test_farm_benchmark_measures_and_projects(tmp_path: Path) -> None:
     for name in ("rules", "materials"):
         shutil.copytree(ROOT / name, tmp_path / name)

@@ -25,6 +25,7 @@ def test_worldgen_is_deterministic(tmp_path):
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
 
 
+@pytest.mark.slow
 def test_quick_suite_writes_results_table(tmp_path):
     pytest.importorskip("matplotlib", reason="the scaling plot needs the [bench] extra (matplotlib)")
     out, plot = tmp_path / "RESULTS.md", tmp_path / "scaling.svg"

@@ -149,6 +149,7 @@ def broken_keys(out: Path, file: str, line: int) -> set[str]:
             for e in json.loads(path.read_text())["errors"] if (e["file"], e["line"]) == (file, line)}
 
 
+@pytest.mark.slow
 def test_a_mistake_every_permutation_includes_is_one_error_naming_how_many_keys_it_breaks(world):
     line = replace_line(world / "shaders/pbr/common.glsl", "float sq(float x) { return x * x; }",
                         "float sq(float x) { return x * x }")

@@ -109,6 +109,7 @@ def test_quiet_drops_the_block_and_verbose_lists_everything(site):
     assert verbose.output.count("build/") == 18
 
 
+@pytest.mark.slow
 def test_every_compile_lands_in_the_timing_log(site):
     first = json.loads(cook("--json").output)
     rows = read_log(site / "cache")

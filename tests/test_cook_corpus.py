@@ -6,6 +6,8 @@ extension nobody supports (FAKE_materials_quantumRendering).
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from pipeline import api
@@ -16,6 +18,7 @@ from pipeline.cook.scheduler import JobRunner
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
 
 
+@pytest.mark.slow
 def test_corpus_cooks_with_zero_compile_errors(corpus: Path, tmp_path: Path) -> None:
     world = api.open_world(corpus)
     compiler = JobRunner(world.materials_dir, "capi", 2)

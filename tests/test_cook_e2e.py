@@ -269,6 +269,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     assert compiler.calls == 0 and fixed.errors == []
 
 
+@pytest.mark.slow
 def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm) -> None:
     site, _ = warm
     break_forward_brdf(site.materials)

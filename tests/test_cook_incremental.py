@@ -200,12 +200,14 @@ def test_rule_change_recomputes_every_chunk(site, missed, at):
     assert sorted(missed[0]) == [at(c) for c in SAMPLE_CHUNKS]
 
 
+@pytest.mark.slow
 def test_level_and_chunk_filters(site, missed, at):
     both(site, level=at("town"))
     both(site, chunk=at("forest/c02"))
     assert missed == []
 
 
+@pytest.mark.slow
 def test_broken_file_keeps_its_diagnostics(site, missed, at):
     (site / "world" / at("forest/c02/cabin.gltf")).write_text("{not json")
     first, _ = both(site)
@@ -215,6 +217,7 @@ def test_broken_file_keeps_its_diagnostics(site, missed, at):
 
 
 # ------------------------------------------------------------------ outputs repaired without a blob read
+@pytest.mark.slow
 def test_deleted_pak_is_restored(site, at):
     before = files(site / "out")
     pak = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c00.json"))
@@ -224,6 +227,7 @@ def test_deleted_pak_is_restored(site, at):
     assert files(site / "out") == before
 
 
+@pytest.mark.slow
 def test_truncated_manifest_is_restored(site, at):
     before = files(site / "out")
     path = site / "out" / at("town/market.json")
@@ -233,6 +237,7 @@ def test_truncated_manifest_is_restored(site, at):
     assert files(site / "out") == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["blob", "truncate"])
 def test_corrupt_pak_is_restored(site, where, at):
     before = files(site / "out")
@@ -248,6 +253,7 @@ def test_corrupt_pak_is_restored(site, where, at):
     assert files(site / "out") == before
 
 
+@pytest.mark.slow
 def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
     from pipeline.cache.store import Store
 
@@ -259,6 +265,7 @@ def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
     assert result.written == [] and len(reads) == len(result.plan.jobs)  # the cache check only, once per job
 
 
+@pytest.mark.slow
 def test_deleted_level_manifest_is_restored(site, at):
     before = files(site / "out")
     path = site / "out" / at("town.level.json")
@@ -268,6 +275,7 @@ def test_deleted_level_manifest_is_restored(site, at):
     assert files(site / "out") == before
 
 
+@pytest.mark.slow
 def test_stale_chunk_manifest_rebuilds_level(site, at):
     """A chunk manifest changed on disk by someone else: rewritten, and its level manifest checked again."""
     before = files(site / "out")

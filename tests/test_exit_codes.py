@@ -67,6 +67,7 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
 
 
 # ------------------------------------------------------------------ a missing compiler: user error
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["capi", "cli", "auto"])
 def test_no_toolchain_prefix_is_one_located_line_exit_1(tmp_path, backend) -> None:
     prefix = tmp_path / "site-packages" / "cmeel.prefix"               # not there
@@ -76,6 +77,7 @@ def test_no_toolchain_prefix_is_one_located_line_exit_1(tmp_path, backend) -> No
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend, missing", [("capi", "lib/libglslang.so"), ("cli", "bin/glslangValidator")])
 def test_a_prefix_without_the_compiler_names_the_missing_file(tmp_path, backend, missing) -> None:
     prefix = tmp_path / "cmeel.prefix"
@@ -87,6 +89,7 @@ def test_a_prefix_without_the_compiler_names_the_missing_file(tmp_path, backend,
     assert one_error_line(proc) == f"{prefix / missing}: error: {kind} {name} not found; {INSTALL}"
 
 
+@pytest.mark.slow
 def test_a_library_that_does_not_load_is_a_located_error(tmp_path) -> None:
     prefix = tmp_path / "cmeel.prefix"
     (prefix / "lib").mkdir(parents=True)
@@ -97,6 +100,7 @@ def test_a_library_that_does_not_load_is_a_located_error(tmp_path) -> None:
     assert line.endswith(INSTALL)
 
 
+@pytest.mark.slow
 def test_the_installed_toolchain_cooks_through_the_same_wrapper(tmp_path) -> None:
     """The wrapper itself is sound: pointed at the real prefix, the same cook succeeds."""
     proc = run(MOVED_TOOLCHAIN, toolchain.prefix(), *cook_args(tmp_path, "--jobs", "1"), cwd=tmp_path)
@@ -113,6 +117,7 @@ def test_toolchain_error_is_a_pipeline_error_that_survives_a_process_pool() -> N
 
 
 # ------------------------------------------------------------------ a bug: traceback, exit 2
+@pytest.mark.slow
 def test_a_bug_exits_2_with_a_traceback(tmp_path) -> None:
     proc = run(BUGGY_COOK, *cook_args(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr

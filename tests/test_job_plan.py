@@ -146,6 +146,7 @@ def test_a_report_between_two_cooks_keeps_the_noop_stamp(tmp_path: Path) -> None
 
 
 # ------------------------------------------------------------------ dry run
+@pytest.mark.slow
 def test_dry_run_changes_nothing_and_lists_what_the_cook_then_does(tmp_path: Path) -> None:
     world, materials = tmp_path / "world", tmp_path / "materials"
     shutil.copytree(SAMPLE, world)

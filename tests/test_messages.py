@@ -102,6 +102,7 @@ def test_table_report_leads_with_what_needs_action(site):
                                f"{doc['provenance']['rules_hash'][:12]}, world ")
 
 
+@pytest.mark.slow
 def test_shader_and_rule_errors_name_files_from_where_the_command_runs(site, monkeypatch):
     """The same shader error, remembered in the cache, is named from each current folder in turn."""
     world = site / "world"

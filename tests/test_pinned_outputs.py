@@ -77,6 +77,7 @@ def _check(name: str, world: Path, tmp: Path) -> None:
     assert changed == []
 
 
+@pytest.mark.slow
 def test_sample_world_matches_pinned_summary(tmp_path: Path) -> None:
     _check("sample_world", SAMPLE, tmp_path)
 

@@ -42,6 +42,7 @@ print(json.dumps({"modules": len(names), "code": code}))
 '''
 
 
+@pytest.mark.slow
 def test_every_module_imports_and_a_cook_runs_without_fcntl(tmp_path):
     out, cache = tmp_path / "build", tmp_path / "cache"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

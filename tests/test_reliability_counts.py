@@ -40,6 +40,7 @@ def rule_line(rules: Path) -> int:
     return next(i for i, line in enumerate((rules / "wide.yaml").read_text().splitlines(), 1) if "when:" in line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("features, values", [(26, 2), (34, 2), (2, 5000)])
 def test_a_rule_too_wide_to_count_is_a_located_error_not_minutes_or_memory(tmp_path, features, values):
     rules = wide_rules(tmp_path / "rules", features, features, values=values)
@@ -54,6 +55,7 @@ def test_a_rule_too_wide_to_count_is_a_located_error_not_minutes_or_memory(tmp_p
     assert check.returncode in (0, 1) and "Traceback" not in check.stderr
 
 
+@pytest.mark.slow
 def test_within_the_limit_the_count_is_exact_and_the_limit_is_configurable(tmp_path):
     rules = wide_rules(tmp_path / "rules", 18, 18)
     world = copy_world(tmp_path / "world")
@@ -66,6 +68,7 @@ def test_within_the_limit_the_count_is_exact_and_the_limit_is_configurable(tmp_p
     assert proc.returncode == 1 and "over limits.max_count_cells (1000)" in proc.stderr
 
 
+@pytest.mark.slow
 def test_report_json_writes_counts_past_64_bits_exactly(tmp_path):
     rules = wide_rules(tmp_path / "rules", 64, 0)
     world = copy_world(tmp_path / "world")

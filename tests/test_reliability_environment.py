@@ -47,6 +47,7 @@ def one_error_line(proc, where: str, message: str) -> None:
     assert lines[0].startswith(where) and ": error: " in lines[0] and message in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_a_full_output_disk_is_one_located_line(tmp_path):
     with tmpfs(tmp_path / "small", "size=64k") as small:
         proc = run_cli("cook", SAMPLE, "--cache", tmp_path / "cache", "--out", small / "out", "-q", "-j", "1",
@@ -54,6 +55,7 @@ def test_a_full_output_disk_is_one_located_line(tmp_path):
         one_error_line(proc, str(small / "out"), "No space left on device")
 
 
+@pytest.mark.slow
 def test_a_full_cache_disk_is_one_located_line(tmp_path):
     with tmpfs(tmp_path / "small", "size=32k") as small:
         proc = run_cli("cook", SAMPLE, "--cache", small / "cache", "--out", tmp_path / "out", "-q", "-j", "1",
@@ -64,6 +66,7 @@ def test_a_full_cache_disk_is_one_located_line(tmp_path):
         assert "full" in errors[0] or "No space left" in errors[0], proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["--out", "--cache"])
 def test_a_read_only_folder_is_one_located_line(tmp_path, what):
     ro = tmp_path / "ro"
@@ -74,6 +77,7 @@ def test_a_read_only_folder_is_one_located_line(tmp_path, what):
         one_error_line(proc, str(ro / what[2:]), "Read-only file system")
 
 
+@pytest.mark.slow
 def test_no_space_through_the_write_seam_stops_with_one_located_error(tmp_path, monkeypatch):
     world = copy_world(tmp_path / "world")
 
@@ -98,6 +102,7 @@ def test_a_folder_under_a_regular_file_is_one_located_line(tmp_path, what):
     one_error_line(proc, str(blocker / what[2:]), "")
 
 
+@pytest.mark.slow
 def test_report_output_into_an_unwritable_place_is_one_located_line(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -118,6 +123,7 @@ def test_keys_into_a_closed_pipe_exits_quietly(tmp_path):
 
 
 # ---------------------------------------------------------------- one bounded line
+@pytest.mark.slow
 def test_a_newline_in_a_folder_name_prints_as_one_line(tmp_path):
     world = copy_world(tmp_path / "world")
     odd = world / "forest" / "bad\nchunk"
@@ -130,6 +136,7 @@ def test_a_newline_in_a_folder_name_prints_as_one_line(tmp_path):
     assert line.startswith("forest/bad\\nchunk/broken.gltf:1:") and ": error: " in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["asset.version", "extensionsRequired"])
 def test_a_10_mb_string_gives_a_bounded_error_line(tmp_path, where):
     world = copy_world(tmp_path / "world")

@@ -53,6 +53,7 @@ def test_a_buffer_that_is_a_fifo_or_device_is_a_located_warning_not_a_hang(tmp_p
     assert f"lv/c0/a.gltf: /buffers/0/uri: warning: buffer file not read: cannot read: not a regular file (a {kind.replace('fifo', 'FIFO')})" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_a_gltf_name_that_is_a_device_or_fifo_is_a_located_error_and_the_rest_cooks(tmp_path, kind):
     if kind == "device" and os.geteuid() != 0:
@@ -68,6 +69,7 @@ def test_a_gltf_name_that_is_a_device_or_fifo_is_a_located_error_and_the_rest_co
     assert (tmp_path / "out" / "town.level.json").is_file() and (tmp_path / "out" / "forest" / "c00.json").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
 def test_rule_set_pipeline_toml_and_since_that_are_not_regular_files(tmp_path, target):
     def place(path: Path) -> None:
@@ -163,6 +165,7 @@ def test_a_rule_set_source_leaving_the_materials_folder_is_a_located_error(tmp_p
     assert f"pbr.yaml:{line}:" in proc.stderr and "leaves the materials folder" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_shader_symlink_leaving_materials_fails_its_jobs_unless_allowed(tmp_path):
     materials, shared = tmp_path / "materials", tmp_path / "shared"
     shutil.copytree(ROOT / "materials", materials)

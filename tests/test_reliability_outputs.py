@@ -37,6 +37,7 @@ def test_cooking_the_folder_of_a_single_model_works(tmp_path):
     check_readable(tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_odd_chunk_names_are_located_errors_and_every_other_chunk_still_cooks(tmp_path):
     world = copy_world(tmp_path / "world")
     long_name = "n" * 240
@@ -143,6 +144,7 @@ def same_size_edit(path: Path, old: bytes, new: bytes) -> None:
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verify", [False, True])
 def test_a_same_size_edit_with_the_mtime_put_back_is_seen(tmp_path, verify):
     world = copy_world(tmp_path / "world")

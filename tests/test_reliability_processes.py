@@ -72,6 +72,7 @@ def reference(tmp_path_factory):
     return world, outputs(base / "out")
 
 
+@pytest.mark.slow
 @linux_only
 def test_ctrl_c_during_a_cook_exits_130_with_one_line_and_no_worker_traceback(reference, tmp_path):
     world, expected = reference
@@ -103,6 +104,7 @@ def test_ctrl_c_during_a_cook_exits_130_with_one_line_and_no_worker_traceback(re
     assert interrupted >= 1
 
 
+@pytest.mark.slow
 @linux_only
 def test_kill_9_of_a_cook_takes_its_compile_workers_along(reference, tmp_path):
     world, expected = reference
@@ -148,6 +150,7 @@ for i in range(rounds):
 """
 
 
+@pytest.mark.slow
 def test_readers_racing_a_writer_never_see_a_manifest_naming_blobs_its_pak_lacks(tmp_path):
     a, b = two_worlds(tmp_path)
     cache, out = tmp_path / "cache", tmp_path / "out"
@@ -174,6 +177,7 @@ def test_readers_racing_a_writer_never_see_a_manifest_naming_blobs_its_pak_lacks
     assert checks > 10
 
 
+@pytest.mark.slow
 def test_kill_9_while_overwriting_a_chunk_leaves_a_consistent_pair(tmp_path):
     a, b = two_worlds(tmp_path)
     cache, out = tmp_path / "cache", tmp_path / "out"
@@ -194,6 +198,7 @@ def test_kill_9_while_overwriting_a_chunk_leaves_a_consistent_pair(tmp_path):
     assert paks == [json.loads((out / "forest" / "c00.json").read_bytes())["pak"]]
 
 
+@pytest.mark.slow
 def test_a_reader_thread_sees_only_whole_pairs_while_cooks_run_in_process(tmp_path, monkeypatch):
     """The same race inside one process (threads), with the writer pausing after each pak it
     publishes: the moment a pak-then-manifest writer would show a new pak under an old manifest."""

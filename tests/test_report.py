@@ -50,6 +50,7 @@ def corpus_run(corpus, tmp_path_factory):
 
 
 # ------------------------------------------------------------------ the funnel on the corpus
+@pytest.mark.slow
 def test_funnel_is_consistent_and_matches_pipeline_keys(corpus_run, corpus):
     doc = corpus_run["before"]
     keys = cli("keys", corpus, "--cache", corpus_run["cache"], "--json")

@@ -191,6 +191,7 @@ def test_keys_link_to_their_explanations_and_names_come_from_the_gltf(over, tmp_
     assert ".key{" in html and "word-break:normal" in html
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_phone_desktop_and_print(over, tmp_path):
     path, _ = over
@@ -276,6 +277,7 @@ def _printed_text(tmp_path: Path, page: Path, name: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize("which", ["corpus", "over"])
 def test_screenshots_at_two_widths_and_print_show_every_row_and_the_json_figures(which, request, tmp_path):

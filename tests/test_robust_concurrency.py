@@ -49,6 +49,7 @@ def test_two_cooks_at_once_on_one_cache_match_a_serial_cook(world, tmp_path, chu
     assert again.errors == [] and again.warnings == [], "the shared cache is intact"
 
 
+@pytest.mark.slow
 def test_two_whole_world_cooks_at_once_into_one_out_folder(world, tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
     both = [start_cook(world, cache, out) for _ in range(2)]
@@ -62,6 +63,7 @@ def test_two_whole_world_cooks_at_once_into_one_out_folder(world, tmp_path):
     assert warm.run.compiled == [] and warm.warnings == [] and outputs(tmp_path / "warm") == outputs(reference)
 
 
+@pytest.mark.slow
 def test_readers_during_a_cook_never_see_a_half_written_state(world, tmp_path):
     """Keys and scans run against the cook's cache and the outputs are read in a loop while it writes."""
     cache, out = tmp_path / "cache", tmp_path / "out"
@@ -93,6 +95,7 @@ def test_readers_during_a_cook_never_see_a_half_written_state(world, tmp_path):
     assert outputs(out) == outputs(reference)
 
 
+@pytest.mark.slow
 def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_manifest(world, tmp_path, monkeypatch):
     """The unlucky interleaving, forced: A reads the level's chunks, B writes its chunk and the level, A writes."""
     cache, out = tmp_path / "cache", tmp_path / "out"

@@ -68,6 +68,7 @@ class KilledCook:
         return not finished
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_never_leaves_partial_outputs(reference, tmp_path):
     world, warm_cache, expected = reference
     rng = random.Random(20240607)
@@ -248,6 +249,7 @@ def break_include(materials: Path, relative: str, after: str) -> int:
     return at + 1
 
 
+@pytest.mark.slow
 def test_a_broken_fragment_include_fails_only_its_jobs_and_is_never_cached_as_success(reference, tmp_path):
     world, _, _ = reference
     materials = tmp_path / "materials"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import shutil
 from pathlib import Path
@@ -12,6 +14,7 @@ from runtime_helpers import SAMPLE, needs_vulkan
 FILE = "town/market/car.glb"  # every draw of it has its key in a complete cook
 
 
+@pytest.mark.slow
 @needs_vulkan
 def test_a_render_without_misses_leaves_an_empty_log_that_check_log_accepts(tmp_path: Path) -> None:
     world = tmp_path / "world"

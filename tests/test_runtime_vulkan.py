@@ -33,6 +33,7 @@ def corpus_out(corpus, tmp_path_factory) -> Path:
 
 
 # ------------------------------------------------------------------ check
+@pytest.mark.slow
 def test_check_sample_world_creates_every_pipeline_without_validation_messages(sample_out: Path) -> None:
     run = CliRunner().invoke(main, ["runtime", "check", str(sample_out), "--json"])
     assert run.exit_code == 0, run.output
@@ -44,6 +45,7 @@ def test_check_sample_world_creates_every_pipeline_without_validation_messages(s
     assert doc["modules"] == len({d for m in manifests for e in m["keys"].values() for d in e["stages"].values()})
 
 
+@pytest.mark.slow
 def test_check_corpus(corpus_out: Path) -> None:
     result = api.runtime_check(corpus_out)
     assert result.pipelines == result.created > 150
@@ -75,6 +77,7 @@ def test_check_reports_a_pipeline_state_the_shaders_do_not_match(sample_out: Pat
         "Location 1" in report["validation_errors"][0]["message"]
 
 
+@pytest.mark.slow
 def test_check_reports_a_corrupt_pak_and_still_checks_the_rest(sample_out: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     for p in sample_out.rglob("*"):

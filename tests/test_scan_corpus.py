@@ -67,6 +67,7 @@ def test_draws_are_sorted_and_sources_match_facts(corpus_scan: ScanResult) -> No
         assert draw.source.level == draw.source.file.split("/")[0]
 
 
+@pytest.mark.slow
 def test_mesh_and_material_facts_match_the_json_everywhere(corpus: Path, corpus_scan: ScanResult) -> None:
     docs: dict[str, dict] = {}
     for draw in corpus_scan.draws:

@@ -50,6 +50,7 @@ def cooked(corpus: Path, tmp_path_factory) -> tuple:
     return result, compiler, tmp_path
 
 
+@pytest.mark.slow
 def test_legacy_family_cooks_on_the_corpus_for_three_targets(cooked) -> None:
     result, compiler, tmp_path = cooked
     assert [(e.file, e.key) for e in result.errors] == [(FAKE, None)]

@@ -109,6 +109,7 @@ def random_rulesets(draw):
         assume(False)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(random_rulesets())
 def test_valid_count_matches_brute_force(rs):
