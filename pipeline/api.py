@@ -240,10 +240,12 @@ def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | No
         return None
     try:
         from pipeline.cache.remote import RemoteCache, RemoteCacheError  # fsspec: the [remote] extra
+        from pipeline.cache.remote_records import team_key
     except ImportError as exc:
         raise ConfigError.at(url, f"a shared cache needs fsspec: pip install 'permutation-pipeline[remote]' ({exc})")
     try:
-        remote = RemoteCache(url, mode=mode or w.config.cache.remote_mode, storage_options=options)
+        remote = RemoteCache(url, mode=mode or w.config.cache.remote_mode, storage_options=options,
+                             key=team_key(w.root, w.config.cache.key_file))
     except RemoteCacheError as exc:
         raise ConfigError.at(url, str(exc)) from None
     prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)

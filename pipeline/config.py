@@ -33,6 +33,7 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     [cache]
     remote = "s3://team-cache/shaders"  # shared cache tier behind the local one (any fsspec URL)
     remote_mode = "readwrite"           # or "read": fetch, never write back
+    key_file = "team-cache.key"         # signs and checks the tier's job records; $PIPELINE_CACHE_KEY wins
 
 A missing file means the defaults.  Errors are :class:`~pipeline.errors.ConfigError`
 located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key).
@@ -128,6 +129,8 @@ class FarmConfig(_Config):
 class CacheConfig(_Config):
     remote: str | None = Field(None, description="shared cache tier: a folder or any fsspec URL (s3://...)")
     remote_mode: Literal["read", "readwrite"] = Field("readwrite", description="read: never write back")
+    key_file: Path | None = Field(None, description="file holding the team key that signs the shared tier's job "
+                                                    "records (relative to the world root); $PIPELINE_CACHE_KEY wins")
 
 
 class WorldConfig(_Config):

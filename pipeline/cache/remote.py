@@ -13,7 +13,8 @@ its own folder, so versions never read each other's data)::
 ``<aa>`` is the first two hex digits of the name.  Job record (JSON)::
 
     {"version": 1, "key": "<job key>", "blob": "<sha256>" | null, "compiler": "<identity>",
-     "diagnostics": [{"file": "<path in the shader library>", "line", "col", "severity", "message"}]}
+     "diagnostics": [{"file": "<path in the shader library>", "line", "col", "severity", "message"}],
+     "signature": "<hex HMAC-SHA256>"}   (only under a team key)
 
 Diagnostic files are relative to the shader library, so machines with other
 checkouts read the same record.  Use record (JSON)::
@@ -26,8 +27,14 @@ record names.
 
 Rules: nothing is pickled (the cache is written by many machines and reading it
 must not run code); every blob read is checked against its name (corrupt: a
-miss and a warning); a record of another version or shape is a miss and a
-warning.  Writes are atomic: on an object store (S3, GCS, Azure, memory) one PUT
+miss and a warning); a record of another version or shape (checked field by
+field, :mod:`pipeline.cache.remote_records`) is a miss and a warning.  Nothing
+read is trusted further: the cook checks that a blob is the output of its job
+(:mod:`pipeline.cook.shared`) and never takes a failed compile from the tier.
+Under a team key job records are signed and an unsigned or wrongly signed one
+is a miss, counted in one warning per cook.  On a folder tier every entry is
+read as a regular file within a size bound: a FIFO, a device or a symlink to
+one is a miss and a warning, never a hang.  Writes are atomic: on an object store (S3, GCS, Azure, memory) one PUT
 makes the whole object appear at once; on a filesystem the bytes go to a hidden
 temp name in the target folder and are renamed into place.  Blobs are written
 before the record naming them.  Two machines writing one name write the same
@@ -52,16 +59,19 @@ import posixpath
 import time
 import uuid
 from datetime import datetime
-from urllib.parse import urlsplit
 
 import fsspec
 import fsspec.config
 import orjson
+from fsspec.implementations.local import LocalFileSystem
 
 from pipeline.cache.gc import GcResult, TierStats
+from pipeline.cache.remote_failures import bucket_missing, reason, storage_failure
+from pipeline.cache.remote_records import (MAX_BLOB_BYTES, MAX_RECORD_BYTES, JobRecord, UseRecord, read_entries,
+                                           shaped, signature_problem, signed)
 from pipeline.cache.use_records import use_set_id
 from pipeline.digest import bytes_hash
-from pipeline.errors import PipelineError, one_line
+from pipeline.errors import PipelineError
 
 LAYOUT_VERSION = 1
 RECORD_VERSION = 1
@@ -71,8 +81,6 @@ MODES = ("read", "readwrite")
 # an endpoint that does not answer costs seconds, not minutes.
 S3_CONFIG = {"connect_timeout": 3, "read_timeout": 10, "retries": {"max_attempts": 2, "mode": "standard"}}
 S3_RETRIES = 2  # s3fs's own retries of a request that timed out (its default is 5)
-_STORAGE_MODULES = ("botocore", "aiobotocore", "aiohttp", "s3fs", "fsspec", "urllib3", "gcsfs", "adlfs", "azure",
-                    "google")
 
 
 class RemoteCacheError(RuntimeError):
@@ -84,9 +92,11 @@ class RemoteUnavailable(PipelineError):
 
 
 class RemoteCache:
-    """Blobs and job records on an fsspec filesystem, laid out as the module says."""
+    """Blobs and job records on an fsspec filesystem, laid out as the module says; ``key``: the team key
+    that signs job records (:mod:`pipeline.cache.remote_records`)."""
 
-    def __init__(self, url: str, *, mode: str = "readwrite", storage_options: dict | None = None):
+    def __init__(self, url: str, *, mode: str = "readwrite", storage_options: dict | None = None,
+                 key: bytes | None = None):
         if mode not in MODES:
             raise RemoteCacheError(f"remote cache mode must be one of {', '.join(MODES)}, not {mode!r}")
         protocol = fsspec.core.split_protocol(url)[0]
@@ -100,6 +110,9 @@ class RemoteCache:
         self.root = posixpath.join(root.rstrip("/") or "/", f"v{LAYOUT_VERSION}")
         protocols = {self.fs.protocol} if isinstance(self.fs.protocol, str) else set(self.fs.protocol)
         self.object_store = bool(protocols & OBJECT_STORES)
+        self.local = isinstance(self.fs, LocalFileSystem)
+        self.key = key
+        self.unsigned = {"unsigned": 0, "wrongly signed": 0}  # job records refused under the key
         self.warnings: list[str] = []
         self.failure: str | None = None  # why the tier is off, after its first failure
         self._checked = False
@@ -120,9 +133,9 @@ class RemoteCache:
             try:
                 self.fs.ls(self.root, detail=False)
             except FileNotFoundError as exc:  # an empty tier, unless the bucket itself is missing
-                if _bucket_missing(exc):
+                if bucket_missing(exc):
                     self._fail(exc, "read")
-            except Exception as exc:  # noqa: BLE001 - sorted by _storage_failure
+            except Exception as exc:  # noqa: BLE001 - sorted by storage_failure
                 self._fail(exc, "read")
             else:
                 self.fs.invalidate_cache(self.root)
@@ -130,10 +143,10 @@ class RemoteCache:
 
     def _fail(self, exc: Exception, doing: str) -> None:
         """Turn the tier off: one warning with the reason and what to do (a bug is not a tier failure)."""
-        if not _storage_failure(exc):
+        if not storage_failure(exc):
             raise exc
         if self.failure is None:
-            self.failure = f"cannot {doing} the shared cache: {_reason(exc, self)}"
+            self.failure = f"cannot {doing} the shared cache: {reason(exc, self)}"
             self.warn(f"{self.failure}; this cook goes on with the local cache only")
 
     def require(self) -> None:
@@ -154,33 +167,52 @@ class RemoteCache:
         return self._path("jobs", key, ".json")
 
     # ------------------------------------------------------------ reading
-    def _cat(self, paths: list[str]) -> dict[str, bytes]:
-        """The bytes of every path that exists (one batched request where the filesystem can)."""
+    def _cat(self, paths: list[str], limit: int = MAX_RECORD_BYTES) -> dict[str, bytes]:
+        """The bytes of every path that exists (one batched request where the filesystem can; on a folder,
+        regular files of at most ``limit`` bytes)."""
         if not paths or not self.usable:
             return {}
+        if self.local:
+            return read_entries(paths, limit, self.warn)
         try:
             found = self.fs.cat(paths, on_error="return")
-        except Exception as exc:  # noqa: BLE001 - sorted by _storage_failure
+        except Exception as exc:  # noqa: BLE001 - sorted by storage_failure
             self._fail(exc, "read")
             return {}
         for value in found.values():
             if isinstance(value, Exception) and not (isinstance(value, FileNotFoundError)
-                                                     and not _bucket_missing(value)):
+                                                     and not bucket_missing(value)):
                 self._fail(value, "read")
                 return {}
         return {p: d for p, d in found.items() if isinstance(d, bytes)}
 
-    def get_records(self, keys) -> dict[str, dict]:
-        """Job records by job key; missing, unreadable or foreign ones are left out (with a warning)."""
+    def get_records(self, keys) -> dict[str, JobRecord]:
+        """Job records by job key; missing, unreadable, malformed, foreign or (under a key) unsigned ones
+        are left out, each with a warning (the unsigned ones counted for :meth:`signature_warning`)."""
         wanted = {self.job_path(k): k for k in keys}
         records = {}
-        for path, data in self._cat(list(wanted)).items():
-            record = self._record(data, path)
-            if record is not None and record.get("key") == wanted[path]:
+        for path, data in sorted(self._cat(list(wanted)).items()):
+            doc = self._record(data, path)
+            if doc is None:
+                continue
+            if self.key is not None and (problem := signature_problem(doc, self.key)) is not None:
+                self.unsigned[problem] += 1
+                continue
+            record = self._shaped(doc, path, JobRecord)
+            if record is not None and record.key == wanted[path]:
                 records[wanted[path]] = record
             elif record is not None:
                 self.warn(f"{path}: record names another job; ignoring it")
         return records
+
+    def signature_warning(self) -> None:
+        """One warning for the job records refused under the team key since the last call, with their count."""
+        refused = sum(self.unsigned.values())
+        if refused:
+            counts = ", ".join(f"{n} {what}" for what, n in self.unsigned.items() if n)
+            self.warn(f"{refused} job record{'s' if refused != 1 else ''} not signed with the team key "
+                      f"({counts}): ignored, their jobs compile here")
+            self.unsigned = dict.fromkeys(self.unsigned, 0)
 
     def _record(self, data: bytes, path: str) -> dict | None:
         try:
@@ -193,11 +225,22 @@ class RemoteCache:
             return None
         return record
 
+    def _shaped(self, doc: dict, path: str, kind: type):
+        """``doc`` as a ``kind`` record, or None with a warning saying which field is wrong."""
+        record, why = shaped(doc, kind)
+        if record is None:
+            self.warn(f"{path}: malformed record ({why}); ignoring it")
+        return record
+
+    def _parsed(self, data: bytes, path: str, kind: type):
+        doc = self._record(data, path)
+        return None if doc is None else self._shaped(doc, path, kind)
+
     def get_blobs(self, digests) -> dict[str, bytes]:
         """Blobs by digest; a blob whose bytes do not hash to its name is a miss (with a warning)."""
         wanted = {self.blob_path(d): d for d in digests}
         blobs = {}
-        for path, data in self._cat(list(wanted)).items():
+        for path, data in sorted(self._cat(list(wanted), MAX_BLOB_BYTES).items()):
             if bytes_hash(data) == wanted[path]:
                 blobs[wanted[path]] = data
             else:
@@ -223,8 +266,8 @@ class RemoteCache:
             for digest, data in sorted(blobs.items()):
                 self._write(self.blob_path(digest), data)
             for key, record in sorted(records.items()):
-                self._write(self.job_path(key), orjson.dumps({"version": RECORD_VERSION, "key": key, **record},
-                                                              option=orjson.OPT_SORT_KEYS))
+                doc = signed({"version": RECORD_VERSION, "key": key, **record}, self.key)
+                self._write(self.job_path(key), orjson.dumps(doc, option=orjson.OPT_SORT_KEYS))
         except Exception as exc:  # noqa: BLE001 - the cook's own results are stored locally anyway
             self._fail(exc, "write to")
             return False
@@ -237,7 +280,7 @@ class RemoteCache:
         doc = {"version": RECORD_VERSION, "time": now if now is not None else time.time(), "jobs": sorted(job_keys)}
         try:
             self._write(self._path("uses", use_set_id(job_keys), ".json"), orjson.dumps(doc))
-        except Exception as exc:  # noqa: BLE001 - sorted by _storage_failure
+        except Exception as exc:  # noqa: BLE001 - sorted by storage_failure
             self._fail(exc, "write to")
 
     # ------------------------------------------------------------ stats and gc
@@ -245,7 +288,7 @@ class RemoteCache:
         try:
             return self.fs.find(f"{self.root}/{kind}", detail=True)
         except FileNotFoundError as exc:
-            if _bucket_missing(exc):
+            if bucket_missing(exc):
                 raise
             return {}
 
@@ -254,17 +297,17 @@ class RemoteCache:
         self.require()
         try:
             result = work()
-        except Exception as exc:  # noqa: BLE001 - sorted by _storage_failure
+        except Exception as exc:  # noqa: BLE001 - sorted by storage_failure
             self._fail(exc, "use")
             raise RemoteUnavailable.at(self.url, self.failure) from None
         self.require()  # a read inside work() may have turned the tier off
         return result
 
-    def _uses(self) -> dict[str, dict]:
+    def _uses(self) -> dict[str, UseRecord]:
         uses = {}
         for path, data in self._cat([p for p in self._listing("uses") if p.endswith(".json")]).items():
-            record = self._record(data, path)
-            if record is not None and isinstance(record.get("time"), (int, float)):
+            record = self._parsed(data, path, UseRecord)
+            if record is not None:
                 uses[path] = record
         return uses
 
@@ -274,7 +317,7 @@ class RemoteCache:
     def _stats(self) -> TierStats:
         blobs, jobs, uses = self._listing("blobs"), self._listing("jobs"), self._uses()
         return TierStats(self.url, jobs=len(jobs), blobs=len(blobs), bytes=sum(i["size"] for i in blobs.values()),
-                         uses=len(uses), last_use=max((u["time"] for u in uses.values()), default=None),
+                         uses=len(uses), last_use=max((u.time for u in uses.values()), default=None),
                          extra={"mode": self.mode, "layout": LAYOUT_VERSION})
 
     def gc(self, keep_days: float, now: float | None = None) -> GcResult:
@@ -290,16 +333,16 @@ class RemoteCache:
         cutoff = now - keep_days * 86400
         result = GcResult(self.url, dry_run=not self.writable)
         uses = self._uses()
-        keep = {k for u in uses.values() if u["time"] >= cutoff for k in u.get("jobs", ())}
+        keep = {k for u in uses.values() if u.time >= cutoff for k in u.jobs}
         jobs = self._listing("jobs")
         doomed = [p for p, info in jobs.items()
                   if _job_key(p) not in keep and _modified(info, now) < cutoff]
         kept_records = self._cat([p for p in jobs if p not in set(doomed)])
-        referenced = {r.get("blob") for p, d in kept_records.items() if (r := self._record(d, p)) is not None}
+        referenced = {r.blob for p, d in kept_records.items() if (r := self._parsed(d, p, JobRecord)) is not None}
         blobs = self._listing("blobs")
         doomed_blobs = [p for p, info in blobs.items()
                         if posixpath.basename(p) not in referenced and _modified(info, now) < cutoff]
-        old_uses = [p for p, u in uses.items() if u["time"] < cutoff]
+        old_uses = [p for p, u in uses.items() if u.time < cutoff]
         if self.writable:
             for paths in (doomed, doomed_blobs, old_uses):
                 if paths:
@@ -333,68 +376,3 @@ def _options(protocol: str | None, given: dict) -> dict:
         configured = fsspec.config.conf.get(protocol, {}).get("config_kwargs") or {}
         options["config_kwargs"] = {**S3_CONFIG, **configured, **(given.get("config_kwargs") or {})}
     return options
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
-
-
-def _storage_failure(exc: BaseException) -> bool:
-    """An error of the storage or the network (not of this package's own code)."""
-    return any(isinstance(e, (OSError, TimeoutError)) or type(e).__module__.split(".")[0] in _STORAGE_MODULES
-               for e in _chain(exc))
-
-
-def _code(exc: BaseException) -> str:
-    """The S3 error code (``NoSuchBucket``, ``AccessDenied``...) behind ``exc``, if any."""
-    for e in _chain(exc):
-        response = getattr(e, "response", None)
-        if isinstance(response, dict) and isinstance(response.get("Error"), dict):
-            return str(response["Error"].get("Code") or "")
-    return ""
-
-
-def _bucket_missing(exc: BaseException) -> bool:
-    return _code(exc) == "NoSuchBucket" or "bucket does not exist" in str(exc).lower()
-
-
-def _names(exc: BaseException) -> set[str]:
-    return {c.__name__ for e in _chain(exc) for c in type(e).__mro__}
-
-
-def _endpoint(exc: BaseException, cache: RemoteCache) -> str:
-    """``http://host:port`` of the request that failed, else the configured endpoint."""
-    url = next((e.kwargs.get("endpoint_url") for e in _chain(exc)
-                if isinstance(getattr(e, "kwargs", None), dict) and e.kwargs.get("endpoint_url")), None)
-    url = url or (getattr(cache.fs, "client_kwargs", None) or {}).get("endpoint_url")
-    if not url:
-        return "the endpoint"
-    parts = urlsplit(str(url))
-    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else str(url)
-
-
-def _reason(exc: BaseException, cache: RemoteCache) -> str:
-    """What failed and what to do, in a few words."""
-    names, code = _names(exc), _code(exc)
-    if names & {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"}:
-        return "no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
-    if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken"):
-        return f"the credentials were refused ({code}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-    if _bucket_missing(exc):
-        bucket = cache.root.lstrip("/").split("/", 1)[0]
-        return f"bucket {bucket!r} does not exist (create it, or fix the URL)"
-    if code in ("AccessDenied", "AllAccessDisabled", "Forbidden", "403") or "PermissionError" in names:
-        return f"access denied ({code or one_line(str(exc))}): check that these credentials may list, read " \
-               f"and write it"
-    if names & {"ConnectTimeoutError", "ReadTimeoutError", "TimeoutError", "ServerTimeoutError", "FSTimeoutError"}:
-        return f"no answer from {_endpoint(exc, cache)} in time (a timeout): check the endpoint and the network"
-    if names & {"EndpointConnectionError", "ConnectionError", "ClientConnectorError", "ConnectionRefusedError"}:
-        return f"cannot connect to {_endpoint(exc, cache)}: check the endpoint (endpoint_url, AWS_ENDPOINT_URL " \
-               f"or FSSPEC_S3_ENDPOINT_URL) and the network"
-    if isinstance(exc, OSError) and exc.strerror:
-        return one_line(f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror)
-    return one_line(f"{type(exc).__name__}: {exc}")

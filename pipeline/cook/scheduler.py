@@ -216,8 +216,11 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
 
 
 def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, prefix: str) -> list[StageJob]:
-    """Copy what the shared tier holds into the store; the jobs still to compile."""
-    found = remote.fetch(misses)
+    """Copy what the shared tier holds into the store; the jobs still to compile.
+
+    Only blobs are taken: a failed compile from elsewhere is never remembered here (the job compiles, and a
+    real failure is then stored as this machine's own)."""
+    found = {key: output for key, output in remote.fetch(misses).items() if output.spirv is not None}
     for job in misses:
         if job.key in found:
             stored = _store_result(job, found[job.key], store, prefix)

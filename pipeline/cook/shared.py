@@ -2,9 +2,14 @@
 
 The scheduler looks every job up in the local store first.  The local misses are
 asked of the shared tier (:class:`~pipeline.cache.remote.RemoteCache`) in one
-batched read of their job records and one of their blobs; what it holds (digest
-checked) is copied into the local store and counts as a cache hit, ``fetched``.
-What is still missing compiles here (or on the farm), and in ``readwrite`` mode
+batched read of their job records and one of their blobs.  Nothing read is
+trusted: a blob must hash to its name and prove it can be the output of its job
+(:func:`~pipeline.cook.compile.blob_check.blob_problem` with spirv-val: SPIR-V of
+the job's target, stage, entry point and execution model, or GLSL text); one that
+cannot is a miss and one warning naming its URL, the job and why.  A record of a
+failed compile is a miss without a word: the job compiles here, and a real
+failure is then remembered like any local one.  What passes is copied into the
+local store and counts as a cache hit, ``fetched``.  What is still missing compiles here (or on the farm), and in ``readwrite`` mode
 every result this machine compiled is written back, in groups of
 :data:`WRITE_BACK_EVERY` as they arrive, the rest when the cook's compiles end.
 
@@ -20,12 +25,14 @@ import time
 from typing import TYPE_CHECKING
 
 from pipeline.cook.compile import CompileOutput
+from pipeline.cook.compile.blob_check import blob_problem
 from pipeline.cook.jobs import StageJob
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, Location
 
 if TYPE_CHECKING:
     from pipeline.cache.remote import RemoteCache
+    from pipeline.cache.remote_records import JobRecord, RecordDiagnostic
 
 WRITE_BACK_EVERY = 32
 
@@ -52,33 +59,36 @@ class SharedTier:
 
     # ------------------------------------------------------------ read-through
     def fetch(self, jobs: list[StageJob]) -> dict[str, CompileOutput]:
-        """What the shared tier holds for ``jobs``, by job key (records whose blob is missing are misses)."""
+        """What the shared tier holds for ``jobs`` and proves to be their output, by job key (a failed compile,
+        a missing blob or one that is not the job's output is a miss)."""
         began = time.perf_counter()
-        records = self.cache.get_records([j.key for j in jobs])
-        blobs = self.cache.get_blobs({r["blob"] for r in records.values() if isinstance(r.get("blob"), str)})
+        by_key = {j.key: j for j in jobs}
+        records = {k: r for k, r in self.cache.get_records(list(by_key)).items() if r.blob is not None}
+        self.cache.signature_warning()
+        blobs = self.cache.get_blobs({r.blob for r in records.values()})
         found = {}
-        for key, record in records.items():
-            output = self._output(key, record, blobs)
+        for key, record in sorted(records.items()):
+            output = self._output(by_key[key], record, blobs.get(record.blob))
             if output is not None:
                 found[key] = output
         self.fetched += len(found)
         self.seconds += time.perf_counter() - began
         return found
 
-    def _output(self, key: str, record: dict, blobs: dict[str, bytes]) -> CompileOutput | None:
-        try:
-            diagnostics = tuple(self._diagnostic(d) for d in record.get("diagnostics", ()))
-        except (KeyError, TypeError, AttributeError):
-            self.cache.warn(f"job {key[:12]}: malformed diagnostics; ignoring the record")
+    def _output(self, job: StageJob, record: JobRecord, blob: bytes | None) -> CompileOutput | None:
+        if blob is None:
             return None
-        blob = record.get("blob")
-        if blob is None:  # a remembered compile error
-            return CompileOutput(None, diagnostics) if any(d.severity == "error" for d in diagnostics) else None
-        return CompileOutput(blobs[blob], diagnostics) if blob in blobs else None
+        problem = blob_problem(job.request, blob, validate=True)
+        if problem is None and any(d.severity == "error" for d in record.diagnostics):
+            problem = "its record says the compile failed"
+        if problem is not None:
+            self.cache.warn(f"job {job.key[:12]} ({job.request.source}, {job.request.stage}): blob "
+                            f"{record.blob[:12]} is not its output: {problem}; it compiles here")
+            return None
+        return CompileOutput(blob, tuple(self._diagnostic(d) for d in record.diagnostics))
 
-    def _diagnostic(self, data: dict) -> Diagnostic:
-        location = Location(self.prefix + data["file"], data.get("line"), data.get("col"))
-        return Diagnostic(location, str(data["message"]), data.get("severity", "error"))
+    def _diagnostic(self, data: RecordDiagnostic) -> Diagnostic:
+        return Diagnostic(Location(self.prefix + data.file, data.line, data.col), data.message, data.severity)
 
     # ------------------------------------------------------------ write-back
     def compiled(self, job: StageJob, output: CompileOutput) -> None:
