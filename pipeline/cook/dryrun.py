@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cache.job_records import JOB
 from pipeline.cache.output_records import OUTPUTS
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
@@ -34,7 +33,7 @@ from pipeline.cook.run import (
     _stat_of,
     cook_setup,
 )
-from pipeline.cook.scheduler import RunResult, _cached_result, why
+from pipeline.cook.scheduler import look_up
 from pipeline.cook.sweep import sweep_outputs
 from pipeline.errors import CookDiagnostic
 from pipeline.keys.incremental import CookInput
@@ -77,14 +76,7 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
     fallbacks = add_fallbacks(found, families)
     setup = cook_setup(world, options, prefix, identity)
     plan = plan_jobs(setup, found.keys, store)
-    run = RunResult()
-    for key, job in sorted(plan.jobs.items()):
-        record = store.get(JOB, key)
-        cached = _cached_result(record, store, prefix)
-        if cached is not None:
-            run.results[key] = cached
-        else:
-            run.reasons[key] = why(job, store, had_record=record is not None)
+    run, _ = look_up(plan.jobs, store, prefix)
     first = first_keys(found.keys, plan)
     result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, len(found.keys) - required,
                           cached=len(run.results))

@@ -174,6 +174,21 @@ class JobRunner:
         return any(o.spirv is None for o in outputs)
 
 
+def look_up(jobs: dict[str, StageJob], store: Store, prefix: str) -> tuple[RunResult, list[StageJob]]:
+    """Each job's cached result from the local store, else the reason it must compile (:func:`why`):
+    the run so far and the misses, in job-key order."""
+    run, misses = RunResult(), []
+    for key, job in sorted(jobs.items()):
+        record = store.get(JOB, key)
+        cached = _cached_result(record, store, prefix)
+        if cached is not None:
+            run.results[key] = cached
+        else:
+            misses.append(job)
+            run.reasons[key] = why(job, store, had_record=record is not None)
+    return run, misses
+
+
 def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
              explain: bool = False, progress: Progress | None = None, remote=None) -> RunResult:
     """Look every job up in the store, compile the misses, store what they produce.
@@ -184,16 +199,7 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
     """
     progress = progress or NullProgress()
     prefix = getattr(compiler, "display_prefix", "")
-    run = RunResult()
-    misses: list[StageJob] = []
-    for key, job in sorted(plan.jobs.items()):
-        record = store.get(JOB, key)
-        cached = _cached_result(record, store, prefix)
-        if cached is not None:
-            run.results[key] = cached
-        else:
-            misses.append(job)
-            run.reasons[key] = why(job, store, had_record=record is not None)
+    run, misses = look_up(plan.jobs, store, prefix)
     if misses and remote is not None:
         misses = _fetch(misses, remote, store, run, prefix)
     if misses:
