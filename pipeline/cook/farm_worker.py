@@ -18,11 +18,15 @@ The worker:
    resolve exactly as in :class:`~pipeline.cook.compile.SourceTree`, errors are
    named under the client's display prefix) and compiles with
    :func:`~pipeline.cook.compile.compile_one`, the function the local process
-   pool runs (compile, optimize when asked, spirv-val);
+   pool runs (compile, optimize when asked, spirv-val: the worker validates what
+   it sends);
 4. returns SPIR-V, its SHA-256, diagnostics and the time spent per job.
 
-The client checks the digests, validates the SPIR-V again and writes the cache
-and outputs itself, so a farm cook's outputs are byte-identical to a local one's.
+The task a client submits is :func:`farm_task`: an exception inside the batch
+comes back as a :class:`BatchFailure` naming this worker, not as a bare error.
+The client trusts nothing it receives (:mod:`pipeline.cook.farm_trust`): it checks
+each result's shape, digest, stage and entry point, and writes the cache and
+outputs itself, so a farm cook's outputs are byte-identical to a local one's.
 Every function here is top-level and every value a plain dataclass: Dask ships
 them to workers by reference to this module, which workers import from the same
 installed package.
@@ -91,6 +95,15 @@ class BatchResult:
     seconds: float  # compile time inside the worker, the whole batch
 
 
+@dataclass(frozen=True)
+class BatchFailure:
+    """A batch that raised on a worker: where, and the exception as one line."""
+
+    worker: str
+    pid: int
+    message: str
+
+
 class MemoryTree(SourceTree):
     """A source tree held in memory: root-relative path -> text (a job's source closure)."""
 
@@ -151,6 +164,19 @@ def compile_farm_batch(batch: FarmBatch) -> BatchResult:
             results.append(FarmResult(job.key, output.spirv, digest, tuple(output.diagnostics),
                                       time.perf_counter() - began))
         return BatchResult(worker_address(), os.getpid(), tuple(results), time.perf_counter() - start)
+
+
+def farm_task(batch: FarmBatch) -> BatchResult | BatchFailure:
+    """The task the client submits: the batch's result, or the exception it raised, named by worker.
+
+    A compiler that is not the jobs' still raises :class:`CompilerMismatch`, which the
+    client answers by sending the batch elsewhere."""
+    try:
+        return compile_farm_batch(batch)
+    except CompilerMismatch:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported to the client, which compiles the batch elsewhere
+        return BatchFailure(worker_address(), os.getpid(), f"{type(exc).__name__}: {exc}")
 
 
 def _tree(job: FarmJob, batch: FarmBatch, scratch: Path) -> SourceTree:
