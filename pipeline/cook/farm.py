@@ -31,9 +31,10 @@ progress and storing are the same for a local and a farm cook.  What differs:
   scheduler gone, every worker gone) is one warning: the jobs it did not finish
   compile here.  Only a scheduler that cannot be reached, or no worker with the
   jobs' compiler, stops the cook (a :class:`FarmError`).
-- Interrupts: a ``local:N`` cluster's worker processes start with SIGINT blocked
-  (a terminal's Ctrl-C reaches the whole process group): the cook alone answers
-  it, and the cluster is closed without tracebacks.
+- Interrupts: a ``local:N`` cluster's worker processes ignore SIGINT (a terminal's
+  Ctrl-C reaches the whole process group): the cook alone answers it, and closes
+  the cluster without tracebacks.  A Ctrl-C in the second it takes to start the
+  cluster's processes is ignored by the cook too.
 - Batching: the scheduling overhead is measured first (round trips of an empty
   task), then one job per worker measures the per-job compile cost; later batches
   hold enough jobs that the overhead stays under :data:`OVERHEAD_SHARE` of the
@@ -49,7 +50,9 @@ import signal
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
 
+import dask.config
 from distributed import Client, LocalCluster
 
 from pipeline.cook.compile import SourceTree
@@ -71,16 +74,19 @@ LOCAL_HTTP = {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboar
 
 
 @contextlib.contextmanager
-def sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread: threads and processes started meanwhile inherit the mask."""
-    if not hasattr(signal, "pthread_sigmask"):
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes start: they inherit the disposition (a mask is not
+    inherited through spawn), so a terminal's Ctrl-C, sent to the whole process group, reaches the
+    cook alone.  Workers a nanny restarts later ignore it through :func:`farm_worker.dask_setup`."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the caller owns signals
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.signal(signal.SIGINT, previous)
 
 
 class FarmCompiler:
@@ -123,9 +129,10 @@ class FarmCompiler:
         cluster = None
         try:
             if self.kind == "local":
-                with sigint_blocked():  # the cluster's threads and worker processes never see a Ctrl-C
+                preload = [*dask.config.get("distributed.worker.preload", []), "pipeline.cook.farm_worker"]
+                with sigint_ignored():  # the worker processes never see a Ctrl-C
                     cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
-                                           silence_logs=logging.CRITICAL, **LOCAL_HTTP)
+                                           silence_logs=logging.CRITICAL, preload=preload, **LOCAL_HTTP)
                 client = Client(cluster, timeout=self.connect_timeout)
             else:
                 client = Client(self.address, timeout=self.connect_timeout)
@@ -164,6 +171,10 @@ class FarmCompiler:
         per job; returns the keys a fail-fast stop cancelled."""
         if not jobs:
             return []
+        with quiet_dask():
+            return self._run(jobs, on_done, fail_fast)
+
+    def _run(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
         began = time.perf_counter()
         client, cluster = self._connect()
         state = FarmRun(self, client, jobs, on_done, fail_fast)
@@ -179,7 +190,7 @@ class FarmCompiler:
         except FarmError:
             raise
         except Exception as exc:  # noqa: BLE001 - the farm broke: what it did not deliver compiles here
-            self.notes.append(f"{self.scheduler}: the build farm failed ({one_line(f'{type(exc).__name__}: {exc}')}); "
+            self.notes.append(f"{self.scheduler}: the build farm failed ({_why(exc)}); "
                               f"the jobs it did not finish compile on this machine")
         finally:
             _close(client, cluster)
@@ -197,6 +208,27 @@ class FarmCompiler:
                     files[sha] = parsed.text
         return FarmBatch(tuple(FarmJob(j.key, j.request, j.closure) for j in jobs), files, self.backend,
                          self.identity, self.display_prefix)
+
+
+def _why(exc: Exception) -> str:
+    """A farm failure in a few words: Dask's messages run over many lines."""
+    if isinstance(exc, CancelledError) or (isinstance(exc, OSError) and not isinstance(exc, TimeoutError)):
+        return "lost the connection to the scheduler"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+
+
+@contextlib.contextmanager
+def quiet_dask() -> Iterator[None]:
+    """Dask's own log lines (reconnect attempts, lost workers, tracebacks) stay out of the cook's output:
+    what matters reaches the cook as a warning or an error."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:

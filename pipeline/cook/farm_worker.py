@@ -35,6 +35,7 @@ installed package.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -188,6 +189,11 @@ def _tree(job: FarmJob, batch: FarmBatch, scratch: Path) -> SourceTree:
         (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
         (scratch / rel).write_text(text, encoding="utf-8")
     return SourceTree(scratch, batch.display_prefix)
+
+
+def dask_setup(worker) -> None:
+    """A ``local:N`` cluster's preload: its workers ignore SIGINT, which the cook answers alone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def noop(_: int) -> float:
