@@ -57,7 +57,7 @@ from distributed import Client, LocalCluster
 
 from pipeline.cook.compile import SourceTree
 from pipeline.cook.farm_address import LOCAL_PREFIX, FarmError, check_audit, local_workers, parse_scheduler
-from pipeline.cook.farm_run import BATCH_TIMEOUT, FarmRun, FarmStats, batch_size
+from pipeline.cook.farm_run import BATCH_TIMEOUT, FarmLost, FarmRun, FarmStats, batch_size
 from pipeline.cook.farm_trust import Trust
 from pipeline.cook.farm_worker import FarmBatch, FarmJob, noop, worker_identity
 from pipeline.cook.jobs import StageJob
@@ -150,7 +150,7 @@ class FarmCompiler:
                                       if ident != self.identity and isinstance(ident, str)}
         if not good and len(self.stats.refused_workers) < len(found):  # workers died or failed to answer
             lost = "; ".join(f"{a}: {one_line(repr(e))}" for a, e in sorted(found.items()) if not isinstance(e, str))
-            raise ConnectionError(f"no worker answered: {lost}")
+            raise FarmLost(f"no worker answered: {lost}")
         if not good:
             seen = "; ".join(f"{a}: {i}" for a, i in self.stats.refused_workers.items())
             raise FarmError.about(self.scheduler, f"no worker has the compiler the jobs need "
@@ -212,6 +212,8 @@ class FarmCompiler:
 
 def _why(exc: Exception) -> str:
     """A farm failure in a few words: Dask's messages run over many lines."""
+    if isinstance(exc, FarmLost):
+        return one_line(str(exc))
     if isinstance(exc, CancelledError) or (isinstance(exc, OSError) and not isinstance(exc, TimeoutError)):
         return "lost the connection to the scheduler"
     first = (str(exc).strip().splitlines() or [""])[0]
@@ -222,13 +224,16 @@ def _why(exc: Exception) -> str:
 def quiet_dask() -> Iterator[None]:
     """Dask's own log lines (reconnect attempts, lost workers, tracebacks) stay out of the cook's output:
     what matters reaches the cook as a warning or an error."""
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger(name) for name in ["distributed", *logging.Logger.manager.loggerDict]
+               if name == "distributed" or name.startswith("distributed.")]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, disabled in zip(loggers, before):
+            logger.disabled = disabled
 
 
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:

@@ -25,12 +25,17 @@ from pipeline.cook.farm_worker import BatchFailure, CompilerMismatch, farm_task
 from pipeline.cook.jobs import StageJob
 from pipeline.errors import one_line
 
+
+class FarmLost(RuntimeError):
+    """The farm became unusable after it started; the cook goes on here."""
+
 OVERHEAD_SHARE = 0.05      # scheduling overhead per batch, at most this share of its compile time
 MAX_BATCH = 64
 IN_FLIGHT_PER_WORKER = 2   # batches queued per worker: one running, one arriving
 MAX_REFUSALS = 8           # refused sends of one batch before it compiles here
 BATCH_TIMEOUT = 120.0      # seconds a batch may take at least before it is given up on its worker
 TIMEOUT_FACTOR = 20        # ... else this many times its measured compile time (queueing included)
+LOST_AFTER = 5.0           # seconds without a connection to the scheduler before the farm is given up
 FARM_ATTEMPTS = 2          # sends of one batch to the farm before it compiles here
 
 
@@ -91,6 +96,7 @@ class Sent:
     attempts: int       # sends of these jobs to the farm so far
     refusals: int
     deadline: float     # time.monotonic() by which the batch must be back
+    workers: tuple[str, ...] = ()  # where it may run
 
 
 class FarmRun:
@@ -111,6 +117,9 @@ class FarmRun:
         self.confirm: dict[str, str] = {}              # job key -> worker that reported it failing
         self.here: list[StageJob] = []                 # to compile on this machine
         self.stop = False
+        self.connected = time.monotonic()              # when the client was last seen connected
+        self.pruned = time.monotonic()                 # when the workers were last checked
+        self.lost_with_workers: list[StageJob] = []    # jobs of batches whose workers died running them
 
     # ---------------------------------------------------------- farm phase
     def go(self, good: list[str], overhead: float) -> None:
@@ -124,6 +133,7 @@ class FarmRun:
                 for future in self._wait():
                     self._receive(future, self.in_flight.pop(future))
                 self._expire()
+                self._prune()
                 self._refill()
         finally:
             self.stats.wall_s = time.perf_counter() - started
@@ -143,7 +153,7 @@ class FarmRun:
         future = self.client.submit(farm_task, self.farm.farm_batch(batch), pure=False,
                                     workers=list(self.good), allow_other_workers=False)
         limit = batch_deadline(self.farm.batch_timeout, self.per_job, len(batch))
-        self.in_flight[future] = Sent(batch, attempts + 1, refusals, time.monotonic() + limit)
+        self.in_flight[future] = Sent(batch, attempts + 1, refusals, time.monotonic() + limit, tuple(self.good))
 
     def _retry(self, sent: Sent) -> None:
         """Send a batch to the farm again, or compile it here once it had its attempts."""
@@ -153,10 +163,13 @@ class FarmRun:
             self.here += sent.jobs
 
     def _wait(self) -> list:
-        """The futures done within the earliest deadline (none when it passed)."""
-        if self.client.status in ("closing", "closed"):
-            raise ConnectionError("the client lost the scheduler")
-        timeout = min(s.deadline for s in self.in_flight.values()) - time.monotonic()
+        """The futures done within the earliest deadline, or a second (none when nothing finished).
+        A client that has not been connected for :data:`LOST_AFTER` seconds has lost the farm."""
+        if self.client.status == "running":
+            self.connected = time.monotonic()
+        elif time.monotonic() - self.connected > LOST_AFTER:
+            raise ConnectionError(f"no connection to the scheduler for {LOST_AFTER:.0f} s")
+        timeout = min(min(s.deadline for s in self.in_flight.values()) - time.monotonic(), 1.0)
         try:
             done, _ = wait(list(self.in_flight), timeout=max(timeout, 0.01), return_when="FIRST_COMPLETED")
         except TimeoutError:
@@ -185,6 +198,23 @@ class FarmRun:
                 future.cancel()
                 self._retry(sent)
 
+    def _prune(self) -> None:
+        """Workers that left the cluster get no more batches; a batch that may only run on them is sent
+        elsewhere.  None left: the farm is lost."""
+        now = time.monotonic()
+        if now - self.pruned < 1.0:
+            return
+        self.pruned = now
+        alive = set(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        self.good = [w for w in self.good if w in alive]
+        if not self.good and (self.queue or self.in_flight):
+            raise FarmLost("every worker this cook used has left the cluster")
+        for future, sent in list(self.in_flight.items()):
+            if sent.workers and not alive.intersection(sent.workers):
+                del self.in_flight[future]
+                future.cancel()
+                self._retry(sent)
+
     def _ban(self, worker: str, why: str) -> None:
         self.trust.ban(worker, why)
         self.stats.banned_workers.setdefault(worker, why)
@@ -202,9 +232,8 @@ class FarmRun:
             else:
                 self._send(0, sent.jobs, sent.attempts - 1, sent.refusals + 1)
             return
-        except KilledWorker as exc:
-            self.farm.notes.append(f"{exc.last_worker.address}: farm workers died running a batch of "
-                                   f"{len(sent.jobs)} jobs; they compile on this machine")
+        except KilledWorker:
+            self.lost_with_workers += sent.jobs  # one warning at the end, however many batches
             self.here += sent.jobs
             return
         if isinstance(result, BatchFailure):
@@ -258,6 +287,9 @@ class FarmRun:
     # ---------------------------------------------------------- after the farm
     def finish(self) -> list[str]:
         """Audit the held results, deliver the trusted ones, compile here the rest; the cancelled keys."""
+        if self.lost_with_workers:
+            self.farm.notes.append(f"{self.farm.scheduler}: farm workers died running {len(self.lost_with_workers)} "
+                                   f"jobs; they compile on this machine")
         mine = self._audit()
         for job, output, worker in self.held:
             if worker not in self.trust.banned:
