@@ -201,7 +201,6 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     return runner
 
 
-# ------------------------------------------------------------------ errors
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
