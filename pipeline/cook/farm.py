@@ -23,11 +23,12 @@ progress and storing are the same for a local and a farm cook.  What differs:
   (:mod:`pipeline.cook.farm_trust`).  A worker caught gets no more jobs; what it
   sent is compiled here.  The cache and outputs are written here only, so outputs
   are byte-identical to a local cook's.
-- Failures: a batch that raises, is lost with the workers that ran it
-  (``distributed.scheduler.allowed-failures`` deaths), or does not come back
-  within its timeout (:data:`TIMEOUT_FACTOR` times its measured compile time, at
-  least ``batch_timeout``) is sent to another worker once, then compiled here;
-  its worker, when known, gets no more jobs.  A farm lost after it started (the
+- Failures: a batch that raises, or does not come back within its timeout
+  (:data:`~pipeline.cook.farm_run.TIMEOUT_FACTOR` times its measured compile time,
+  at least ``[farm] batch_timeout``), is sent to another worker once, then compiled
+  here; its worker gets no more jobs.  A batch whose workers died running it (Dask
+  retries it on others up to ``distributed.scheduler.allowed-failures`` times) is
+  compiled here.  A farm lost after it started (the
   scheduler gone, every worker gone) is one warning: the jobs it did not finish
   compile here.  Only a scheduler that cannot be reached, or no worker with the
   jobs' compiler, stops the cook (a :class:`FarmError`).

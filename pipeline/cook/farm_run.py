@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from distributed import Client, KilledWorker, wait
 
@@ -25,9 +27,9 @@ from pipeline.cook.farm_worker import BatchFailure, CompilerMismatch, farm_task
 from pipeline.cook.jobs import StageJob
 from pipeline.errors import one_line
 
+if TYPE_CHECKING:
+    from pipeline.cook.farm import FarmCompiler
 
-class FarmLost(RuntimeError):
-    """The farm became unusable after it started; the cook goes on here."""
 
 OVERHEAD_SHARE = 0.05      # scheduling overhead per batch, at most this share of its compile time
 MAX_BATCH = 64
@@ -37,6 +39,10 @@ BATCH_TIMEOUT = 120.0      # seconds a batch may take at least before it is give
 TIMEOUT_FACTOR = 20        # ... else this many times its measured compile time (queueing included)
 LOST_AFTER = 5.0           # seconds without a connection to the scheduler before the farm is given up
 FARM_ATTEMPTS = 2          # sends of one batch to the farm before it compiles here
+
+
+class FarmLost(RuntimeError):
+    """The farm became unusable after it started; the cook goes on here."""
 
 
 @dataclass
@@ -120,6 +126,7 @@ class FarmRun:
         self.connected = time.monotonic()              # when the client was last seen connected
         self.pruned = time.monotonic()                 # when the workers were last checked
         self.lost_with_workers: list[StageJob] = []    # jobs of batches whose workers died running them
+        self.unreadable = ""                           # the first answer that could not be read
 
     # ---------------------------------------------------------- farm phase
     def go(self, good: list[str], overhead: float) -> None:
@@ -236,6 +243,12 @@ class FarmRun:
             self.lost_with_workers += sent.jobs  # one warning at the end, however many batches
             self.here += sent.jobs
             return
+        except CancelledError:
+            raise  # the scheduler cancelled the work: the farm is lost
+        except Exception as exc:  # noqa: BLE001 - this batch only (its answer could not be read): send it again
+            self.unreadable = self.unreadable or f"{type(exc).__name__}: {one_line(str(exc))}"
+            self._retry(sent)
+            return
         if isinstance(result, BatchFailure):
             self._ban(str(result.worker), f"failed a batch ({one_line(result.message)})")
             self._retry(sent)
@@ -287,6 +300,9 @@ class FarmRun:
     # ---------------------------------------------------------- after the farm
     def finish(self) -> list[str]:
         """Audit the held results, deliver the trusted ones, compile here the rest; the cancelled keys."""
+        if self.unreadable:
+            self.farm.notes.append(f"{self.farm.scheduler}: a farm batch's answer could not be read "
+                                   f"({self.unreadable}); it was sent again or compiled here")
         if self.lost_with_workers:
             self.farm.notes.append(f"{self.farm.scheduler}: farm workers died running {len(self.lost_with_workers)} "
                                    f"jobs; they compile on this machine")
