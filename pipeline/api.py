@@ -30,6 +30,8 @@ from pipeline.cache.store import Store
 from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
 from pipeline.cook.atomic import cleanup_stale_temps as _cleanup_stale_temps
+from pipeline.cook.farm_address import check_audit as _check_audit
+from pipeline.cook.farm_address import parse_scheduler as _parse_scheduler
 from pipeline.cook.shared import SharedTier as _SharedTier
 from pipeline.cook.sweep import sweep_outputs as _sweep_outputs
 from pipeline.cpus import usable_cpus as _usable_cpus
@@ -175,7 +177,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          backend: str = "capi", fail_fast: bool = False, progress: Progress | None = None,
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
-         remote_options: dict | None = None, verify: bool = False, dry_run: bool = False) -> CookResult | DryRunResult:
+         remote_options: dict | None = None, verify: bool = False, dry_run: bool = False,
+         audit: float = 0) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look):
@@ -193,10 +196,13 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     else pipeline.toml's ``[farm] scheduler``.  ``remote_cache`` (a folder or fsspec
     URL; else pipeline.toml's ``[cache] remote``) is a shared tier behind the local
     cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
-    go to fsspec (credentials, ``endpoint_url``...).
+    go to fsspec (credentials, ``endpoint_url``...).  ``audit`` (percent, 0-100) recompiles
+    that share of the farm's results here and compares the bytes: a worker that differs fails
+    the cook and none of its results is used (:mod:`pipeline.cook.farm_trust`).
     """
     started = time.perf_counter()
     w = _world(world, cache)
+    chosen_scheduler, audit = _scheduler(w, scheduler), _check_audit(audit)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
@@ -208,7 +214,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
-                                    scheduler=_scheduler(w, scheduler), allowed_roots=w.allowed_roots,
+                                    scheduler=chosen_scheduler, audit=audit,
+                                    farm_timeout=w.config.farm.batch_timeout, allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
         if dry_run:
             from pipeline.cook.compile import get_backend
@@ -227,7 +234,10 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 def _scheduler(w: World, explicit: str | None) -> str | None:
     """Argument > $PIPELINE_SCHEDULER > pipeline.toml; ``none`` (or nothing): this machine."""
     chosen = explicit or os.environ.get("PIPELINE_SCHEDULER") or w.config.farm.scheduler
-    return None if not chosen or chosen == "none" else chosen
+    if chosen and chosen != "none":
+        _parse_scheduler(chosen)  # a malformed address is a user error before any work
+        return chosen
+    return None
 
 
 def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | None, compiler):

@@ -124,6 +124,8 @@ class CookConfig(_Config):
 
 class FarmConfig(_Config):
     scheduler: str | None = Field(None, description="Dask scheduler address (tcp://HOST:8786) or local:N")
+    batch_timeout: float | None = Field(None, gt=0, le=86400, description="seconds a farm batch may take at least "
+                                        "before it is sent elsewhere (None: 120)")
 
 
 class CacheConfig(_Config):

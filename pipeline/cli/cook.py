@@ -51,6 +51,9 @@ from pipeline.report.render import render_json
                    "[default: pipeline.toml [cache] remote].")
 @click.option("--remote-cache-mode", type=click.Choice(["read", "readwrite"]), default=None,
               help="read: only fetch; readwrite: also write back what this machine compiled [default: readwrite].")
+@click.option("--audit", type=click.FloatRange(0, 100), default=0, metavar="N",
+              help="Recompile N% of the farm's results here (at least one job; the same jobs each run) and compare "
+                   "the bytes: a worker that differs fails the cook and none of its results is used.")
 @click.option("--explain", is_flag=True,
               help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
@@ -63,7 +66,7 @@ from pipeline.report.render import render_json
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
-def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, explain,
+def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, audit, explain,
             fail_fast, dry_run, verify, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
@@ -100,7 +103,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
-                      remote_cache_mode=remote_cache_mode, verify=verify)
+                      remote_cache_mode=remote_cache_mode, verify=verify, audit=audit)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)

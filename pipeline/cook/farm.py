@@ -17,13 +17,25 @@ progress and storing are the same for a local and a farm cook.  What differs:
   another identity get no jobs; should one receive a batch anyway it refuses it
   and the batch goes elsewhere.  No worker with the right compiler: a
   :class:`FarmError` naming both identities.
-- Verification: the client checks every blob against the digest the worker sent
-  and validates it with spirv-val again, as a local compile does (on a thread per
-  core: SPIRV-Tools runs outside the GIL); the cache and outputs are written here
-  only, so outputs are byte-identical to a local cook's.
-- Lost workers: Dask reschedules the tasks of a worker that dies on another
-  worker (after ``distributed.scheduler.allowed-failures`` deaths of the same task
-  it gives up: a :class:`FarmError`).
+- Trust: workers run spirv-val; the client checks each result's shape, digest,
+  stage and entry point, confirms every failure by compiling the job here, and
+  with ``audit`` recompiles a share of the results here and compares the bytes
+  (:mod:`pipeline.cook.farm_trust`).  A worker caught gets no more jobs; what it
+  sent is compiled here.  The cache and outputs are written here only, so outputs
+  are byte-identical to a local cook's.
+- Failures: a batch that raises, or does not come back within its timeout
+  (:data:`~pipeline.cook.farm_run.TIMEOUT_FACTOR` times its measured compile time,
+  at least ``[farm] batch_timeout``), is sent to another worker once, then compiled
+  here; its worker gets no more jobs.  A batch whose workers died running it (Dask
+  retries it on others up to ``distributed.scheduler.allowed-failures`` times) is
+  compiled here.  A farm lost after it started (the
+  scheduler gone, every worker gone) is one warning: the jobs it did not finish
+  compile here.  Only a scheduler that cannot be reached, or no worker with the
+  jobs' compiler, stops the cook (a :class:`FarmError`).
+- Interrupts: a ``local:N`` cluster's worker processes ignore SIGINT (a terminal's
+  Ctrl-C reaches the whole process group): the cook alone answers it, and closes
+  the cluster without tracebacks.  A Ctrl-C in the second it takes to start the
+  cluster's processes is ignored by the cook too.
 - Batching: the scheduling overhead is measured first (round trips of an empty
   task), then one job per worker measures the per-job compile cost; later batches
   hold enough jobs that the overhead stays under :data:`OVERHEAD_SHARE` of the
@@ -33,136 +45,113 @@ progress and storing are the same for a local and a farm cook.  What differs:
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import contextlib
 import logging
-import math
+import signal
 import statistics
 import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
 
-from distributed import Client, KilledWorker, LocalCluster, as_completed
+import dask.config
+from distributed import Client, LocalCluster
 
-from pipeline.cook.compile import CompileOutput, SourceTree, validate
-from pipeline.cook.compile.request import target_info
-from pipeline.cook.farm_worker import (
-    BatchResult, CompilerMismatch, FarmBatch, FarmJob, compile_farm_batch, noop, worker_identity,
-)
+from pipeline.cook.compile import SourceTree
+from pipeline.cook.farm_address import LOCAL_PREFIX, FarmError, check_audit, local_workers, parse_scheduler
+from pipeline.cook.farm_run import BATCH_TIMEOUT, FarmLost, FarmRun, FarmStats, batch_size
+from pipeline.cook.farm_trust import Trust
+from pipeline.cook.farm_worker import FarmBatch, FarmJob, noop, worker_identity
 from pipeline.cook.jobs import StageJob
-from pipeline.cpus import usable_cpus
-from pipeline.digest import bytes_hash
-from pipeline.errors import Diagnostic, Location, PipelineError
+from pipeline.cook.scheduler import JobRunner
+from pipeline.errors import one_line
 
-LOCAL_PREFIX = "local:"
-OVERHEAD_SHARE = 0.05      # scheduling overhead per batch, at most this share of its compile time
-MAX_BATCH = 64
-IN_FLIGHT_PER_WORKER = 2   # batches queued per worker: one running, one arriving
-OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
+__all__ = ["FarmCompiler", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size", "parse_scheduler"]
+
 CONNECT_TIMEOUT = 30.0     # seconds to reach a scheduler and see a worker
-MAX_REFUSALS = 8           # refused sends of one batch before the cook gives up
+OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
+CLOSE_TIMEOUT = 10.0       # seconds to close the client and a local cluster
 # No dashboard; the scheduler's health endpoint on a free loopback port (its default, 8787, may be taken).
 LOCAL_HTTP = {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False}}
 
 
-class FarmError(PipelineError):
-    """The farm cannot run the jobs: unreachable scheduler, no suitable worker, a batch lost."""
-
-    @classmethod
-    def about(cls, scheduler: str, message: str) -> "FarmError":
-        return cls.at(scheduler, message)
-
-
-def parse_scheduler(text: str) -> tuple[str, int | str]:
-    """``('local', N)`` for ``local:N``, else ``('remote', address)``; a bad value is a FarmError."""
-    if text.startswith(LOCAL_PREFIX):
-        count = text[len(LOCAL_PREFIX):]
-        if not count.isdigit() or int(count) < 1:
-            raise FarmError.about(text, "expected local:N with N >= 1 worker processes")
-        return "local", int(count)
-    if "://" not in text:
-        raise FarmError.about(text, "expected a Dask scheduler address (tcp://HOST:8786) or local:N")
-    return "remote", text
-
-
-@dataclass
-class FarmStats:
-    """What a farm run measured; ``to_json()`` is ``pipeline cook --json``'s ``farm``."""
-
-    scheduler: str
-    workers: int = 0
-    refused_workers: dict[str, str] = field(default_factory=dict)  # address -> its compiler identity
-    overhead_ms: float = 0.0       # median round trip of an empty task
-    per_job_ms: float = 0.0        # mean compile time of one job on a worker
-    batches: int = 0
-    batch_sizes: list[int] = field(default_factory=list)
-    resent: int = 0                # batches sent again after a refusal
-    compile_s: float = 0.0         # sum of worker compile time
-    wall_s: float = 0.0            # from the first send to the last result
-    startup_s: float = 0.0         # cluster start or connect, identity check, overhead probes
-
-    def to_json(self) -> dict:
-        sizes = self.batch_sizes
-        return {"scheduler": self.scheduler, "workers": self.workers, "refused_workers": self.refused_workers,
-                "overhead_ms": round(self.overhead_ms, 3), "per_job_ms": round(self.per_job_ms, 3),
-                "batches": self.batches, "max_batch": max(sizes, default=0),
-                "mean_batch": round(sum(sizes) / len(sizes), 2) if sizes else 0, "resent": self.resent,
-                "compile_s": round(self.compile_s, 4), "wall_s": round(self.wall_s, 4),
-                "startup_s": round(self.startup_s, 4), "overhead_share": round(self.overhead_share, 4)}
-
-    @property
-    def overhead_share(self) -> float:
-        """Estimated scheduling time over compile time: batches x overhead / compile time."""
-        return self.batches * self.overhead_ms / 1000 / self.compile_s if self.compile_s else 0.0
-
-
-def batch_size(overhead_s: float, per_job_s: float | None, remaining: int, workers: int) -> int:
-    """Jobs in the next batch: enough to amortise the overhead, few enough to feed every worker."""
-    if per_job_s is None or remaining <= 0:
-        return 1
-    wanted = math.ceil(overhead_s / (OVERHEAD_SHARE * max(per_job_s, 1e-6)))
-    share = math.ceil(remaining / (max(workers, 1) * IN_FLIGHT_PER_WORKER))
-    return max(1, min(MAX_BATCH, wanted, share))
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes start: they inherit the disposition (a mask is not
+    inherited through spawn), so a terminal's Ctrl-C, sent to the whole process group, reaches the
+    cook alone.  Workers a nanny restarts later ignore it through :func:`farm_worker.dask_setup`."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the caller owns signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class FarmCompiler:
     """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``."""
 
     def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str, *,
-                 connect_timeout: float = CONNECT_TIMEOUT):
+                 connect_timeout: float = CONNECT_TIMEOUT, audit: float = 0.0,
+                 batch_timeout: float | None = None, local: JobRunner | None = None):
         self.kind, self.address = parse_scheduler(scheduler)
+        self.notes: list[str] = []
+        if self.kind == "local":
+            self.address, warning = local_workers(int(self.address))
+            self.notes += [warning] if warning else []
+        self.audit = check_audit(audit)
+        self.batch_timeout = BATCH_TIMEOUT if batch_timeout is None else batch_timeout
         self.connect_timeout = connect_timeout
         self.scheduler = scheduler
         self.tree = tree
         self.display_prefix = tree.display_prefix
         self.backend = backend
         self.identity = identity
+        self.local = local or JobRunner(tree.root, backend, None, tree.display_prefix, tree.allowed[1:])
+        self.trust = Trust()
         self.calls = 0
         self.stats = FarmStats(scheduler)
         self.on_started: Callable[[Client], None] | None = None  # tests: act on the live cluster
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the cook should say about the farm (bounded cluster, workers caught, a farm lost)."""
+        return self.notes + self.trust.warnings
+
+    @property
+    def errors(self) -> list:
+        """Audit failures: located at the worker, naming the job."""
+        return list(self.trust.errors)
 
     # ------------------------------------------------------------ cluster
     def _connect(self) -> tuple[Client, LocalCluster | None]:
         cluster = None
         try:
             if self.kind == "local":
-                cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
-                                       silence_logs=logging.ERROR, **LOCAL_HTTP)
+                preload = [*dask.config.get("distributed.worker.preload", []), "pipeline.cook.farm_worker"]
+                with sigint_ignored():  # the worker processes never see a Ctrl-C
+                    cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
+                                           silence_logs=logging.CRITICAL, preload=preload, **LOCAL_HTTP)
                 client = Client(cluster, timeout=self.connect_timeout)
             else:
                 client = Client(self.address, timeout=self.connect_timeout)
             client.wait_for_workers(1, timeout=self.connect_timeout)
-        except (OSError, TimeoutError) as exc:
-            if cluster is not None:
-                cluster.close()
-            raise FarmError.about(self.scheduler, f"cannot use the Dask scheduler: {exc}") from None
+        except (OSError, TimeoutError, ValueError) as exc:
+            _close(None, cluster)
+            raise FarmError.about(self.scheduler, f"cannot use the Dask scheduler: {one_line(str(exc))}") from None
         return client, cluster
 
     def _check_workers(self, client: Client) -> list[str]:
         """Addresses of workers whose compiler is ours; the others are recorded as refused."""
         found = client.run(worker_identity, self.backend, on_error="return")
         good = sorted(a for a, ident in found.items() if ident == self.identity)
-        self.stats.refused_workers = {a: str(ident) for a, ident in sorted(found.items()) if ident != self.identity}
+        self.stats.refused_workers = {a: one_line(str(ident)) for a, ident in sorted(found.items())
+                                      if ident != self.identity and isinstance(ident, str)}
+        if not good and len(self.stats.refused_workers) < len(found):  # workers died or failed to answer
+            lost = "; ".join(f"{a}: {one_line(repr(e))}" for a, e in sorted(found.items()) if not isinstance(e, str))
+            raise FarmLost(f"no worker answered: {lost}")
         if not good:
             seen = "; ".join(f"{a}: {i}" for a, i in self.stats.refused_workers.items())
             raise FarmError.about(self.scheduler, f"no worker has the compiler the jobs need "
@@ -173,17 +162,23 @@ class FarmCompiler:
         latencies = []
         for i in range(OVERHEAD_PROBES):
             began = time.perf_counter()
-            client.submit(noop, i, pure=False, workers=good).result()
+            client.submit(noop, i, pure=False, workers=good).result(timeout=self.connect_timeout)
             latencies.append(time.perf_counter() - began)
         return statistics.median(latencies)
 
     # ------------------------------------------------------------ run
     def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
-        """Compile ``jobs`` on the farm; ``on_done(job, output, where)`` per job; returns cancelled keys."""
+        """Compile ``jobs`` on the farm, and here what it did not deliver; ``on_done(job, output, where)``
+        per job; returns the keys a fail-fast stop cancelled."""
         if not jobs:
             return []
+        with quiet_dask():
+            return self._run(jobs, on_done, fail_fast)
+
+    def _run(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
         began = time.perf_counter()
         client, cluster = self._connect()
+        state = FarmRun(self, client, jobs, on_done, fail_fast)
         try:
             good = self._check_workers(client)
             self.stats.workers = len(good)
@@ -192,11 +187,15 @@ class FarmCompiler:
             self.stats.startup_s = time.perf_counter() - began
             if self.on_started is not None:
                 self.on_started(client)
-            return _Run(self, client, good, overhead).go(jobs, on_done, fail_fast)
+            state.go(good, overhead)
+        except FarmError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the farm broke: what it did not deliver compiles here
+            self.notes.append(f"{self.scheduler}: the build farm failed ({_why(exc)}); "
+                              f"the jobs it did not finish compile on this machine")
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            _close(client, cluster)
+        return state.finish()
 
     def farm_batch(self, jobs: list[StageJob]) -> FarmBatch:
         """The data sent for ``jobs``: requests, closures and the text of every file they read."""
@@ -212,85 +211,37 @@ class FarmCompiler:
                          self.identity, self.display_prefix)
 
 
-class _Run:
-    """One farm run: sends batches, sizes them from what finished, delivers results."""
+def _why(exc: Exception) -> str:
+    """A farm failure in a few words: Dask's messages run over many lines."""
+    if isinstance(exc, FarmLost):
+        return one_line(str(exc))
+    if isinstance(exc, CancelledError) or (isinstance(exc, OSError) and not isinstance(exc, TimeoutError)):
+        return "lost the connection to the scheduler"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
 
-    def __init__(self, farm: FarmCompiler, client: Client, good: list[str], overhead: float):
-        self.farm, self.client, self.good, self.overhead = farm, client, good, overhead
-        self.stats = farm.stats
-        self.queue: deque[StageJob] = deque()
-        self.in_flight: dict = {}     # future -> (jobs, refusals)
-        self.done_jobs = 0
-        self.per_job: float | None = None
 
-    def go(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
-        self.queue.extend(jobs)
-        pending = {j.key for j in jobs}
-        started = time.perf_counter()
-        completed = as_completed()
-        with cf.ThreadPoolExecutor(max_workers=usable_cpus()) as self.checker:  # spirv-val frees the GIL
-            for _ in self.good[:len(self.queue)]:  # first round: one job per worker measures the per-job cost
-                self._send(completed, 1)
-            stop = False
-            for future in completed:
-                batch, refusals = self.in_flight.pop(future)
-                result = self._result(future, batch, refusals, completed)
-                if result is not None:
-                    failed = self._deliver(batch, result, on_done, pending)
-                    stop = stop or (fail_fast and failed)
-                while not stop and self.queue and len(self.in_flight) < len(self.good) * IN_FLIGHT_PER_WORKER:
-                    self._send(completed, batch_size(self.overhead, self.per_job, len(self.queue), len(self.good)))
-        self.stats.wall_s = time.perf_counter() - started
-        return sorted(pending)
+@contextlib.contextmanager
+def quiet_dask() -> Iterator[None]:
+    """Dask's own log lines (reconnect attempts, lost workers, tracebacks) stay out of the cook's output:
+    what matters reaches the cook as a warning or an error."""
+    loggers = [logging.getLogger(name) for name in ["distributed", *logging.Logger.manager.loggerDict]
+               if name == "distributed" or name.startswith("distributed.")]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, disabled in zip(loggers, before):
+            logger.disabled = disabled
 
-    def _send(self, completed, size: int, batch: list[StageJob] | None = None, refusals: int = 0) -> None:
-        if batch is None:
-            batch = [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
-            self.stats.batches += 1
-            self.stats.batch_sizes.append(len(batch))
-        future = self.client.submit(compile_farm_batch, self.farm.farm_batch(batch), pure=False,
-                                    workers=self.good, allow_other_workers=True)
-        self.in_flight[future] = (batch, refusals)
-        completed.add(future)
 
-    def _result(self, future, batch: list[StageJob], refusals: int, completed) -> BatchResult | None:
-        """The batch's result; a refused batch is sent again (None), a lost one is a FarmError."""
-        try:
-            return future.result()
-        except CompilerMismatch as exc:
-            if refusals + 1 >= MAX_REFUSALS:
-                raise FarmError.about(self.farm.scheduler, f"workers keep refusing jobs: {exc}") from None
-            self.stats.resent += 1
-            self._send(completed, len(batch), batch, refusals + 1)
-            return None
-        except KilledWorker as exc:
-            raise FarmError.about(self.farm.scheduler, f"a batch of {len(batch)} jobs was lost: {exc}") from None
+def _close(client: Client | None, cluster: LocalCluster | None) -> None:
+    """Close the client and a local cluster, quietly and within :data:`CLOSE_TIMEOUT` each."""
+    for part in (client, cluster):
+        if part is not None:
+            with contextlib.suppress(Exception):
+                part.close(timeout=CLOSE_TIMEOUT)
 
-    def _deliver(self, batch: list[StageJob], result: BatchResult, on_done, pending: set) -> bool:
-        """Verify and hand each job's output on; True when one failed to compile."""
-        self.stats.compile_s += result.seconds
-        self.done_jobs += len(batch)
-        self.per_job = self.stats.compile_s / self.done_jobs
-        self.stats.per_job_ms = self.per_job * 1000
-        by_key = {r.key: r for r in result.results}
-        outputs = self.checker.map(lambda job: self._verified(job, by_key[job.key], result.worker), batch)
-        failed = False
-        for job, output in zip(batch, outputs):
-            self.farm.calls += 1
-            on_done(job, output, where=result.worker)
-            pending.discard(job.key)
-            failed = failed or output.spirv is None
-        return failed
 
-    def _verified(self, job: StageJob, found, worker: str) -> CompileOutput:
-        """The worker's output after the client's own checks: digest, then spirv-val."""
-        if found.spirv is None:
-            return CompileOutput(None, found.diagnostics)
-        if bytes_hash(found.spirv) != found.digest:
-            raise FarmError.about(worker, f"job {job.key[:12]}: the blob does not match the digest sent with it")
-        problems = validate(found.spirv, job.request.target) if target_info(job.request.target).is_spirv else []
-        if problems:
-            where = Location(self.farm.tree.display(job.request.source))
-            return CompileOutput(None, found.diagnostics + tuple(Diagnostic(where, f"spirv-val: {p}")
-                                                                   for p in problems))
-        return CompileOutput(found.spirv, found.diagnostics)

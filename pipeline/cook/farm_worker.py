@@ -18,11 +18,15 @@ The worker:
    resolve exactly as in :class:`~pipeline.cook.compile.SourceTree`, errors are
    named under the client's display prefix) and compiles with
    :func:`~pipeline.cook.compile.compile_one`, the function the local process
-   pool runs (compile, optimize when asked, spirv-val);
+   pool runs (compile, optimize when asked, spirv-val: the worker validates what
+   it sends);
 4. returns SPIR-V, its SHA-256, diagnostics and the time spent per job.
 
-The client checks the digests, validates the SPIR-V again and writes the cache
-and outputs itself, so a farm cook's outputs are byte-identical to a local one's.
+The task a client submits is :func:`farm_task`: an exception inside the batch
+comes back as a :class:`BatchFailure` naming this worker, not as a bare error.
+The client trusts nothing it receives (:mod:`pipeline.cook.farm_trust`): it checks
+each result's shape, digest, stage and entry point, and writes the cache and
+outputs itself, so a farm cook's outputs are byte-identical to a local one's.
 Every function here is top-level and every value a plain dataclass: Dask ships
 them to workers by reference to this module, which workers import from the same
 installed package.
@@ -31,6 +35,7 @@ installed package.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -89,6 +94,15 @@ class BatchResult:
     pid: int
     results: tuple[FarmResult, ...]
     seconds: float  # compile time inside the worker, the whole batch
+
+
+@dataclass(frozen=True)
+class BatchFailure:
+    """A batch that raised on a worker: where, and the exception as one line."""
+
+    worker: str
+    pid: int
+    message: str
 
 
 class MemoryTree(SourceTree):
@@ -153,6 +167,19 @@ def compile_farm_batch(batch: FarmBatch) -> BatchResult:
         return BatchResult(worker_address(), os.getpid(), tuple(results), time.perf_counter() - start)
 
 
+def farm_task(batch: FarmBatch) -> BatchResult | BatchFailure:
+    """The task the client submits: the batch's result, or the exception it raised, named by worker.
+
+    A compiler that is not the jobs' still raises :class:`CompilerMismatch`, which the
+    client answers by sending the batch elsewhere."""
+    try:
+        return compile_farm_batch(batch)
+    except CompilerMismatch:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported to the client, which compiles the batch elsewhere
+        return BatchFailure(worker_address(), os.getpid(), f"{type(exc).__name__}: {exc}")
+
+
 def _tree(job: FarmJob, batch: FarmBatch, scratch: Path) -> SourceTree:
     """The job's closure as a tree: in memory for the C API, written out for glslangValidator."""
     files = {rel: batch.files[sha] for rel, sha in job.closure}
@@ -162,6 +189,11 @@ def _tree(job: FarmJob, batch: FarmBatch, scratch: Path) -> SourceTree:
         (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
         (scratch / rel).write_text(text, encoding="utf-8")
     return SourceTree(scratch, batch.display_prefix)
+
+
+def dask_setup(worker) -> None:
+    """A ``local:N`` cluster's preload: its workers ignore SIGINT, which the cook answers alone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def noop(_: int) -> float:

@@ -67,6 +67,8 @@ class CookOptions:
     allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
     sweep: str | None = None  # remove outputs of chunks that no longer exist: "" whole world, else a level
     scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.cook.farm); None: this machine
+    audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.cook.farm_trust)
+    farm_timeout: float | None = None  # seconds a farm batch may take at least (None: the farm's default)
 
 
 JSON_FORMAT = 1  # the layout version of the cook's JSON document (its "format" field)
@@ -172,6 +174,8 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
                         if d in world.folder_warnings()]  # folder links not followed
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
+    result.warnings += getattr(compiler, "warnings", [])      # the farm: workers caught, a farm lost
+    result.errors += getattr(compiler, "errors", [])          # the farm: failed audits
     if remote is not None:
         result.remote = remote.to_json()
         result.warnings += remote.warnings
@@ -194,11 +198,11 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
         from pipeline.cook.farm import (
             FarmCompiler,  # imports Dask: only a farm cook pays for it
         )
-        return FarmCompiler(options.scheduler, tree, options.backend, runner.identity)
+        return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
+                            batch_timeout=options.farm_timeout, local=runner)
     return runner
 
 
-# ------------------------------------------------------------------ errors
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
