@@ -195,9 +195,7 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
     runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
     if options.scheduler:
-        from pipeline.cook.farm import (
-            FarmCompiler,  # imports Dask: only a farm cook pays for it
-        )
+        from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
                             batch_timeout=options.farm_timeout, local=runner)
     return runner
