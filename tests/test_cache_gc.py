@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from pipeline import api
@@ -35,6 +36,7 @@ def cook(world: Path, tmp_path: Path) -> tuple[api.CookResult, JobRunner]:
     return result, compiler
 
 
+@pytest.mark.slow
 def test_gc_removes_only_what_no_recent_cook_used(tmp_path: Path) -> None:
     world, lib = make_site(tmp_path)
     old, _ = cook(world, tmp_path)

@@ -191,6 +191,7 @@ def test_a_mistake_every_permutation_includes_is_one_error_naming_how_many_keys_
     assert fragment["count"] == vertex["count"] == len(keys)  # every pbr key has both stages
 
 
+@pytest.mark.slow
 def test_the_watch_status_names_a_shared_mistake_once(world):
     from pipeline.watch import Watcher
 

@@ -124,6 +124,7 @@ def test_every_compile_lands_in_the_timing_log(site):
     assert "pbr/pbr.frag [fragment]" in report.output and "1 job" in report.output
 
 
+@pytest.mark.slow
 def test_a_replaced_key_shows_as_one_changed_line(site):
     assert cook().exit_code == 0
     path = site / "world" / BARK

@@ -6,9 +6,9 @@ extension nobody supports (FAKE_materials_quantumRendering).
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from pipeline import api
 from pipeline.cook.manifest import load_chunk_manifest

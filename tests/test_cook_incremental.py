@@ -116,6 +116,7 @@ def both(site: Path, **options) -> tuple[dict, dict]:
     return a, b
 
 
+@pytest.mark.slow
 def test_noop_uses_records_only(site, missed):
     doc, _ = both(site)
     assert missed == [] and doc["compiled"] == 0 and doc["written"] == []

@@ -59,6 +59,7 @@ def farm_compiler(scheduler: str = "local:2", identity: str | None = None) -> Fa
     return FarmCompiler(scheduler, tree, "capi", identity or get_backend("capi").identity)
 
 
+@pytest.mark.slow
 def test_local_cluster_outputs_are_byte_identical(reference, tmp_path: Path) -> None:
     ref_out, ref = reference
     farm = farm_compiler()
@@ -74,6 +75,7 @@ def test_local_cluster_outputs_are_byte_identical(reference, tmp_path: Path) -> 
     assert again.run.compiled == [] and again.farm is None  # nothing to compile: no cluster started
 
 
+@pytest.mark.slow
 def test_killed_worker_mid_cook_is_retried_elsewhere(reference, tmp_path: Path) -> None:
     """SIGKILL one worker process while it holds batches; the cook still completes, outputs identical."""
     ref_out, ref = reference
@@ -206,6 +208,7 @@ def test_corpus_on_local_cluster_matches_the_pool(corpus: Path, tmp_path: Path) 
     assert_same_outputs(tmp_path / "pool", tmp_path / "farm")
 
 
+@pytest.mark.slow
 def test_cli_cooks_on_a_running_scheduler(reference, tmp_path: Path) -> None:
     """``pipeline cook --scheduler tcp://...`` against a scheduler this test runs; --explain names the worker."""
     ref_out, _ = reference

@@ -66,6 +66,7 @@ def assert_completed_here(run, folder: Path, reference: Path, warning: str) -> N
     assert_clean_cache(folder, reference)
 
 
+@pytest.mark.slow
 def test_a_batch_that_raises_is_compiled_elsewhere(farm, reference, tmp_path):
     client, victim = farm
     set_fault(client, victim, "raise")
@@ -78,6 +79,7 @@ def test_a_batch_that_raises_is_compiled_elsewhere(farm, reference, tmp_path):
                           r"compiled elsewhere")
 
 
+@pytest.mark.slow
 def test_a_worker_that_never_answers_times_out_and_its_jobs_go_elsewhere(farm, reference, tmp_path):
     """The worker sleeps an hour in every batch; the batch timeout (2 s here) gives it up."""
     client, victim = farm
@@ -119,6 +121,7 @@ def test_local_cluster_size_is_bounded_by_the_usable_cpus(monkeypatch) -> None:
     assert FarmCompiler("local:6", SourceTree(ROOT / "materials"), "capi", "any").warnings == []
 
 
+@pytest.mark.slow
 def test_workers_that_die_while_the_cluster_starts_leave_the_cook_to_this_machine(reference, tmp_path):
     """Every worker of the cook's own local:2 cluster kills itself when asked for its compiler."""
     run = cook_cli(SAMPLE, tmp_path, "--scheduler", "local:2", env=fault_env("die-at-start"))
@@ -185,6 +188,7 @@ def test_the_scheduler_killed_mid_cook_leaves_the_rest_to_this_machine(reference
                           r"the connection to the scheduler\); the jobs it did not finish compile on this machine")
 
 
+@pytest.mark.slow
 @linux_only
 def test_ctrl_c_of_a_local_cluster_cook_is_one_line_and_no_worker_traceback(tmp_path):
     """A terminal's Ctrl-C reaches the cook and its worker processes (one process group)."""

@@ -56,6 +56,7 @@ def farm_cook(farm, fault: str, folder: Path, *args: str):
     ("missing", r"sent no result for job \w{12}"),
     ("unparsable", r"answered with str, not a batch result"),
 ])
+@pytest.mark.slow
 def test_a_wrong_result_is_discarded_with_one_warning_and_compiled_here(farm, reference, tmp_path, fault, why):
     run, victim = farm_cook(farm, fault, tmp_path)
     assert run.returncode == 0, run.stderr
@@ -66,6 +67,7 @@ def test_a_wrong_result_is_discarded_with_one_warning_and_compiled_here(farm, re
     assert_clean_cache(tmp_path, reference)
 
 
+@pytest.mark.slow
 def test_a_failure_from_the_farm_is_confirmed_here_and_never_remembered(farm, reference, tmp_path):
     """The worker reports a made-up compile error for every job: they all compile here, nothing fails."""
     run, victim = farm_cook(farm, "fail", tmp_path)
@@ -78,6 +80,7 @@ def test_a_failure_from_the_farm_is_confirmed_here_and_never_remembered(farm, re
     assert_clean_cache(tmp_path, reference)
 
 
+@pytest.mark.slow
 def test_audit_catches_a_worker_shipping_another_valid_shader(farm, reference, tmp_path):
     """Valid SPIR-V of the right stage and entry point, but not the job's: only comparing bytes tells.
     The cook fails loudly (one located error naming the worker and a job), nothing of the worker is

@@ -50,6 +50,7 @@ def listing(*folders: Path) -> dict[str, tuple]:
 
 
 # ------------------------------------------------------------------ one plan
+@pytest.mark.slow
 def test_report_reads_a_shader_library_reaching_into_an_allowed_root(tmp_path: Path) -> None:
     materials, shared = tmp_path / "materials", tmp_path / "shared"
     shutil.copytree(ROOT / "materials", materials)

@@ -125,6 +125,7 @@ def test_an_xinclude_naming_a_fifo_fails_at_once(tmp_path: Path) -> None:
                            "not a regular file (a FIFO)")
 
 
+@pytest.mark.slow
 def test_an_xincluded_document_is_part_of_the_closure_and_the_stamp(tmp_path: Path) -> None:
     world = make_world(tmp_path)
     graph = split_rust(world)

@@ -94,6 +94,7 @@ def test_a_level_cook_sweeps_its_level_only_and_a_chunk_cook_sweeps_nothing(tmp_
     assert chunk_names(out / "town.level.json") == ["town/interior", "town/market", "town/workshop"]
 
 
+@pytest.mark.slow
 def test_pipeline_clean_removes_what_no_cook_would_write(tmp_path):
     world = copy_world(tmp_path / "world")
     out, cache = tmp_path / "out", tmp_path / "cache"

@@ -78,6 +78,7 @@ def outputs(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_second_machine_compiles_nothing(tmp_path: Path, remote: Remote) -> None:
     first, compiler_a = cook(tmp_path, "a", remote)
     jobs = len(first.plan.jobs)
@@ -91,6 +92,7 @@ def test_second_machine_compiles_nothing(tmp_path: Path, remote: Remote) -> None
     assert compiler_c.calls == 0 and third.run.fetched == []
 
 
+@pytest.mark.slow
 def test_records_are_versioned_json_with_library_relative_diagnostics(tmp_path: Path, remote: Remote) -> None:
     lib = tmp_path / "lib"
     (lib / "pbr").mkdir(parents=True)
@@ -122,6 +124,7 @@ def test_records_are_versioned_json_with_library_relative_diagnostics(tmp_path: 
     assert sorted(again.run.compiled) == failed and sorted(again.errors, key=str) == sorted(result.errors, key=str)
 
 
+@pytest.mark.slow
 def test_corrupt_blob_is_a_miss_and_a_warning(tmp_path: Path, remote: Remote) -> None:
     first, _ = cook(tmp_path, "a", remote)
     cache = remote.open()
@@ -134,6 +137,7 @@ def test_corrupt_blob_is_a_miss_and_a_warning(tmp_path: Path, remote: Remote) ->
     assert outputs(tmp_path / "a" / "out") == outputs(tmp_path / "b" / "out")
 
 
+@pytest.mark.slow
 def test_foreign_record_is_a_miss_and_a_warning(tmp_path: Path, remote: Remote) -> None:
     first, _ = cook(tmp_path, "a", remote)
     cache = remote.open()
@@ -144,6 +148,7 @@ def test_foreign_record_is_a_miss_and_a_warning(tmp_path: Path, remote: Remote) 
     assert any("not a version 1 record" in w for w in second.warnings)
 
 
+@pytest.mark.slow
 def test_read_mode_fetches_and_never_writes(tmp_path: Path, remote: Remote) -> None:
     result, compiler = cook(tmp_path, "a", remote, mode="read")
     assert compiler.calls == len(result.plan.jobs) and result.remote["written_back"] == 0
@@ -168,6 +173,7 @@ def test_interrupted_folder_write_leaves_no_entry(tmp_path: Path, monkeypatch) -
     assert not cache.fs.exists(cache.blob_path("ab" * 32))
 
 
+@pytest.mark.slow
 def test_stats_and_gc_keep_what_recent_cooks_used(tmp_path: Path, remote: Remote) -> None:
     first, _ = cook(tmp_path, "a", remote)
     cache = remote.open()
@@ -184,6 +190,7 @@ def test_stats_and_gc_keep_what_recent_cooks_used(tmp_path: Path, remote: Remote
     assert (cache.stats().jobs, cache.stats().blobs) == (0, 0)
 
 
+@pytest.mark.slow
 def test_cli_cooks_against_s3_from_the_environment(tmp_path: Path, s3_server) -> None:
     """``pipeline cook --remote-cache s3://...`` with the endpoint and keys from the environment."""
     endpoint, _ = s3_server

@@ -67,6 +67,7 @@ def assert_local_cook(result, tmp_path: Path, local_outputs: dict, url: str, rea
     assert outputs(tmp_path / "out") == local_outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_nothing_listens_on_the_endpoint(tmp_path: Path, local_outputs, mode: str) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"
@@ -83,6 +84,7 @@ def test_missing_bucket(tmp_path: Path, local_outputs, s3_server, mode: str) -> 
     assert_local_cook(result, tmp_path, local_outputs, url, "bucket 'no-such-bucket' does not exist (create it")
 
 
+@pytest.mark.slow
 def test_endpoint_that_never_answers_costs_one_request_not_one_per_job(tmp_path: Path, local_outputs) -> None:
     """A server that accepts connections and never replies: the first request times out and the tier is
     off; the number of connections it saw is bounded by the retries, not by the number of jobs."""
@@ -122,6 +124,7 @@ def _no_credentials_env(tmp_path: Path, endpoint: str) -> dict:
             "AWS_DEFAULT_REGION": "us-east-1", "PYTHONPATH": str(ROOT)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_cook_without_credentials_as_a_user_runs_it(tmp_path: Path, local_outputs, s3_server, mode) -> None:  # noqa: F811
     endpoint, _ = s3_server
@@ -144,6 +147,7 @@ def test_cook_without_credentials_as_a_user_runs_it(tmp_path: Path, local_output
     assert outputs(tmp_path / "out") == local_outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["stats"], ["gc", "--keep-days", "1"]])
 def test_cache_commands_on_an_unreachable_tier_are_one_located_line(tmp_path: Path, command) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"

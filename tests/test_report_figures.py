@@ -68,6 +68,7 @@ def corpus_part(corpus, tmp_path_factory) -> dict:
     return cooked(tmp / "world", tmp) | {"cache": tmp / "cache", "world": tmp / "world"}
 
 
+@pytest.mark.slow
 def test_cook_and_report_agree_on_the_sample_world(tmp_path):
     assert_agree(cooked(SAMPLE, tmp_path))
 

@@ -131,6 +131,7 @@ def _figure(html: str, name: str) -> re.Match:
     return found
 
 
+@pytest.mark.slow
 def test_json_report_carries_format_and_provenance(over):
     doc = over[1]
     assert doc["format"] == 3

@@ -133,6 +133,7 @@ def load_case_family(change: dict) -> dict:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(LOAD_CASES))
 def test_what_static_types_rule_out_is_a_located_load_error(tmp_path, write_gltf, case):
     change, where, message = LOAD_CASES[case]

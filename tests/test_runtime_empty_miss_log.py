@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from robust_helpers import run_cli
 from runtime_helpers import SAMPLE, needs_vulkan

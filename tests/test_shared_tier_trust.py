@@ -121,6 +121,7 @@ def assert_clean_cook(tmp_path: Path, run, clean: dict, *warning_parts: str) -> 
 
 
 # ------------------------------------------------------------ poisoned blobs and records
+@pytest.mark.slow
 def test_junk_named_by_its_own_digest_is_not_used(tmp_path: Path, filled, clean) -> None:
     tier, first = filled
     tier, cache = copy_tier(tier, tmp_path)
@@ -329,6 +330,7 @@ DEATHS = {"reading records": lambda method, path, n: n > 2,
           "writing back": lambda method, path, n: method == "PUT"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", list(DEATHS))
 def test_s3_tier_dying_mid_cook(tmp_path: Path, s3_server, clean, when: str) -> None:  # noqa: F811
     endpoint, options = s3_server
