@@ -38,7 +38,7 @@ def page(tmp_path_factory) -> tuple[Path, dict]:
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.skip("headless Chromium not installed (apt-get install chromium; .ci/run installs it)")
+        pytest.skip("headless Chromium not installed (script/bootstrap test installs it)")
     return found
 
 
