@@ -85,3 +85,23 @@ def write_gltf():
         return path
 
     return write
+
+
+# ------------------------------------------------------------------ the farm tests' shared fixtures
+# (module-scoped: each farm test module gets its own; Dask is imported only when one is used)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """The outputs of a local cook of the sample world, to compare every farm cook with."""
+    from farm_helpers import reference_cook
+
+    return reference_cook(tmp_path_factory.mktemp("local"))
+
+
+@pytest.fixture(scope="module")
+def farm():
+    """A LocalCluster whose workers load the fault preload (tests/farm_faults.py), and the worker
+    that misbehaves when told to."""
+    from farm_helpers import fault_cluster
+
+    with fault_cluster() as (client, victim):
+        yield client, victim

@@ -74,3 +74,4 @@ def assert_clean_cache(folder: Path, reference: Path) -> None:
     again = api.cook(SAMPLE, cache=folder / "cache", out=folder / "again", scheduler="none")
     assert again.errors == [] and again.run.compiled == []
     assert tree_files(folder / "again") == tree_files(reference)
+

@@ -26,26 +26,14 @@ from farm_helpers import (
     SAMPLE,
     assert_clean_cache,
     cook_cli,
-    fault_cluster,
     fault_env,
     problem_lines,
-    reference_cook,
     set_fault,
     tree_files,
 )
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux signals and /proc")
 
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    return reference_cook(tmp_path_factory.mktemp("local"))
-
-
-@pytest.fixture(scope="module")
-def farm():
-    with fault_cluster() as (client, victim):
-        yield client, victim
 
 
 def with_timeout(folder: Path, seconds: float) -> Path:

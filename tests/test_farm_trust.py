@@ -19,25 +19,13 @@ from farm_helpers import (
     SAMPLE,
     assert_clean_cache,
     cook_cli,
-    fault_cluster,
     problem_lines,
-    reference_cook,
     set_fault,
     tree_files,
 )
 
 from pipeline import api
 
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    return reference_cook(tmp_path_factory.mktemp("local"))
-
-
-@pytest.fixture(scope="module")
-def farm():
-    with fault_cluster() as (client, victim):
-        yield client, victim
 
 
 def farm_cook(farm, fault: str, folder: Path, *args: str):
