@@ -201,3 +201,20 @@ def test_dry_run_reports_bad_input_located_and_removed_chunks(tmp_path: Path) ->
     assert f"{victim.relative_to(tmp_path)}:" in dry.stderr and "error:" in dry.stderr
     assert "would remove out/forest/c03.json" in dry.stdout
     assert listing(tmp_path / "cache", tmp_path / "out") == before
+
+
+def test_a_dry_run_names_a_remembered_compile_error_as_the_cook_does(tmp_path: Path) -> None:
+    """A failed job remembered in the cache is grouped the same way by the dry run and the cook:
+    the same lines, the same keys broken (key texts, not their characters)."""
+    shutil.copytree(SAMPLE, tmp_path / "world")
+    shutil.copytree(ROOT / "materials", tmp_path / "shaders")
+    (tmp_path / "world" / "pipeline.toml").write_text('level_depth = 1\nmaterials = "../shaders"\n')
+    common = tmp_path / "shaders" / "pbr" / "common.glsl"
+    common.write_text(common.read_text().replace("return x * x; }", "return x * x }", 1))
+    args = [tmp_path / "world", "--cache", tmp_path / "cache", "--out", tmp_path / "out", "--json"]
+    cook = pipeline("cook", *args, "-j", "1", cwd=tmp_path)
+    dry = pipeline("cook", *args, "--dry-run", cwd=tmp_path)
+    assert cook.returncode == dry.returncode == 1
+    cooked_errors, dry_errors = json.loads(cook.stdout)["errors"], json.loads(dry.stdout)["errors"]
+    assert cooked_errors and dry_errors == cooked_errors
+    assert all(key.startswith("pbr/") for e in dry_errors for key in e["keys"])

@@ -19,7 +19,7 @@ from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.changes import first_keys
 from pipeline.cook.contract import add_fallbacks
-from pipeline.cook.error_docs import compile_errors, errors_by_chunk, manifest_prefix, scan_errors
+from pipeline.cook.error_docs import compile_errors, errors_by_chunk, job_users, manifest_prefix, scan_errors
 from pipeline.cook.jobs import JobPlan
 from pipeline.cook.plan import plan_jobs
 from pipeline.cook.reflection import reflect_cached
@@ -85,8 +85,7 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
         text, key_hash = first.get(key, (None, None))
         result.compile.append({"job": key[:12], "source": request.source, "stage": request.stage, "key": text,
                                "key_hash": key_hash, "reason": run.reasons[key]})
-    texts = {job: text for job, (text, _) in first.items()}
-    result.errors = scan_errors(found) + compile_errors(plan, run, prefix, texts)
+    result.errors = scan_errors(found) + compile_errors(plan, run, prefix, job_users(found.keys, plan))
     cook = CookResult(len(found.chunks), found.draws, len(found.keys), plan.stage_uses, plan, run, list(result.errors),
                       display_prefix=prefix, manifest_prefix=manifest_prefix(world.root, world.materials_dir))
     cook.fallbacks = fallbacks
