@@ -106,6 +106,14 @@ class Diagnostic:
         return cls(loc, str(data["message"]), str(data.get("severity", "error")))
 
 
+def keys_broken(key: str | None, count: int, name=lambda key: one_line(key, MAX_NAME)) -> str:
+    """How a compile error names the keys it breaks: `` (key K)`` for one, `` (breaks 37 keys, e.g. K)``
+    for more (``name`` shows a key on a line); nothing without a key."""
+    if not key:
+        return ""
+    return f" (key {name(key)})" if count <= 1 else f" (breaks {count} keys, e.g. {name(key)})"
+
+
 @dataclass(frozen=True)
 class CookDiagnostic(Diagnostic):
     """An error of a cook: a diagnostic plus the permutation key whose job reported it
@@ -121,9 +129,7 @@ class CookDiagnostic(Diagnostic):
         return len(self.keys)
 
     def __str__(self) -> str:
-        if self.count > 1:
-            return f"{super().__str__()} (breaks {self.count} keys, e.g. {one_line(self.key or '', MAX_NAME)})"
-        return super().__str__() + (f" (key {one_line(self.key, MAX_NAME)})" if self.key else "")
+        return super().__str__() + keys_broken(self.key, self.count)
 
     def to_json(self) -> dict:
         doc = super().to_json() | {"key": self.key}

@@ -22,7 +22,7 @@ from pathlib import Path
 from pipeline.cook.compile.preamble import readable
 from pipeline.cook.jobs import JobPlan
 from pipeline.cook.scheduler import RunResult
-from pipeline.errors import CookDiagnostic, Diagnostic, Location
+from pipeline.errors import CookDiagnostic, Diagnostic, Location, keys_broken
 from pipeline.keys.incremental import CookInput
 
 
@@ -122,10 +122,7 @@ def _order(group: tuple) -> tuple:
 def breaks(doc: dict, name=lambda key: key) -> str:
     """How an error document names the keys it breaks: `` (key K)`` for one,
     `` (breaks 37 keys, e.g. K)`` for more (``name`` shortens a key for a line)."""
-    if not doc.get("key"):
-        return ""
-    count = doc.get("count", 1)
-    return f" (key {name(doc['key'])})" if count <= 1 else f" (breaks {count} keys, e.g. {name(doc['key'])})"
+    return keys_broken(doc.get("key"), doc.get("count", 1), name)
 
 
 def cancelled_diagnostic(job, prefix: str) -> Diagnostic:
