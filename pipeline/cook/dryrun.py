@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cache.output_records import OUTPUTS
+from pipeline.cache.output_records import OUTPUTS, as_tuple, outputs_current
 from pipeline.cache.store import Store
 from pipeline.cook import manifest as mf
 from pipeline.cook.changes import first_keys
@@ -26,11 +26,9 @@ from pipeline.cook.reflection import reflect_cached
 from pipeline.cook.run import (
     CookOptions,
     CookResult,
-    _as_tuple,
     _chunk_digest,
     _chunk_manifest,
     _results_digest,
-    _stat_of,
     cook_setup,
 )
 from pipeline.cook.scheduler import look_up
@@ -127,10 +125,8 @@ def _chunk_reason(result: CookResult, found: CookInput, chunk: str, level: str, 
     if missing:
         return f"{len(missing)} job{'s' if len(missing) != 1 else ''} to compile (rewritten if a blob changes)"
     fingerprint = found.fingerprints.get(chunk)
-    record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
-    if fingerprint and isinstance(record, tuple) and len(record) == 4 and record == _as_tuple(
-            [_chunk_digest(results, fingerprint, chunk, level, errors), _stat_of(json_path), record[2],
-             _stat_of(json_path.with_name(str(record[2])))]):
+    digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
+    if outputs_current(as_tuple(store.get(OUTPUTS, str(json_path.resolve()))), digest, json_path):
         return None  # the cook's own record: inputs and files unchanged
 
     def reflection(digest: str) -> dict:

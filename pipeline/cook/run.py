@@ -9,12 +9,19 @@ keeps its level manifest whole.
 from __future__ import annotations
 
 import errno
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pipeline.cache.output_records import LEVEL_OUTPUTS, OUTPUTS
+from pipeline.cache.output_records import (
+    LEVEL_OUTPUTS,
+    OUTPUTS,
+    as_tuple,
+    outputs_current,
+    outputs_entry,
+    record_ok,
+    stat_of,
+)
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.cook import manifest as mf
@@ -34,7 +41,6 @@ from pipeline.cook.error_docs import (
     compile_errors,
     cook_error,
     display_prefix,
-    error_doc,
     errors_by_chunk,
     job_users,
     manifest_prefix,
@@ -269,15 +275,14 @@ def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str,
     json_path = mf.chunk_manifest_path(out, chunk)
     fingerprint = found.fingerprints.get(chunk)
     digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
-    record = _as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
-    pak_name = record[2] if _record_ok(record) else None
-    if digest is None or pak_name is None or record != _as_tuple(
-            [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]):
+    record = as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
+    pak_name = record[2] if record_ok(record) else None
+    if not outputs_current(record, digest, json_path):
         manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
                                 blobs, record)
         pak_name = manifest.pak
-        new = [digest, _stat_of(json_path), pak_name, _stat_of(json_path.with_name(pak_name))]
-        if _as_tuple(new) != record:
+        new = outputs_entry(digest, json_path, pak_name)
+        if as_tuple(new) != record:
             store.set(OUTPUTS, str(json_path.resolve()), new)
     result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
     return json_path, pak_name
@@ -288,11 +293,11 @@ def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store
     result.outputs.append(str(path))
     with locked(path.parent):  # another cook may be rebuilding this level manifest
         chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-        if _as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))) == _as_tuple([chunks_state, _stat_of(path)]):
+        if as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))) == as_tuple([chunks_state, stat_of(path)]):
             return
         if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
             result.written.append(str(path))
-        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, _stat_of(path)])
+        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, stat_of(path)])
 
 
 # Write errors that no other chunk would escape (a full or read-only disk, no permission): one line, stop.
@@ -313,15 +318,6 @@ def _output_error(name: str, exc: Exception) -> CookDiagnostic:
     return CookDiagnostic(Location(str(file)), one_line(f"cannot write the outputs of {name!r}: {reason}"))
 
 
-def _as_tuple(value):
-    """A stored record with its lists as tuples (a cache may keep either)."""
-    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
-
-
-def _record_ok(record) -> bool:
-    return isinstance(record, tuple) and len(record) == 4 and isinstance(record[2], str) and "/" not in record[2]
-
-
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
                  store: Store, out: Path, blobs: dict, record) -> mf.ChunkManifest:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
@@ -329,8 +325,8 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
 
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    pak_stat = _stat_of(mf.chunk_pak_path(out, manifest))
-    if _record_ok(record) and record[2] == manifest.pak and record[3] == _as_tuple(pak_stat) is not None \
+    pak_stat = stat_of(mf.chunk_pak_path(out, manifest))
+    if record_ok(record) and record[2] == manifest.pak and record[3] == as_tuple(pak_stat) is not None \
             and mf.chunk_outputs_current(out, manifest):
         return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
@@ -372,15 +368,7 @@ def _code_hash() -> str:
 def _level_state(out: Path, level: str) -> str:
     """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
     files = level_files(out, level)
-    return stable_hash([(str(p), _stat_of(p)) for p in files])
-
-
-def _stat_of(path: Path) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    return stable_hash([(str(p), stat_of(p)) for p in files])
 
 
 def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
