@@ -120,10 +120,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, backend=backend,
                       progress=for_stream(quiet=quiet or as_json), dry_run=True)
     doc = result.to_json()
-    for warning in doc["warnings"]:
-        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
-    for e in doc["errors"]:
-        click.echo(color_severity(_located(e, w.root)), err=True)
+    _problems(doc, w.root)
     if as_json:
         echo_json(doc)
         return EXIT_USER if doc["errors"] else EXIT_OK
@@ -162,12 +159,17 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
                      code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns)
 
 
+def _problems(doc: dict, root) -> None:
+    """A cook's (or dry run's) warnings, then its errors as located lines, on stderr."""
+    for warning in doc["warnings"]:
+        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
+    for e in doc["errors"]:
+        click.echo(color_severity(_located(e, root)), err=True)
+
+
 def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     doc = result.to_json()
-    for warning in result.warnings:
-        click.echo(f"{styled('warning:', fg='yellow', bold=True)} {warning}", err=True)
-    for e in result.errors:
-        click.echo(color_severity(_located(e.to_json(), root)), err=True)
+    _problems(doc, root)
     if level >= 0:
         for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
             click.echo(line)
