@@ -26,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.cook.compile import (
+from pipeline.compilers import (
     CompileRequest,
     SourceTree,
     get_backend,

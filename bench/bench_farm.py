@@ -39,9 +39,9 @@ sys.path[:0] = [str(BENCH.parent), str(BENCH)]
 from pipeline import api  # noqa: E402
 from pipeline.cache.job_records import JOB  # noqa: E402
 from pipeline.cache.store import Store  # noqa: E402
-from pipeline.cook.compile import validate  # noqa: E402
-from pipeline.cook.farm import batch_size  # noqa: E402
-from pipeline.cook.farm_worker import noop  # noqa: E402
+from pipeline.compilers import validate  # noqa: E402
+from pipeline.compile.farm import batch_size  # noqa: E402
+from pipeline.compile.farm_worker import noop  # noqa: E402
 from pipeline.cpus import usable_cpus
 from pipeline.digest import bytes_hash  # noqa: E402
 

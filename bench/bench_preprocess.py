@@ -2,7 +2,7 @@
 
     python bench/bench_preprocess.py [--runs N] [--out bench/PREPROCESS.md] [--corpus DIR]
 
-Exact job dedup (pipeline.cook.jobs) preprocesses every planned GLSL job in the
+Exact job dedup (pipeline.plan.jobs) preprocesses every planned GLSL job in the
 planning process, with glslang's C API in process, and keys it by its preprocessed
 text.  This measures what that costs against what it can save: per job set, the
 median over ``--runs`` of the time to preprocess every job once, and of the time to
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline import api  # noqa: E402
-from pipeline.cook.compile import SourceTree, compile_one, get_backend  # noqa: E402
-from pipeline.cook.jobs import JobOptions, plan_jobs  # noqa: E402
+from pipeline.compilers import SourceTree, compile_one, get_backend  # noqa: E402
+from pipeline.plan.jobs import JobOptions, plan_jobs  # noqa: E402
 
 LEGACY = ROOT / "tests" / "data" / "ubershader"
 

@@ -6,7 +6,7 @@ A cook's runtime contract reflects every new Vulkan blob with SPIRV-Cross (one
 ``spirv-cross --reflect`` process per blob).  This cooks ``--world`` (the sample world
 by default) once into a temporary cache, takes its Vulkan blobs, and measures side by
 side in one run, median over ``--runs``: reflecting them serially (what the outputs
-did per chunk), and :func:`pipeline.cook.reflection.prefetch` with one worker per
+did per chunk), and :func:`pipeline.outputs.reflection.prefetch` with one worker per
 usable CPU (what a cook does now before writing outputs).  The table goes to ``--out``.
 """
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline import api  # noqa: E402
 from pipeline.cache.store import Store  # noqa: E402
-from pipeline.cook import reflection  # noqa: E402
+from pipeline.outputs import reflection  # noqa: E402
 from pipeline.cpus import usable_cpus  # noqa: E402
 
 

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline import api  # noqa: E402
-from pipeline.cook import manifest as mf  # noqa: E402
-from pipeline.cook.pak import PakReader  # noqa: E402
+from pipeline.outputs import manifest as mf  # noqa: E402
+from pipeline.outputs.pak import PakReader  # noqa: E402
 from pipeline.runtime.check import chunk_names  # noqa: E402
 from pipeline.runtime.device import Device  # noqa: E402
 from pipeline.runtime.loader import Loader  # noqa: E402

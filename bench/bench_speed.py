@@ -171,9 +171,9 @@ def _new_jobs(result, doc: dict) -> set[str]:
 # ---------------------------------------------------------------- 14: the ninja peer
 def write_ninja(plan_jobs: dict, materials: Path, build: Path) -> int:
     """build.ninja: one glslangValidator edge per job (inputs: the source and its includes)."""
-    from pipeline.cook.compile.glslang_cli import command
-    from pipeline.cook.compile.sources import SourceTree
-    from pipeline.cook.compile.toolchain import tool_env
+    from pipeline.compilers.glslang_cli import command
+    from pipeline.compilers.sources import SourceTree
+    from pipeline.compilers.toolchain import tool_env
 
     tree = SourceTree(materials)
     build.mkdir(parents=True, exist_ok=True)
@@ -286,7 +286,7 @@ class _Timed:
 def figure_backend_overhead(count: int, runs: int, results, Figure, log) -> None:
     import bench_compile as bc
 
-    from pipeline.cook.compile import get_backend
+    from pipeline.compilers import get_backend
 
     found = bc.pbr_set(count)
     tree, jobs, source = found if found else bc.fixture_set(count)

@@ -56,7 +56,7 @@ import worldgen  # noqa: E402
 from pipeline import api  # noqa: E402
 from pipeline.builtin import builtin_materials_dir  # noqa: E402
 from pipeline.cache.job_records import JOB
-from pipeline.cook.compile import compile_batch, get_backend  # noqa: E402
+from pipeline.compilers import compile_batch, get_backend  # noqa: E402
 from pipeline.cook.run import display_prefix  # noqa: E402
 from pipeline.cpus import usable_cpus
 

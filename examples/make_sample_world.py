@@ -31,7 +31,7 @@ Determinism: the output is the same bytes on every run and machine.  Geometry co
 from the small primitives below (numpy only, coordinates rounded to 1e-5 before the
 float32 cast, so neither a library upgrade nor libm rounding can change a byte);
 PNGs use stored (uncompressed) deflate blocks, so no zlib version matters; JSON keeps
-insertion order.  Unchanged files are not rewritten (pipeline.cook.atomic.write_if_changed).
+insertion order.  Unchanged files are not rewritten (pipeline.outputs.atomic.write_if_changed).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cook.atomic import write_if_changed
+from pipeline.outputs.atomic import write_if_changed
 
 FLOAT, UBYTE, USHORT = 5126, 5121, 5123
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963

@@ -29,11 +29,11 @@ from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store
 from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
-from pipeline.cook.atomic import cleanup_stale_temps as _cleanup_stale_temps
-from pipeline.cook.farm_address import check_audit as _check_audit
-from pipeline.cook.farm_address import parse_scheduler as _parse_scheduler
-from pipeline.cook.shared import SharedTier as _SharedTier
-from pipeline.cook.sweep import sweep_outputs as _sweep_outputs
+from pipeline.outputs.atomic import cleanup_stale_temps as _cleanup_stale_temps
+from pipeline.compile.farm_address import check_audit as _check_audit
+from pipeline.compile.farm_address import parse_scheduler as _parse_scheduler
+from pipeline.compile.shared import SharedTier as _SharedTier
+from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.errors import (
     CompileError,
@@ -165,8 +165,8 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
 
 def _key_defines(w: World, result: KeysResult) -> dict:
-    from pipeline.cook.compile import SourceTree
-    from pipeline.cook.jobs import ClosureCache, key_defines
+    from pipeline.compilers import SourceTree
+    from pipeline.plan.jobs import ClosureCache, key_defines
     sources = ClosureCache(SourceTree(w.materials_dir, allowed=w.allowed_roots))
     return {key.text: key_defines(key, w.families[key.shader], sources) for key, _ in result.required.sorted()}
 
@@ -198,7 +198,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
     go to fsspec (credentials, ``endpoint_url``...).  ``audit`` (percent, 0-100) recompiles
     that share of the farm's results here and compares the bytes: a worker that differs fails
-    the cook and none of its results is used (:mod:`pipeline.cook.farm_trust`).
+    the cook and none of its results is used (:mod:`pipeline.compile.farm_trust`).
     """
     started = time.perf_counter()
     w = _world(world, cache)
@@ -218,7 +218,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     farm_timeout=w.config.farm.batch_timeout, allowed_roots=w.allowed_roots,
                                     sweep=_sweep_scope(w, level, chunk))
         if dry_run:
-            from pipeline.cook.compile import get_backend
+            from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run
 
             prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)

@@ -1,6 +1,6 @@
 """A fake compiler for unit tests of the cook: deterministic blobs, no glslang, counts what ran.
 
-:class:`FakeCompiler` is a :class:`~pipeline.cook.scheduler.JobRunner` whose compile
+:class:`FakeCompiler` is a :class:`~pipeline.compile.scheduler.JobRunner` whose compile
 step makes a blob from the job key instead of running a compiler; the scheduling
 around it (inline runs, fail-fast cancelling, ``calls``) is the runner's own.  It
 records every job it compiled, by key and per ``run`` call, and fails the jobs its
@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.cook.compile import CompileOutput
-from pipeline.cook.jobs import StageJob
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compilers import CompileOutput
+from pipeline.plan.jobs import StageJob
+from pipeline.compile.scheduler import JobRunner
 from pipeline.errors import Diagnostic, Location
 
 FAKE_MAGIC = b"FAKE"

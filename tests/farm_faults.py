@@ -3,7 +3,7 @@
 Loaded with ``preload=["farm_faults"]`` (LocalCluster) or
 ``DASK_DISTRIBUTED__WORKER__PRELOAD='["farm_faults"]'`` (any worker this environment
 starts; ``tests/`` on ``PYTHONPATH``).  It replaces the worker-side batch function,
-``pipeline.cook.farm_worker.compile_farm_batch`` (the submitted task looks it up by
+``pipeline.compile.farm_worker.compile_farm_batch`` (the submitted task looks it up by
 name), with one that runs the real compile and then lies or fails as the fault says.
 
 The fault comes from ``$PIPELINE_FARM_FAULT`` at start, for the worker named by
@@ -30,8 +30,8 @@ import signal
 import time
 from pathlib import Path
 
-from pipeline.cook import farm_worker
-from pipeline.cook.compile import CompileRequest, SourceTree, compile_one, get_backend
+from pipeline.compile import farm_worker
+from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, Location
 

@@ -14,7 +14,7 @@ import farm_faults
 from distributed import Client, LocalCluster
 
 from pipeline import api
-from pipeline.cook.farm import LOCAL_HTTP
+from pipeline.compile.farm import LOCAL_HTTP
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import api
-from pipeline.cook.pak import PakError, PakReader
+from pipeline.outputs.pak import PakError, PakReader
 
 # ---------------------------------------------------------------- valid content
 POSITIONS = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from pipeline.cook import atomic as atomic
-from pipeline.cook.atomic import (
+from pipeline.outputs import atomic
+from pipeline.outputs.atomic import (
     AtomicWriteError,
     cleanup_stale_temps,
     is_temp_name,
@@ -70,7 +70,7 @@ def test_kill_between_temp_write_and_rename(tmp_path):
     target.write_bytes(b"old content")
     script = textwrap.dedent(f"""
         import os, signal
-        from pipeline.cook import atomic as atomic
+        from pipeline.outputs import atomic
         atomic._replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
         atomic.write_atomic({str(target)!r}, b"new content")
     """)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import CompileRequest, SourceTree, compile_one, get_backend
-from pipeline.cook.compile.blob_check import blob_problem, entry_points
+from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend
+from pipeline.compilers.blob_check import blob_problem, entry_points
 
 HLSL = Path(__file__).resolve().parent / "data" / "hlsl"
 

@@ -14,7 +14,7 @@ from pipeline import api
 from pipeline.cache import gc, use_records
 from pipeline.cache.store import Store
 from pipeline.cli.cache import command as cache_command
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

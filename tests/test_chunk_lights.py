@@ -13,7 +13,7 @@ import pytest
 from robust_helpers import document
 
 from pipeline import api
-from pipeline.cook.manifest import load_chunk_manifest
+from pipeline.outputs.manifest import load_chunk_manifest
 
 LIT_RULES = (
     "shader: lit\nsources: {vertex: lit.vert, fragment: lit.frag}\n"

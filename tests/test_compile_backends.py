@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import (
+from pipeline.compilers import (
     CompileRequest,
     SourceTree,
     compile_batch,

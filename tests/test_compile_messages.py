@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from robust_helpers import run_cli
 
-from pipeline.cook.compile import CompileRequest, SourceTree, compile_one, get_backend
-from pipeline.cook.compile.preamble import readable
+from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend
+from pipeline.compilers.preamble import readable
 from pipeline.cook.error_docs import breaks, group_errors
 from pipeline.errors import Diagnostic, Location
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import SourceTree
+from pipeline.compilers import SourceTree
 from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.manifest import load_chunk_manifest
-from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import JobRunner
+from pipeline.outputs.manifest import load_chunk_manifest
+from pipeline.outputs.pak import PakReader
+from pipeline.compile.scheduler import JobRunner
 
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.atomic import temp_path_for
-from pipeline.cook.scheduler import JobRunner
+from pipeline.outputs.atomic import temp_path_for
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

@@ -24,10 +24,10 @@ from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
-from pipeline.cook.compile import SourceTree, validate
-from pipeline.cook.manifest import load_chunk_manifest, load_level_manifest
-from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compilers import SourceTree, validate
+from pipeline.outputs.manifest import load_chunk_manifest, load_level_manifest
+from pipeline.outputs.pak import PakReader
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

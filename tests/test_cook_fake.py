@@ -17,8 +17,8 @@ from fakes import FAKE_ERROR, FakeCompiler, failing, fake_blob
 from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
-from pipeline.cook.manifest import load_chunk_manifest
-from pipeline.cook.pak import PakReader
+from pipeline.outputs.manifest import load_chunk_manifest
+from pipeline.outputs.pak import PakReader
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -43,8 +43,8 @@ def test_no_real_compiler_is_needed(site, monkeypatch) -> None:
     def no_backend(name):
         raise AssertionError(f"backend {name!r} asked for")
 
-    monkeypatch.setattr("pipeline.cook.compile.backends.get_backend", no_backend)
-    monkeypatch.setattr("pipeline.cook.scheduler.get_backend", no_backend)
+    monkeypatch.setattr("pipeline.compilers.backends.get_backend", no_backend)
+    monkeypatch.setattr("pipeline.compile.scheduler.get_backend", no_backend)
     result, compiler = cook(site)
     assert result.errors == [] and compiler.calls == len(result.plan.jobs) > 0
 

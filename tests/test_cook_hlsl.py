@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.compile import disassemble, validate
-from pipeline.cook.manifest import load_chunk_manifest
-from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compilers import disassemble, validate
+from pipeline.outputs.manifest import load_chunk_manifest
+from pipeline.outputs.pak import PakReader
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources

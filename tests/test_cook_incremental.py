@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compile.scheduler import JobRunner
 from pipeline.keys import incremental as chunkcache
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import toolchain
+from pipeline.compilers import toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

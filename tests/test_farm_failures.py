@@ -98,9 +98,9 @@ def test_a_malformed_scheduler_address_is_one_line_before_any_work(address, why,
 
 
 def test_local_cluster_size_is_bounded_by_the_usable_cpus(monkeypatch) -> None:
-    from pipeline.cook import farm_address
-    from pipeline.cook.compile import SourceTree
-    from pipeline.cook.farm import FarmCompiler
+    from pipeline.compile import farm_address
+    from pipeline.compilers import SourceTree
+    from pipeline.compile.farm import FarmCompiler
 
     monkeypatch.setattr(farm_address, "usable_cpus", lambda: 3)
     farm = FarmCompiler("local:99999", SourceTree(ROOT / "materials"), "capi", "any")

@@ -95,7 +95,7 @@ def test_audit_of_an_honest_farm_passes_and_counts_what_it_checked(farm, referen
 
 
 def test_audit_sample_is_a_share_seeded_by_the_job_keys() -> None:
-    from pipeline.cook.farm_trust import audit_sample
+    from pipeline.compile.farm_trust import audit_sample
 
     keys = [f"{i:064x}" for i in range(1, 201)]
     five = audit_sample(keys, 5)

@@ -12,12 +12,12 @@ import pytest
 
 from pipeline import api
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
-from pipeline.cook.compile import SourceTree, compile_one, default_backend
-from pipeline.cook.generate.chain import ChainGenerator
-from pipeline.cook.generate.fragment_file import parse_fragment
-from pipeline.cook.generate.link import link_chain
-from pipeline.cook.jobs import JobOptions, plan_jobs
-from pipeline.cook.manifest import load_chunk_manifest
+from pipeline.compilers import SourceTree, compile_one, default_backend
+from pipeline.plan.generate.chain import ChainGenerator
+from pipeline.plan.generate.fragment_file import parse_fragment
+from pipeline.plan.generate.link import link_chain
+from pipeline.plan.jobs import JobOptions, plan_jobs
+from pipeline.outputs.manifest import load_chunk_manifest
 from pipeline.errors import CompileError
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import load_ruleset_text, load_rulesets
@@ -94,7 +94,7 @@ def test_imports_resolve_to_the_nearest_earlier_export_and_cross_stages_through_
     assert "c1_run(_c_0);" in frag and "c2_run(_c_0, _uv_in);" in frag and "o_run(_c_0);" in frag
     backend = default_backend()
     for stage, text in linked.stages.items():
-        from pipeline.cook.compile import CompileRequest
+        from pipeline.compilers import CompileRequest
         out = compile_one(CompileRequest(f"generated/t.{stage[:4]}", stage, text=text), tree, backend)
         assert out.ok, out.diagnostics
 

@@ -16,10 +16,10 @@ pytest.importorskip("MaterialX", reason="the materialx extra is not installed")
 
 from pipeline import api  # noqa: E402
 from pipeline.builtin import builtin_materials_dir  # noqa: E402
-from pipeline.cook.compile import SourceTree  # noqa: E402
-from pipeline.cook.generate.materialx import MaterialxGenerator  # noqa: E402
-from pipeline.cook.generate.mx_graph import MATERIAL, gltf_pbr_document, load_document, shape_of  # noqa: E402
-from pipeline.cook.manifest import load_chunk_manifest  # noqa: E402
+from pipeline.compilers import SourceTree  # noqa: E402
+from pipeline.plan.generate.materialx import MaterialxGenerator  # noqa: E402
+from pipeline.plan.generate.mx_graph import MATERIAL, gltf_pbr_document, load_document, shape_of  # noqa: E402
+from pipeline.outputs.manifest import load_chunk_manifest  # noqa: E402
 from pipeline.keys.key import PermutationKey  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_world"
@@ -173,8 +173,8 @@ def test_the_corpus_cooks_every_material_through_gltf_pbr_graphs(corpus: Path, t
 def test_without_the_materialx_package_the_family_fails_with_a_located_reason(monkeypatch, tmp_path) -> None:
     import sys
 
-    from pipeline.cook.generate import generator_for
-    monkeypatch.setitem(sys.modules, "pipeline.cook.generate.materialx", None)  # as if MaterialX were absent
+    from pipeline.plan.generate import generator_for
+    monkeypatch.setitem(sys.modules, "pipeline.plan.generate.materialx", None)  # as if MaterialX were absent
     family = api.open_world(SAMPLE).families["mtlx"]
     made = generator_for(family, SourceTree(tmp_path)).generate(family, _rust_key())
     (problem,) = made["fragment"].problems

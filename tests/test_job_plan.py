@@ -16,8 +16,8 @@ from pipeline import api
 from pipeline.builtin import builtin_rules_dir
 from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
-from pipeline.cook import jobs as _jobs
-from pipeline.cook.plan import plan_jobs
+from pipeline.plan import jobs as _jobs
+from pipeline.plan.setup import plan_jobs
 from pipeline.cook.verify import VerifyOptions, family_keys, family_setup, plan_family
 from pipeline.progress import NullProgress
 from pipeline.rules.models import load_rulesets

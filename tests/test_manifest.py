@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pipeline.cook.manifest import (
+from pipeline.outputs.manifest import (
     FORMAT_VERSION,
     ManifestEntry,
     ManifestError,
@@ -24,7 +24,7 @@ from pipeline.cook.manifest import (
     write_chunk_outputs,
     write_level_manifest,
 )
-from pipeline.cook.pak import PakReader
+from pipeline.outputs.pak import PakReader
 from pipeline.digest import bytes_hash
 
 VERT, FRAG, FRAG2 = b"\x03\x02\x23\x07vert", b"\x03\x02\x23\x07frag", b"\x03\x02\x23\x07frag2"

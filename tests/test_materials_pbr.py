@@ -11,7 +11,7 @@ and projected per stage (a stage keeps only the macros its source closure tests)
 so identical stage jobs compile once, as in a cook.
 
 `compile_stages` is the one seam to the compiler: the in-process glslang backend
-of pipeline.cook.compile (``compile_batch(..., backend_name='capi')``, which also runs
+of pipeline.compilers (``compile_batch(..., backend_name='capi')``, which also runs
 spirv-val).  A few permutations are cross-checked against glslangValidator: the
 two backends must give the same SPIR-V.
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import (
+from pipeline.compilers import (
     CompileOutput,
     CompileRequest,
     compile_batch,
@@ -145,7 +145,7 @@ def spirv_of(stage: str, defines: dict[str, str]) -> bytes:
 
 def _prefix() -> Path:
     try:
-        from pipeline.cook.compile import toolchain
+        from pipeline.compilers import toolchain
         return toolchain.prefix()
     except Exception:  # the toolchain module is optional for this test
         for root in site.getsitepackages():
@@ -157,7 +157,7 @@ def _prefix() -> Path:
 @cache
 def _tools() -> tuple[Path, dict[str, str]]:
     _prefix()  # skips when the toolchain is not installed
-    from pipeline.cook.compile import toolchain
+    from pipeline.compilers import toolchain
     return toolchain.executable("glslangValidator"), toolchain.tool_env()
 
 

@@ -196,8 +196,8 @@ PART = f"""<?xml version="1.0"?>
 
 
 def _generate(materials: Path, part: str):
-    from pipeline.cook.compile import SourceTree
-    from pipeline.cook.generate.materialx import MaterialxGenerator
+    from pipeline.compilers import SourceTree
+    from pipeline.plan.generate.materialx import MaterialxGenerator
     from pipeline.keys.key import PermutationKey
 
     (materials / "surfaces" / "parts").mkdir(parents=True)

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from pipeline.cook.pak import (
+from pipeline.outputs.pak import (
     ALIGNMENT,
     ENTRY,
     HEADER,

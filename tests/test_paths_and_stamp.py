@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook import read_outputs
-from pipeline.cook.pak import PakError, PakReader
+from pipeline.outputs import read_outputs
+from pipeline.outputs.pak import PakError, PakReader
 from robust_helpers import document, glb, gltf_text, run_cli, write_good
 
 WARNING = re.compile(r"^(?:warning: )?(?P<file>[^:\n]+): (?:warning: )?(?P<message>.+)$")

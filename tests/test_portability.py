@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import toolchain
+from pipeline.compilers import toolchain
 from test_dependencies import extra_modules
 from pipeline.cpus import usable_cpus
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from robust_helpers import SAMPLE, cli, cook, copy_world, run_cli
 
-from pipeline.cook import atomic
+from pipeline.outputs import atomic
 from pipeline.errors import PipelineError
 
 TIMEOUT = 120

@@ -120,7 +120,7 @@ def test_pipeline_clean_removes_what_no_cook_would_write(tmp_path):
 
 # ---------------------------------------------------------------- trusted state
 def test_the_sweep_trusts_a_manifest_it_was_told_of_only_while_its_file_signature_holds(tmp_path):
-    from pipeline.cook.sweep import file_signature, sweep_outputs
+    from pipeline.outputs.sweep import file_signature, sweep_outputs
 
     world = copy_world(tmp_path / "world")
     out = tmp_path / "out"

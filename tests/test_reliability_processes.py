@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from robust_helpers import check_readable, cli, cook, copy_world, outputs
 
-from pipeline.cook import atomic
-from pipeline.cook.pak import PakError, PakReader
+from pipeline.outputs import atomic
+from pipeline.outputs.pak import PakError, PakReader
 
 TRIALS = int(os.environ.get("PIPELINE_TRIALS", "3"))
 linux_only = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc to see workers")

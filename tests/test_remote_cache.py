@@ -21,7 +21,7 @@ import pytest
 from pipeline import api
 from pipeline.cache.remote import RemoteCache
 from pipeline.errors import ConfigError
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compile.scheduler import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

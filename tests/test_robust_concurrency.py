@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from robust_helpers import check_readable, cli, cook, copy_world, outputs, run_cli
 
-from pipeline.cook import manifest as mf
+from pipeline.outputs import manifest as mf
 from pipeline.cook import run as cook_module
 
 TIMEOUT = 180

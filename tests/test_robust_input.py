@@ -26,8 +26,8 @@ from robust_helpers import (
 )
 
 from pipeline import api
-from pipeline.cook.manifest import load_chunk_manifest
-from pipeline.cook.pak import PakReader
+from pipeline.outputs.manifest import load_chunk_manifest
+from pipeline.outputs.pak import PakReader
 
 
 def bad_world(tmp_path: Path, case: Case, monkeypatch) -> tuple[Path, str]:

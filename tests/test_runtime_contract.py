@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.cook.contract import DRAW_FIELDS, pipeline_state
-from pipeline.cook.reflection import normalize, reflect
+from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
+from pipeline.outputs.reflection import normalize, reflect
 from pipeline.digest import stable_hash
 from pipeline.errors import RuleError
 from pipeline.keys.fallback import fallback_key
@@ -144,7 +144,7 @@ def test_pipeline_state_id_changes_with_each_part() -> None:
 
 
 def test_reflect_a_real_blob(cooked: Path) -> None:
-    from pipeline.cook.pak import PakReader
+    from pipeline.outputs.pak import PakReader
 
     doc = json.loads((cooked / "forest" / "c00.json").read_bytes())
     digest = next(iter(doc["reflection"]))
@@ -155,9 +155,9 @@ def test_reflect_a_real_blob(cooked: Path) -> None:
 def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:
     """prefetch reflects every new Vulkan blob (in parallel); writing the outputs then reflects nothing."""
     import pipeline.cook.run as run
-    from pipeline.cache.reflection_records import REFLECTION
+    from pipeline.outputs.reflection_records import REFLECTION
     from pipeline.cache.store import Store
-    from pipeline.cook import reflection
+    from pipeline.outputs import reflection
 
     calls: list[int] = []
     real, cached = reflection.reflect, run.reflect_cached

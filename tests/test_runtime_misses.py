@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
-from pipeline.cook.pak import PakReader, write_pak
+from pipeline.outputs.pak import PakReader, write_pak
 from pipeline.runtime.misses import MissLog, read_log
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -19,10 +19,10 @@ import pytest
 from runtime_helpers import needs_vulkan
 
 from pipeline import api
-from pipeline.cook.compile import validate
-from pipeline.cook.manifest import load_chunk_manifest
-from pipeline.cook.pak import PakReader
-from pipeline.cook.scheduler import JobRunner
+from pipeline.compilers import validate
+from pipeline.outputs.manifest import load_chunk_manifest
+from pipeline.outputs.pak import PakReader
+from pipeline.compile.scheduler import JobRunner
 
 DATA = Path(__file__).parent / "data" / "ubershader"
 GOLDEN = Path(__file__).parent / "golden" / "ubershader" / "defines.json"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cook.compile import CompileRequest, SourceTree, compile_one, get_backend, validate
-from pipeline.cook.jobs import JobOptions, plan_jobs
+from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend, validate
+from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.config import CompileTarget, parse_world_config
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.models import load_ruleset_text, load_rulesets
@@ -123,7 +123,7 @@ def test_pipeline_toml_replaces_a_family_s_targets(tmp_path: Path) -> None:
     from robust_helpers import document
 
     from pipeline import api
-    from pipeline.cook.manifest import load_chunk_manifest
+    from pipeline.outputs.manifest import load_chunk_manifest
 
     world = tmp_path / "world"
     (world / "props").mkdir(parents=True)

@@ -19,7 +19,7 @@ stage, entry, defines), so that a miss can say why it runs (``cook --explain``):
      "compiler": "<backend identity>", "target": "vulkan1.2", "optimize": false}
 
 ``job-exact:<hash of a define-based job key, the preprocessing code and the allowed roots>``
-(version 1): the exact job key (by preprocessed text, :mod:`pipeline.cook.jobs`) that
+(version 1): the exact job key (by preprocessed text, :mod:`pipeline.plan.jobs`) that
 preprocessing gave that job, so a later plan need not preprocess it again::
 
     "<job key>"

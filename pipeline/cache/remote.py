@@ -30,7 +30,7 @@ must not run code); every blob read is checked against its name (corrupt: a
 miss and a warning); a record of another version or shape (checked field by
 field, :mod:`pipeline.cache.remote_records`) is a miss and a warning.  Nothing
 read is trusted further: the cook checks that a blob is the output of its job
-(:mod:`pipeline.cook.shared`) and never takes a failed compile from the tier.
+(:mod:`pipeline.compile.shared`) and never takes a failed compile from the tier.
 Under a team key job records are signed and an unsigned or wrongly signed one
 is a miss, counted in one warning per cook.  On a folder tier every entry is
 read as a regular file within a size bound: a FIFO, a device or a symlink to

@@ -148,7 +148,7 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
             or w.allowed_roots:
         return noop.forget(args)
     try:
-        from pipeline.cook.compile.toolchain import prefix
+        from pipeline.compilers.toolchain import prefix
 
         compiler_dir = str(prefix() / "lib")
     except Exception:  # noqa: BLE001 - no toolchain found: no stamp

@@ -21,7 +21,7 @@ from pipeline.cli._common import (
     styled,
     verbosity,
 )
-from pipeline.cook.atomic import write_atomic
+from pipeline.outputs.atomic import write_atomic
 from pipeline.cook.timings import MAX_COOKS
 from pipeline.report.html import render_html
 from pipeline.report.render import render

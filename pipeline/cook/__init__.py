@@ -1,1 +1,1 @@
-"""Cook: jobs and projection, compile backends, the scheduler, and the outputs (manifest, pak, atomic writes)."""
+"""Cook: the orchestrator that runs the stages in order (keys, plan, compile, outputs), its dry run, no-op fast path and verify."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from pipeline.cook import manifest as mf
-from pipeline.cook.jobs import JobPlan
-from pipeline.cook.scheduler import RunResult
+from pipeline.outputs import manifest as mf
+from pipeline.plan.jobs import JobPlan
+from pipeline.compile.scheduler import RunResult
 
 MAX_COMPARED = 5000  # cached jobs of one source and stage compared with each compiled job
 

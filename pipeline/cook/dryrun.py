@@ -1,7 +1,7 @@
 """``pipeline cook --dry-run``: what a cook would compile, write and remove, and why, changing nothing.
 
 The keys come from the same (incremental) path as a cook's and the jobs from the one
-job plan (:mod:`pipeline.cook.plan`); each job is looked up in the cache, and a miss
+job plan (:mod:`pipeline.plan.setup`); each job is looked up in the cache, and a miss
 gets the reason ``--explain`` gives (new key, source changed, compiler changed ...).
 A chunk whose jobs are all cached is built in memory from the job records and
 compared with its files on disk, as the cook compares it; a chunk with jobs to
@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cache.output_records import OUTPUTS, as_tuple, outputs_current
+from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.cache.store import Store
-from pipeline.cook import manifest as mf
+from pipeline.outputs import manifest as mf
 from pipeline.cook.changes import first_keys
-from pipeline.cook.contract import add_fallbacks
+from pipeline.outputs.contract import add_fallbacks
 from pipeline.cook.error_docs import compile_errors, errors_by_chunk, job_users, manifest_prefix, scan_errors
-from pipeline.cook.jobs import JobPlan
-from pipeline.cook.plan import plan_jobs
-from pipeline.cook.reflection import reflect_cached
+from pipeline.plan.jobs import JobPlan
+from pipeline.plan.setup import plan_jobs
+from pipeline.outputs.reflection import reflect_cached
 from pipeline.cook.run import (
     CookOptions,
     CookResult,
@@ -31,8 +31,8 @@ from pipeline.cook.run import (
     _results_digest,
     cook_setup,
 )
-from pipeline.cook.scheduler import look_up
-from pipeline.cook.sweep import sweep_outputs
+from pipeline.compile.scheduler import look_up
+from pipeline.outputs.sweep import sweep_outputs
 from pipeline.errors import CookDiagnostic
 from pipeline.keys.incremental import CookInput
 from pipeline.world import World

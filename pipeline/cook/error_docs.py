@@ -19,20 +19,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipeline.cook.compile.preamble import readable
-from pipeline.cook.jobs import JobPlan
-from pipeline.cook.scheduler import RunResult
+from pipeline.compilers.preamble import readable
+from pipeline.plan.jobs import JobPlan
+from pipeline.compile.scheduler import RunResult
 from pipeline.errors import CookDiagnostic, Diagnostic, Location, keys_broken
 from pipeline.keys.incremental import CookInput
-
-
-def display_prefix(materials_dir: Path) -> str:
-    """How compile errors name the shader library: relative to the working directory when inside it."""
-    path = materials_dir.resolve()
-    try:
-        return str(path.relative_to(Path.cwd().resolve())) + "/"
-    except ValueError:
-        return str(path) + "/"
+from pipeline.plan.setup import display_prefix  # noqa: F401  (re-exported)
 
 
 def manifest_prefix(root: Path, materials_dir: Path) -> str:

@@ -1,6 +1,6 @@
 """The cook: required keys -> stage jobs -> cache / compile -> per-chunk outputs.
 
-Outputs are written chunk by chunk with :mod:`pipeline.cook.manifest` (atomic, and a
+Outputs are written chunk by chunk with :mod:`pipeline.outputs.manifest` (atomic, and a
 file whose bytes would not change is not rewritten), then each touched level's
 union manifest is rebuilt from the chunk manifests on disk, so cooking one chunk
 keeps its level manifest whole.
@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pipeline.cache.output_records import (
+from pipeline.outputs.records import (
     LEVEL_OUTPUTS,
     OUTPUTS,
     as_tuple,
@@ -24,16 +24,16 @@ from pipeline.cache.output_records import (
 )
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
-from pipeline.cook import manifest as mf
-from pipeline.cook.atomic import cleanup_stale_temps, locked
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.atomic import cleanup_stale_temps, locked
 from pipeline.cook.changes import (
     define_changes,
     first_keys,
     manifest_keys,
     record_key_changes,
 )
-from pipeline.cook.compile import SourceTree
-from pipeline.cook.contract import ContractBuilder, add_fallbacks, bindings_by_pass
+from pipeline.compilers import SourceTree
+from pipeline.outputs.contract import ContractBuilder, add_fallbacks, bindings_by_pass
 from pipeline.cook.error_docs import (
     cancelled_doc,
     compact,
@@ -47,12 +47,12 @@ from pipeline.cook.error_docs import (
     scan_errors,
     world_named,
 )
-from pipeline.cook.jobs import JobPlan, blobs_of, unknown_compile_families
-from pipeline.cook.plan import JobSetup, plan_jobs, record_exact, world_setup
-from pipeline.cook.reflection import prefetch as reflection_prefetch
-from pipeline.cook.reflection import reflect_cached
-from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
-from pipeline.cook.sweep import file_signature, level_files, sweep_outputs
+from pipeline.plan.jobs import JobPlan, blobs_of, unknown_compile_families
+from pipeline.plan.setup import JobSetup, plan_jobs, record_exact, world_setup
+from pipeline.outputs.reflection import prefetch as reflection_prefetch
+from pipeline.outputs.reflection import reflect_cached
+from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
+from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
@@ -72,8 +72,8 @@ class CookOptions:
     target: str = "vulkan1.2"
     allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
     sweep: str | None = None  # remove outputs of chunks that no longer exist: "" whole world, else a level
-    scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.cook.farm); None: this machine
-    audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.cook.farm_trust)
+    scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.compile.farm); None: this machine
+    audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.compile.farm_trust)
     farm_timeout: float | None = None  # seconds a farm batch may take at least (None: the farm's default)
 
 
@@ -151,7 +151,7 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
               progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
     """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
     :class:`~pipeline.keys.incremental.CookInput`); ``remote``: a shared cache tier
-    (:class:`~pipeline.cook.shared.SharedTier`) behind ``store``."""
+    (:class:`~pipeline.compile.shared.SharedTier`) behind ``store``."""
     families, materials_dir = world.families, world.materials_dir
     found = found if isinstance(found, CookInput) else from_keys(found, world)
     required = len(found.keys)
@@ -201,7 +201,7 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
     runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
     if options.scheduler:
-        from pipeline.cook.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
+        from pipeline.compile.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
                             batch_timeout=options.farm_timeout, local=runner)
     return runner
@@ -361,8 +361,8 @@ def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors
 
 def _code_hash() -> str:
     """The source of the modules that write outputs: a change there rebuilds every output once."""
-    return code_hash("cook/run.py", "cook/error_docs.py", "cook/manifest.py", "cook/pak.py", "cook/contract.py",
-                     "cook/reflection.py")
+    return code_hash("cook/run.py", "cook/error_docs.py", "outputs/manifest.py", "outputs/pak.py", "outputs/contract.py",
+                     "outputs/reflection.py")
 
 
 def _level_state(out: Path, level: str) -> str:
@@ -389,7 +389,7 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,
                     file_errors: list[dict], has_blob, reflection) -> mf.ChunkManifest:
     """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error).
-    ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.cook.contract`)."""
+    ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.outputs.contract`)."""
     entries, errors = [], list(file_errors)
     contract = ContractBuilder(reflection, families)
     fallbacks = result.fallbacks.get(chunk, {})

@@ -27,7 +27,7 @@ from pathlib import Path
 import orjson
 from filelock import FileLock
 
-from pipeline.cook.atomic import write_atomic
+from pipeline.outputs.atomic import write_atomic
 
 LOG_NAME = "timings.jsonl"
 MAX_COOKS = 50

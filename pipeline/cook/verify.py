@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
-from pipeline.cook.compile import get_backend
+from pipeline.compilers import get_backend
 from pipeline.cook.error_docs import group_errors
-from pipeline.cook.jobs import JobOptions, JobPlan
-from pipeline.cook.plan import JobSetup, record_exact
-from pipeline.cook.scheduler import JobRunner, RunResult, run_plan
+from pipeline.plan.jobs import JobOptions, JobPlan
+from pipeline.plan.setup import JobSetup, record_exact
+from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress

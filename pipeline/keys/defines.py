@@ -12,11 +12,11 @@ For one stage job the compiler receives a preamble built from the key
 
 plus ``PASS_<NAME> 1`` first and the pass's extra defines last.  Stage projection
 (:func:`project_defines`) then keeps only the defines whose name the stage's source
-closure uses anywhere (:meth:`pipeline.cook.compile.SourceTree.used_identifiers`): in
+closure uses anywhere (:meth:`pipeline.compilers.SourceTree.used_identifiers`): in
 an ``#if``/``#ifdef``/``defined()`` condition, in a macro body, or in code such as an
 array size.  A define the closure never names cannot change the compile, so keys
 that differ only in fragment features share one vertex job.  (The ``FEATURE(NAME)``
-pattern keeps working; it is no longer needed.)  :mod:`pipeline.cook.jobs` then
+pattern keeps working; it is no longer needed.)  :mod:`pipeline.plan.jobs` then
 merges jobs whose preprocessed text is identical.
 """
 

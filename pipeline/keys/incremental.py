@@ -3,7 +3,7 @@
 A cook needs of each chunk only what its outputs hold: the keys it uses with their
 draw counts, render states and specialization values, plus its diagnostics and
 draw count (a :class:`ChunkKeys`).  That summary is stored per chunk in the
-store as a ``chunk-keys`` record (:mod:`pipeline.cache.chunk_records`) under a *fingerprint*: the hash of
+store as a ``chunk-keys`` record (:mod:`pipeline.keys.records`) under a *fingerprint*: the hash of
 
 - :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from pipeline.cache.chunk_records import (
+from pipeline.keys.records import (
     CHUNK_KEYS,
     EVALUATIONS,
     decode_uses,
@@ -74,7 +74,7 @@ class ChunkKeys:
     deps: tuple | None = ()                # (path, mtime_ns, size, inode, ctime_ns) of external buffers read; None: unknown
 
     def to_record(self) -> dict:
-        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.cache.chunk_records`)."""
+        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.keys.records`)."""
         keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
                  u.bindings] for k, u in self.keys.items()]
         return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,

@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from pipeline.cache.store import Store
-from pipeline.cook.jobs import JobPlan
+from pipeline.plan.jobs import JobPlan
 from pipeline.cook.timings import latest_per_job, read_log
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel
 
 from pipeline.cache.store import Store
-from pipeline.cook.jobs import JobPlan
+from pipeline.plan.jobs import JobPlan
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
 from pipeline.keys.key import KEY_TEXT, PermutationKey

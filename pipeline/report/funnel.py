@@ -5,7 +5,7 @@ For every shader family and pass the funnel is
     possible         the product of the static feature domains the pass reads
     valid            canonical keys normalize can produce (:mod:`pipeline.rules.counts`)
     required         keys the scanned draws need (:mod:`pipeline.keys.evaluate`)
-    unique_sources   unique stage jobs after per-stage define projection (:mod:`pipeline.cook.jobs`)
+    unique_sources   unique stage jobs after per-stage define projection (:mod:`pipeline.plan.jobs`)
     unique_binaries  distinct SPIR-V blobs of those jobs in the cache (only once cooked)
     pso              distinct (vertex blob, fragment blob, render state) pipeline states
 
@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
-from pipeline.cook.compile import BackendError, ToolchainError, get_backend
-from pipeline.cook.jobs import JobPlan
-from pipeline.cook.plan import plan_jobs, world_setup
+from pipeline.compilers import BackendError, ToolchainError, get_backend
+from pipeline.plan.jobs import JobPlan
+from pipeline.plan.setup import plan_jobs, world_setup
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
@@ -198,7 +198,7 @@ def compiler_identity(options: ReportOptions) -> str | None:
 
 def job_plan(world: "World", keys, options: ReportOptions, store: Store | None = None) -> tuple[JobPlan, str | None]:
     """The stage jobs of ``keys`` and the compiler identity, planned exactly as ``pipeline cook`` plans
-    them (:mod:`pipeline.cook.plan`); ``store``: the exact keys the cook recorded are read, not remade."""
+    them (:mod:`pipeline.plan.setup`); ``store``: the exact keys the cook recorded are read, not remade."""
     identity = compiler_identity(options)
     setup = world_setup(world, identity or "", target=options.target)
     return plan_jobs(setup, keys, store), identity

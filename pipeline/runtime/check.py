@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cook import manifest as mf
+from pipeline.outputs import manifest as mf
 from pipeline.errors import PipelineError
 from pipeline.progress import NullProgress, Progress
 from pipeline.runtime.device import Device

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cook import manifest as mf
-from pipeline.cook.contract import DRAW_FIELDS
-from pipeline.cook.pak import read_index
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.contract import DRAW_FIELDS
+from pipeline.outputs.pak import read_index
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.runtime.check import chunk_names
 from pipeline.runtime.misses import read_log

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.cook import manifest as mf
-from pipeline.cook.contract import DRAW_FIELDS
-from pipeline.cook.read_outputs import load_chunk
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.contract import DRAW_FIELDS
+from pipeline.outputs.read_outputs import load_chunk
 from pipeline.runtime.device import Device
 from pipeline.runtime.misses import MissLog
 from pipeline.runtime.pipelines import Created, PipelineFactory

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.cook.contract import DRAW_FIELDS
+from pipeline.outputs.contract import DRAW_FIELDS
 from pipeline.fileio import read_regular
 
 MAX_LOG_BYTES = 64 * 2**20  # a miss log larger than this is refused, not read into memory

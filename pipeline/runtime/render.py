@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cook.atomic import write_if_changed
+from pipeline.outputs.atomic import write_if_changed
 from pipeline.runtime.device import Device
 from pipeline.runtime.geometry import Primitive, Scene, decode_image, load_scene
 from pipeline.runtime.loader import Loader

@@ -5,7 +5,7 @@ glTF file (:mod:`pipeline.scan.gltf`) and returns every draw with its facts, sor
 (chunk, file, node, mesh, primitive, variant).  A bad file is one located
 diagnostic; every other file still scans.
 
-Scan records (:mod:`pipeline.cache.scan_records`, layout documented there), one per
+Scan records (:mod:`pipeline.scan.records`, layout documented there), one per
 folder chunk, keyed by :func:`chunk_key` (scanner format version, facts schema, world
 root, chunk, level, grid, reader limits, requested optional facts).  A file whose
 (mtime_ns, size) match is reused without being opened; otherwise it is read and
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline.cache import scan_records
+from pipeline.scan import records as scan_records
 from pipeline.cache.store import Store
 from pipeline.config import WorldConfig
 from pipeline.digest import stable_hash

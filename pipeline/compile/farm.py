@@ -1,0 +1,247 @@
+"""The build farm: compile a cook's cache misses on a Dask cluster.
+
+``--scheduler tcp://HOST:8786`` connects to a running Dask scheduler (its workers
+need this package and the same compiler wheels installed); ``--scheduler local:N``
+starts a Dask ``LocalCluster`` of N worker processes for this cook only (started
+when the first job needs it, so a cook with nothing to compile starts nothing).
+
+:class:`FarmCompiler` has the interface of :class:`~pipeline.compile.scheduler.JobRunner`
+(``run(jobs, on_done, fail_fast)``), so the scheduler's cache lookup, reasons,
+progress and storing are the same for a local and a farm cook.  What differs:
+
+- Jobs travel as data (:mod:`pipeline.compile.farm_worker`): the request and the
+  text of its source closure, never a path.  The client reads each file once and
+  checks it still has the content hash its job key was made with.
+- Compiler identity: before sending anything, every worker reports its compiler
+  identity (loading the compiler, so first jobs do not pay for it).  Workers with
+  another identity get no jobs; should one receive a batch anyway it refuses it
+  and the batch goes elsewhere.  No worker with the right compiler: a
+  :class:`FarmError` naming both identities.
+- Trust: workers run spirv-val; the client checks each result's shape, digest,
+  stage and entry point, confirms every failure by compiling the job here, and
+  with ``audit`` recompiles a share of the results here and compares the bytes
+  (:mod:`pipeline.compile.farm_trust`).  A worker caught gets no more jobs; what it
+  sent is compiled here.  The cache and outputs are written here only, so outputs
+  are byte-identical to a local cook's.
+- Failures: a batch that raises, or does not come back within its timeout
+  (:data:`~pipeline.compile.farm_run.TIMEOUT_FACTOR` times its measured compile time,
+  at least ``[farm] batch_timeout``), is sent to another worker once, then compiled
+  here; its worker gets no more jobs.  A batch whose workers died running it (Dask
+  retries it on others up to ``distributed.scheduler.allowed-failures`` times) is
+  compiled here.  A farm lost after it started (the
+  scheduler gone, every worker gone) is one warning: the jobs it did not finish
+  compile here.  Only a scheduler that cannot be reached, or no worker with the
+  jobs' compiler, stops the cook (a :class:`FarmError`).
+- Interrupts: a ``local:N`` cluster's worker processes ignore SIGINT (a terminal's
+  Ctrl-C reaches the whole process group): the cook alone answers it, and closes
+  the cluster without tracebacks.  A Ctrl-C in the second it takes to start the
+  cluster's processes is ignored by the cook too.
+- Batching: the scheduling overhead is measured first (round trips of an empty
+  task), then one job per worker measures the per-job compile cost; later batches
+  hold enough jobs that the overhead stays under :data:`OVERHEAD_SHARE` of the
+  batch's compile time, capped so every worker stays fed until the end.
+  :class:`FarmStats` reports what was measured (``pipeline cook --json``: ``farm``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
+
+import dask.config
+from distributed import Client, LocalCluster
+
+from pipeline.compilers import SourceTree
+from pipeline.compile.farm_address import LOCAL_PREFIX, FarmError, check_audit, local_workers, parse_scheduler
+from pipeline.compile.farm_run import BATCH_TIMEOUT, FarmLost, FarmRun, FarmStats, batch_size
+from pipeline.compile.farm_trust import Trust
+from pipeline.compile.farm_worker import FarmBatch, FarmJob, noop, worker_identity
+from pipeline.plan.jobs import StageJob
+from pipeline.compile.scheduler import JobRunner
+from pipeline.errors import one_line
+
+__all__ = ["FarmCompiler", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size", "parse_scheduler"]
+
+CONNECT_TIMEOUT = 30.0     # seconds to reach a scheduler and see a worker
+OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
+CLOSE_TIMEOUT = 10.0       # seconds to close the client and a local cluster
+# No dashboard; the scheduler's health endpoint on a free loopback port (its default, 8787, may be taken).
+LOCAL_HTTP = {"dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False}}
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes start: they inherit the disposition (a mask is not
+    inherited through spawn), so a terminal's Ctrl-C, sent to the whole process group, reaches the
+    cook alone.  Workers a nanny restarts later ignore it through :func:`farm_worker.dask_setup`."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the caller owns signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class FarmCompiler:
+    """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``."""
+
+    def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str, *,
+                 connect_timeout: float = CONNECT_TIMEOUT, audit: float = 0.0,
+                 batch_timeout: float | None = None, local: JobRunner | None = None):
+        self.kind, self.address = parse_scheduler(scheduler)
+        self.notes: list[str] = []
+        if self.kind == "local":
+            self.address, warning = local_workers(int(self.address))
+            self.notes += [warning] if warning else []
+        self.audit = check_audit(audit)
+        self.batch_timeout = BATCH_TIMEOUT if batch_timeout is None else batch_timeout
+        self.connect_timeout = connect_timeout
+        self.scheduler = scheduler
+        self.tree = tree
+        self.display_prefix = tree.display_prefix
+        self.backend = backend
+        self.identity = identity
+        self.local = local or JobRunner(tree.root, backend, None, tree.display_prefix, tree.allowed[1:])
+        self.trust = Trust()
+        self.calls = 0
+        self.stats = FarmStats(scheduler)
+        self.on_started: Callable[[Client], None] | None = None  # tests: act on the live cluster
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the cook should say about the farm (bounded cluster, workers caught, a farm lost)."""
+        return self.notes + self.trust.warnings
+
+    @property
+    def errors(self) -> list:
+        """Audit failures: located at the worker, naming the job."""
+        return list(self.trust.errors)
+
+    # ------------------------------------------------------------ cluster
+    def _connect(self) -> tuple[Client, LocalCluster | None]:
+        cluster = None
+        try:
+            if self.kind == "local":
+                preload = [*dask.config.get("distributed.worker.preload", []), "pipeline.compile.farm_worker"]
+                with sigint_ignored():  # the worker processes never see a Ctrl-C
+                    cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
+                                           silence_logs=logging.CRITICAL, preload=preload, **LOCAL_HTTP)
+                client = Client(cluster, timeout=self.connect_timeout)
+            else:
+                client = Client(self.address, timeout=self.connect_timeout)
+            client.wait_for_workers(1, timeout=self.connect_timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            _close(None, cluster)
+            raise FarmError.about(self.scheduler, f"cannot use the Dask scheduler: {one_line(str(exc))}") from None
+        return client, cluster
+
+    def _check_workers(self, client: Client) -> list[str]:
+        """Addresses of workers whose compiler is ours; the others are recorded as refused."""
+        found = client.run(worker_identity, self.backend, on_error="return")
+        good = sorted(a for a, ident in found.items() if ident == self.identity)
+        self.stats.refused_workers = {a: one_line(str(ident)) for a, ident in sorted(found.items())
+                                      if ident != self.identity and isinstance(ident, str)}
+        if not good and len(self.stats.refused_workers) < len(found):  # workers died or failed to answer
+            lost = "; ".join(f"{a}: {one_line(repr(e))}" for a, e in sorted(found.items()) if not isinstance(e, str))
+            raise FarmLost(f"no worker answered: {lost}")
+        if not good:
+            seen = "; ".join(f"{a}: {i}" for a, i in self.stats.refused_workers.items())
+            raise FarmError.about(self.scheduler, f"no worker has the compiler the jobs need "
+                                                  f"({self.identity}); workers have: {seen}")
+        return good
+
+    def _measure_overhead(self, client: Client, good: list[str]) -> float:
+        latencies = []
+        for i in range(OVERHEAD_PROBES):
+            began = time.perf_counter()
+            client.submit(noop, i, pure=False, workers=good).result(timeout=self.connect_timeout)
+            latencies.append(time.perf_counter() - began)
+        return statistics.median(latencies)
+
+    # ------------------------------------------------------------ run
+    def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
+        """Compile ``jobs`` on the farm, and here what it did not deliver; ``on_done(job, output, where)``
+        per job; returns the keys a fail-fast stop cancelled."""
+        if not jobs:
+            return []
+        with quiet_dask():
+            return self._run(jobs, on_done, fail_fast)
+
+    def _run(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
+        began = time.perf_counter()
+        client, cluster = self._connect()
+        state = FarmRun(self, client, jobs, on_done, fail_fast)
+        try:
+            good = self._check_workers(client)
+            self.stats.workers = len(good)
+            overhead = self._measure_overhead(client, good)
+            self.stats.overhead_ms = overhead * 1000
+            self.stats.startup_s = time.perf_counter() - began
+            if self.on_started is not None:
+                self.on_started(client)
+            state.go(good, overhead)
+        except FarmError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the farm broke: what it did not deliver compiles here
+            self.notes.append(f"{self.scheduler}: the build farm failed ({_why(exc)}); "
+                              f"the jobs it did not finish compile on this machine")
+        finally:
+            _close(client, cluster)
+        return state.finish()
+
+    def farm_batch(self, jobs: list[StageJob]) -> FarmBatch:
+        """The data sent for ``jobs``: requests, closures and the text of every file they read."""
+        files: dict[str, str] = {}
+        for job in jobs:
+            for rel, sha in job.closure:
+                if sha not in files:
+                    parsed = self.tree.parsed(rel)
+                    if parsed.sha256 != sha:
+                        raise FarmError.about(self.tree.display(rel), "changed during the cook; cook again")
+                    files[sha] = parsed.text
+        return FarmBatch(tuple(FarmJob(j.key, j.request, j.closure) for j in jobs), files, self.backend,
+                         self.identity, self.display_prefix)
+
+
+def _why(exc: Exception) -> str:
+    """A farm failure in a few words: Dask's messages run over many lines."""
+    if isinstance(exc, FarmLost):
+        return one_line(str(exc))
+    if isinstance(exc, CancelledError) or (isinstance(exc, OSError) and not isinstance(exc, TimeoutError)):
+        return "lost the connection to the scheduler"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+
+
+@contextlib.contextmanager
+def quiet_dask() -> Iterator[None]:
+    """Dask's own log lines (reconnect attempts, lost workers, tracebacks) stay out of the cook's output:
+    what matters reaches the cook as a warning or an error."""
+    loggers = [logging.getLogger(name) for name in ["distributed", *logging.Logger.manager.loggerDict]
+               if name == "distributed" or name.startswith("distributed.")]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, disabled in zip(loggers, before):
+            logger.disabled = disabled
+
+
+def _close(client: Client | None, cluster: LocalCluster | None) -> None:
+    """Close the client and a local cluster, quietly and within :data:`CLOSE_TIMEOUT` each."""
+    for part in (client, cluster):
+        if part is not None:
+            with contextlib.suppress(Exception):
+                part.close(timeout=CLOSE_TIMEOUT)
+
+

@@ -1,0 +1,279 @@
+"""Run the stage jobs of a plan: cache lookup, compile the misses, store the results.
+
+The dirty check runs cheap to expensive and records why each job runs (the ninja
+``-d explain`` habit):
+
+1. a job record (:mod:`pipeline.cache.job_records`) with a readable blob: a hit, nothing runs.
+2. A remembered compile error for that key: a hit too (reported again, not
+   recompiled until an input changes).
+3. Otherwise the job runs, and its job-identity record (the same source, stage,
+   entry and defines as compiled last time) says why: never compiled, source
+   changed (naming the files), compiler changed, flags changed, or the cache entry
+   was missing or corrupt.
+
+Misses compile on a process pool in batches (each worker loads the compiler once);
+results are stored as they arrive, so a killed cook keeps what it finished.  A few
+misses (at most :data:`INLINE_PER_WORKER` per worker, an artist's one-chunk edit)
+compile in this process instead: starting the pool and loading the compiler in
+every worker costs more than the pool would save on them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cache.job_records import JOB, JOB_IDENTITY
+from pipeline.cache.store import Store
+from pipeline.compilers import CompileOutput, compile_batch, get_backend
+from pipeline.plan.jobs import JobPlan, StageJob
+from pipeline.cpus import usable_cpus
+from pipeline.errors import Diagnostic
+from pipeline.progress import NullProgress, Progress
+from pipeline.workers import process_pool
+
+MAX_BATCH = 32
+# Misses per worker up to which compiling in this process beats starting a pool: a
+# worker's start (spawn, imports, compiler load) costs about 0.3 s, a typical job
+# 5-25 ms, so a pool of N workers only pays off beyond a few dozen jobs.
+INLINE_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job produced: a blob digest, or diagnostics, or both (warnings)."""
+
+    blob: str | None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.blob is not None
+
+    def to_record(self, prefix: str = "") -> dict:
+        """The job record; a file of the shader library is kept relative to it (``prefix``, the display
+        prefix, depends on the current folder: a cook run from elsewhere reads the record right)."""
+        return {"blob": self.blob, "diagnostics": [_portable(d.to_json(), prefix) for d in self.diagnostics]}
+
+    @classmethod
+    def from_record(cls, record: dict, prefix: str = "") -> "JobResult":
+        diags = tuple(Diagnostic.from_json(_displayed(d, prefix)) for d in record.get("diagnostics", ()))
+        return cls(record.get("blob"), diags, cached=True)
+
+
+def _portable(doc: dict, prefix: str) -> dict:
+    file = doc.get("file") or ""
+    if prefix and file.startswith(prefix):
+        return doc | {"file": file[len(prefix):], "in_materials": True}
+    return doc
+
+
+def _displayed(doc: dict, prefix: str) -> dict:
+    doc = dict(doc)
+    if doc.pop("in_materials", False):
+        doc["file"] = prefix + str(doc["file"])
+    return doc
+
+
+@dataclass
+class RunResult:
+    results: dict[str, JobResult] = field(default_factory=dict)   # job key -> result
+    compiled: list[str] = field(default_factory=list)              # job keys compiled this run
+    reasons: dict[str, str] = field(default_factory=dict)          # job key -> why it ran
+    cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
+    where: dict[str, str] = field(default_factory=dict)            # job key -> where it compiled
+    fetched: list[str] = field(default_factory=list)               # job keys copied from the shared cache
+    seconds: dict[str, float] = field(default_factory=dict)        # job key -> compile wall time
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for r in self.results.values() if r.cached)
+
+
+class JobRunner:
+    """The seam between the scheduler and a compiler: tests count what ran through it."""
+
+    def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
+                 display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
+        self.materials_dir = Path(materials_dir)
+        self.allowed = tuple(allowed)  # folders outside materials_dir that sources may lead to
+        self.backend = backend
+        self.jobs = max(1, jobs or usable_cpus())
+        self.display_prefix = display_prefix
+        self.calls = 0  # requests compiled, for tests
+
+    @property
+    def identity(self) -> str:
+        """The compiler's name and version: part of every job's cache key."""
+        return get_backend(self.backend).identity
+
+    def run(self, jobs: list[StageJob], on_done, fail_fast: bool = False) -> list[str]:
+        """Compile ``jobs``; call ``on_done(job, output)`` as each finishes; return cancelled keys.
+
+        ``calls`` counts the requests actually compiled (not those a fail-fast
+        stop cancelled).
+        """
+        if self.jobs == 1 or len(jobs) <= INLINE_PER_WORKER * self.jobs:
+            return self._run_inline(jobs, on_done, fail_fast)
+        return self._run_pool(jobs, on_done, fail_fast)
+
+    def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix,
+                                self.allowed)
+        self.calls += len(outputs)
+        return outputs
+
+    def _run_inline(self, jobs, on_done, fail_fast) -> list[str]:
+        for i, job in enumerate(jobs):
+            (output,) = self._batch([job])
+            on_done(job, output)
+            if fail_fast and output.spirv is None:
+                return [j.key for j in jobs[i + 1:]]
+        return []
+
+    def _run_pool(self, jobs, on_done, fail_fast) -> list[str]:
+        """Batches on a process pool, at most ``jobs + 1`` in flight; results delivered as they come.
+
+        Batches are submitted one by one as others finish, so a fail-fast stop
+        submits nothing more; the few batches already in flight still finish and
+        are delivered (and stored): their work is done, dropping it would only
+        cost a recompile later.
+        """
+        size = max(1, min(MAX_BATCH, math.ceil(len(jobs) / (self.jobs * 4))))
+        batches = iter([jobs[i:i + size] for i in range(0, len(jobs), size)])
+        pending_keys = {j.key for j in jobs}
+        with process_pool(min(self.jobs, math.ceil(len(jobs) / size))) as pool:
+            in_flight: dict[cf.Future, list[StageJob]] = {}
+            stop = False
+            for _ in range(self.jobs + 1):
+                self._submit(pool, batches, in_flight)
+            while in_flight:
+                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    failed = self._deliver(in_flight.pop(future), future.result(), on_done, pending_keys)
+                    stop = stop or (fail_fast and failed)
+                    if not stop:
+                        self._submit(pool, batches, in_flight)
+        return sorted(pending_keys)
+
+    def _submit(self, pool: cf.ProcessPoolExecutor, batches, in_flight: dict) -> None:
+        batch = next(batches, None)
+        if batch is not None:
+            in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
+                                  self.display_prefix, self.allowed)] = batch
+
+    def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
+        """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
+        self.calls += len(outputs)
+        for job, output in zip(batch, outputs):
+            on_done(job, output)
+            pending_keys.discard(job.key)
+        return any(o.spirv is None for o in outputs)
+
+
+def look_up(jobs: dict[str, StageJob], store: Store, prefix: str) -> tuple[RunResult, list[StageJob]]:
+    """Each job's cached result from the local store, else the reason it must compile (:func:`why`):
+    the run so far and the misses, in job-key order."""
+    run, misses = RunResult(), []
+    for key, job in sorted(jobs.items()):
+        record = store.get(JOB, key)
+        cached = _cached_result(record, store, prefix)
+        if cached is not None:
+            run.results[key] = cached
+        else:
+            misses.append(job)
+            run.reasons[key] = why(job, store, had_record=record is not None)
+    return run, misses
+
+
+def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
+             explain: bool = False, progress: Progress | None = None, remote=None) -> RunResult:
+    """Look every job up in the store, compile the misses, store what they produce.
+
+    ``remote`` (a :class:`~pipeline.compile.shared.SharedTier`) is asked for the local
+    misses first; what it holds is copied into the store and counts as a cache hit
+    (``fetched``).  What this cook compiles is handed back to it (write-back).
+    """
+    progress = progress or NullProgress()
+    prefix = getattr(compiler, "display_prefix", "")
+    run, misses = look_up(plan.jobs, store, prefix)
+    if misses and remote is not None:
+        misses = _fetch(misses, remote, store, run, prefix)
+    if misses:
+        progress.start("compiling", len(misses))
+
+        def on_done(job: StageJob, output: CompileOutput, where: str = "local") -> None:
+            run.results[job.key] = _store_result(job, output, store, prefix)
+            run.compiled.append(job.key)
+            run.where[job.key] = where
+            run.seconds[job.key] = output.seconds
+            if remote is not None:
+                remote.compiled(job, output)
+            progress.advance()
+
+        run.cancelled = compiler.run(misses, on_done, fail_fast)
+        progress.finish()
+    if remote is not None:
+        remote.finish()
+    return run
+
+
+def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, prefix: str) -> list[StageJob]:
+    """Copy what the shared tier holds into the store; the jobs still to compile.
+
+    Only blobs are taken: a failed compile from elsewhere is never remembered here (the job compiles, and a
+    real failure is then stored as this machine's own)."""
+    found = {key: output for key, output in remote.fetch(misses).items() if output.spirv is not None}
+    for job in misses:
+        if job.key in found:
+            stored = _store_result(job, found[job.key], store, prefix)
+            run.results[job.key] = JobResult(stored.blob, stored.diagnostics, cached=True)
+            run.fetched.append(job.key)
+            run.reasons.pop(job.key, None)
+    return [job for job in misses if job.key not in found]
+
+
+def _cached_result(record, store: Store, prefix: str = "") -> JobResult | None:
+    if not isinstance(record, dict):
+        return None
+    try:
+        result = JobResult.from_record(record, prefix)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if result.blob is not None and not store.has_blob(result.blob):
+        return None
+    if result.blob is None and not result.diagnostics:
+        return None
+    return result
+
+
+def _store_result(job: StageJob, output: CompileOutput, store: Store, prefix: str = "") -> JobResult:
+    blob = store.put_blob(output.spirv) if output.spirv is not None else None
+    result = JobResult(blob, tuple(output.diagnostics))
+    store.set(JOB, job.key, result.to_record(prefix))
+    store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
+                                      "compiler": job.options.compiler, "target": job.request.target,
+                                      "optimize": job.request.optimize})
+    return result
+
+
+def why(job: StageJob, store: Store, had_record: bool = False) -> str:
+    """Why a job that is not in the cache has to run."""
+    last = store.get(JOB_IDENTITY, job.identity)
+    if not isinstance(last, dict):
+        return "new: this source and define set were never compiled"
+    if last.get("key") == job.key:
+        return "cache entry missing or unreadable" if had_record else "cache entry missing"
+    if last.get("compiler") != job.options.compiler:
+        return f"compiler changed ({last.get('compiler')} -> {job.options.compiler})"
+    if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
+        return "flags changed (target or optimize)"
+    old = {p: h for p, h in last.get("closure", [])}
+    new = dict(job.closure)
+    changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+    if changed:
+        return "source changed: " + ", ".join(changed)
+    return "inputs changed"

@@ -1,0 +1,76 @@
+"""What a blob that did not come from this machine's compiler must prove before it is used.
+
+A blob from the shared cache tier or a farm worker is named by its SHA-256, but a
+matching digest only proves the bytes arrived as they were sent, not that they are
+the output of the job that asked for them.  :func:`blob_problem` checks, in
+microseconds and without running the compiler, what the job fixes:
+
+- a SPIR-V target gets a SPIR-V module (the magic number, a whole number of words,
+  a header of five words) whose entry point has the execution model of the job's
+  stage, under the job's entry-point name (glslang keeps the name given);
+- a GLSL text target (``webgl2``, ``es3.0``) gets UTF-8 text without NUL bytes.
+
+``validate=True`` also runs spirv-val for the job's target (SPIRV-Tools, in process),
+for blobs whose origin did not already run it.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from pipeline.compilers.request import CompileRequest, target_info
+
+SPIRV_MAGIC = 0x07230203
+OP_ENTRY_POINT = 15
+EXECUTION_MODELS = {"vertex": 0, "tessellation_control": 1, "tessellation_evaluation": 2, "geometry": 3,
+                    "fragment": 4, "compute": 5}
+
+
+def entry_points(blob: bytes) -> list[tuple[int, str]]:
+    """(execution model, name) of every ``OpEntryPoint`` of a SPIR-V module (little-endian words)."""
+    words = struct.unpack(f"<{len(blob) // 4}I", blob[: len(blob) // 4 * 4])
+    found, i = [], 5
+    while i < len(words):
+        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+        if count == 0:
+            raise ValueError(f"a zero-length instruction at word {i}")
+        if opcode == OP_ENTRY_POINT and count >= 4:
+            raw = struct.pack(f"<{count - 3}I", *words[i + 3:i + count])
+            found.append((words[i + 1], raw.split(b"\0", 1)[0].decode("utf-8", "replace")))
+        i += count
+    return found
+
+
+def blob_problem(request: CompileRequest, blob: bytes, *, validate: bool = False) -> str | None:
+    """Why ``blob`` cannot be the output of ``request`` (None: it can)."""
+    if not isinstance(blob, (bytes, bytearray)):
+        return f"the blob is {type(blob).__name__}, not bytes"
+    if not target_info(request.target).is_spirv:
+        if b"\0" in blob:
+            return "a GLSL text blob holds NUL bytes"
+        try:
+            bytes(blob).decode("utf-8")
+        except UnicodeDecodeError:
+            return "a GLSL text blob is not UTF-8"
+        return None
+    if len(blob) < 20 or len(blob) % 4:
+        return f"not a SPIR-V module ({len(blob)} bytes)"
+    if struct.unpack_from("<I", blob)[0] != SPIRV_MAGIC:
+        return "not a SPIR-V module (no SPIR-V magic number)"
+    try:
+        points = entry_points(bytes(blob))
+    except (ValueError, struct.error) as exc:
+        return f"a malformed SPIR-V module: {exc}"
+    model = EXECUTION_MODELS.get(request.stage)
+    if model is not None and not any(m == model for m, _ in points):
+        return f"no {request.stage} entry point (entry points: {sorted(m for m, _ in points)})"
+    names = {name for m, name in points if m == model}
+    if model is not None and request.entry not in names and "main" not in names:
+        return f"its {request.stage} entry point is {sorted(names)}, not {request.entry!r}"
+    if validate:
+        from pipeline.compilers.spirv_tools import validate as spirv_val
+
+        problems = spirv_val(bytes(blob), request.target)
+        if problems:
+            return f"spirv-val ({request.target}): {problems[0]}"
+    return None

@@ -1,0 +1,133 @@
+"""What a compile is asked to do and what it gives back.
+
+Targets: ``vulkan1.0``-``vulkan1.3`` name a Vulkan environment; the SPIR-V version
+follows Vulkan's own pairing.  The default, ``vulkan1.2``, produces SPIR-V 1.5 (the
+newest version every Vulkan 1.2 driver must accept) and is validated under Vulkan
+1.2 rules.  ``opengl4.5`` produces SPIR-V 1.0 under OpenGL semantics
+(ARB_gl_spirv), validated as ``opengl4.5``.  ``webgl2`` (alias ``es3.0``) produces
+no SPIR-V: the blob is the preprocessed GLSL ES text (defines and includes
+resolved, ``#version`` first), validated by glslang's ES front end, which is what a
+WebGL 2 or GLES 3 runtime loads.
+
+Per request: ``relaxed`` compiles under glslang's relaxed Vulkan rules (loose
+uniforms gathered in a default uniform block), ``auto_map`` assigns bindings (from
+:data:`BINDING_BASE` of the stage on SPIR-V targets) and input/output locations, and ``version`` (``"300 es"``, ``"450"``) is the
+``#version`` of a source that has none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pipeline.errors import Diagnostic
+
+STAGES = ("vertex", "fragment", "compute")
+# auto_map on a SPIR-V target: each stage's bindings start here, so two stages never share one
+# (relaxed rules give every stage its own default uniform block)
+BINDING_BASE = {"vertex": 0, "fragment": 16, "compute": 0}
+LANGUAGES = ("glsl", "hlsl")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compile target: client API and version, the SPIR-V version it implies, and glslang's codes."""
+
+    name: str            # 'vulkan1.2': --target-env of glslangValidator and spirv-val
+    spirv: tuple[int, int] | None  # None: the blob is GLSL text
+    client_version: int  # glslang_target_client_version_t
+    spirv_version: int   # glslang_target_language_version_t
+    client: str = "vulkan"  # 'vulkan' | 'opengl' | 'none'
+    default_version: str = "100"  # #version of a source without one when the request gives none
+
+    @property
+    def is_spirv(self) -> bool:
+        return self.spirv is not None
+
+
+def _target(name: str, vulkan_minor: int, spirv_minor: int) -> Target:
+    return Target(name, (1, spirv_minor), (1 << 22) | (vulkan_minor << 12), (1 << 16) | (spirv_minor << 8))
+
+
+TARGETS = {
+    "vulkan1.0": _target("vulkan1.0", 0, 0),
+    "vulkan1.1": _target("vulkan1.1", 1, 3),
+    "vulkan1.2": _target("vulkan1.2", 2, 5),
+    "vulkan1.3": _target("vulkan1.3", 3, 6),
+    "opengl4.5": Target("opengl4.5", (1, 0), 450, 1 << 16, "opengl", "450"),
+    "webgl2": Target("webgl2", None, 0, 0, "none", "300 es"),
+    "es3.0": Target("es3.0", None, 0, 0, "none", "300 es"),
+}
+VERSION_TEXT = re.compile(r"^([1-9][0-9]{2})(?: (es|core|compatibility))?$")
+
+
+def parse_version(text: str) -> tuple[int, str | None]:
+    """``'300 es'`` -> ``(300, 'es')``; raises :class:`RequestError` for anything else."""
+    match = VERSION_TEXT.match(text or "")
+    if not match:
+        raise RequestError(f"bad GLSL version {text!r} (e.g. '300 es', '310 es', '450')")
+    return int(match.group(1)), match.group(2)
+
+
+class RequestError(ValueError):
+    """A compile request names an unknown stage, language or target (a bug in the caller)."""
+
+
+def target_info(name: str) -> Target:
+    """The :class:`Target` for a name such as ``'vulkan1.2'``."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise RequestError(f"unknown target {name!r} (known: {', '.join(TARGETS)})") from None
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """One stage of one permutation: a source in the materials root plus its defines.
+
+    ``source`` is relative to the materials root, '/'-separated (``'pbr/pbr.frag'``).
+    ``defines`` are ``(name, value)`` pairs, injected as a preamble of ``#define``
+    lines (see :mod:`pipeline.compilers.preamble`).  A generated stage
+    (:mod:`pipeline.plan.generate`) carries its ``text``; ``source`` is then its
+    name (``generated/<hash>.frag``) and includes resolve from the materials root.
+    """
+
+    source: str
+    stage: str
+    language: str = "glsl"
+    entry: str = "main"
+    defines: tuple[tuple[str, str], ...] = ()
+    target: str = "vulkan1.2"
+    optimize: bool = False
+    relaxed: bool = False       # glslang's relaxed Vulkan rules
+    auto_map: bool = False      # automatic binding and location mapping
+    version: str | None = None  # '#version' of a source without one ('300 es', '450')
+    text: str | None = None                # generated source text (``source`` then only names it)
+    problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
+
+    def __post_init__(self) -> None:
+        if self.version is not None:
+            parse_version(self.version)
+        if self.stage not in STAGES:
+            raise RequestError(f"unknown stage {self.stage!r} (known: {', '.join(STAGES)})")
+        if self.language not in LANGUAGES:
+            raise RequestError(f"unknown language {self.language!r} (known: {', '.join(LANGUAGES)})")
+        target_info(self.target)
+
+
+@dataclass(frozen=True)
+class CompileOutput:
+    """The blob (SPIR-V, or GLSL ES text for webgl2; ``None`` when compilation failed) plus located
+    diagnostics (errors and warnings)."""
+
+    spirv: bytes | None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    seconds: float = field(default=0.0, compare=False)  # wall time of this compile (the timing log)
+
+    @property
+    def ok(self) -> bool:
+        return self.spirv is not None
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")

@@ -1,0 +1,123 @@
+"""The runtime contract of a chunk: which key and pipeline state each draw uses.
+
+Built at cook time beside the chunk manifest's keys (docs/formats.md, "Runtime
+contract"):
+
+- ``draws``: one record per draw (file, node, mesh, primitive, material, variant) with,
+  per ``<shader>/<pass>``, the key it needs, the pipeline state it is drawn with and
+  (when the pass declares one) the fallback pipeline state for the same render state
+  and specialization values;
+- ``pipelines``: pipeline states by id, deduplicated: key + vertex layout (from the
+  vertex blob's reflection) + render state + specialization constant values;
+- ``reflection``: per stage blob digest, its reflection (:mod:`pipeline.outputs.reflection`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from pipeline.outputs.reflection import ReflectionError, vertex_layout
+from pipeline.digest import canonical_bytes, stable_hash
+from pipeline.keys.fallback import fallback_keys
+from pipeline.keys.incremental import KeyUses
+
+DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")
+
+
+def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Mapping[str, tuple[int, object]]
+                   ) -> tuple[str, dict]:
+    """(id, document) of one pipeline state; the id is the stable hash of the document."""
+    doc = {"key": key, "vertex_layout": layout, "render_state": dict(render_state),
+           "specialization": {n: {"constant_id": cid, "value": v} for n, (cid, v) in sorted(spec.items())}}
+    return stable_hash(doc), doc
+
+
+class ContractBuilder:
+    """Collects a chunk's draws and pipeline states, key by key."""
+
+    def __init__(self, reflection: Callable[[str], dict], families: Mapping):
+        self.reflection = reflection
+        self.families = families
+        self.warnings: list[str] = []  # reflection unavailable: draws keep their keys, without pipeline states
+        self.pipelines: dict[str, dict] = {}
+        self.blobs: dict[str, dict] = {}
+        self.draws: dict[tuple, dict] = {}
+
+    def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
+        for digest in stages.values():
+            self.blobs[digest] = self.reflection(digest)
+        vertex = stages.get("vertex")
+        if vertex is None:
+            return []
+        return vertex_layout(self.blobs[vertex], tuple(self.families[shader].instance_inputs))
+
+    def _spec(self, shader: str, values: Mapping) -> dict[str, tuple[int, object]]:
+        features = self.families[shader].features
+        return {n: (features[n].constant_id, v) for n, v in values.items()}
+
+    def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
+        """Every draw of ``key`` (``bindings``: (draw id, render state, specialization values))."""
+        layout = None
+        if len(stages) >= 2:  # else a stage failed to compile: no pipeline (the manifest lists the error)
+            try:
+                layout = self._layout(key.shader, stages)
+            except ReflectionError as exc:
+                self.warnings += [d.message for d in exc.diagnostics]
+        for draw_id, state, spec in bindings:
+            record = self.draws.setdefault(tuple(draw_id), dict(zip(DRAW_FIELDS, draw_id)) | {"passes": {}})
+            use = record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text}
+            if layout is not None:
+                pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+                self.pipelines[pid] = doc
+                use["pipeline"] = pid
+
+    def add_fallback(self, key, stages: Mapping[str, str], by_pass: Mapping[str, list]) -> None:
+        """The fallback pipeline state of every draw of the fallback key's family and pass."""
+        if len(stages) < 2:
+            return
+        try:
+            layout = self._layout(key.shader, stages)
+        except ReflectionError as exc:
+            self.warnings += [d.message for d in exc.diagnostics]
+            return
+        label = f"{key.shader}/{key.pass_name}"
+        for draw_id, state, spec in by_pass.get(label, ()):
+            pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+            record = self.draws.get(tuple(draw_id))
+            if record is not None and label in record["passes"]:  # else its own key failed to compile
+                self.pipelines[pid] = doc
+                record["passes"][label]["fallback"] = pid
+
+    def draw_list(self) -> list[dict]:
+        return sorted(self.draws.values(), key=lambda d: canonical_bytes([d[f] for f in DRAW_FIELDS]))
+
+
+def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
+    """Add every declared fallback key to each chunk with draws of its family (``found`` is a
+    :class:`~pipeline.keys.incremental.CookInput`, changed in place).  Returns chunk -> {shader/pass: key text}."""
+    per_family = {name: fallback_keys(rs) for name, rs in families.items()}
+    found.keys = dict(found.keys)
+    chosen: dict[str, dict[str, str]] = {}
+    for chunk, uses in list(found.by_chunk.items()):
+        uses = found.by_chunk[chunk] = dict(uses)
+        for shader in sorted({key.shader for key in uses}):
+            for pass_name, key in sorted(per_family.get(shader, {}).items()):
+                if key not in uses:  # its states: those of the draws it may stand in for
+                    same = [u for k, u in uses.items() if (k.shader, k.pass_name) == (shader, pass_name)]
+                    states = list({canonical_bytes(s): s for u in same for s in u.render_states}.values())
+                    spec: dict[str, list] = {}
+                    for u in same:
+                        for name, values in u.specialization.items():
+                            spec.setdefault(name, []).extend(v for v in values if v not in spec.get(name, []))
+                    uses[key] = KeyUses(0, states, spec, [])
+                found.keys.setdefault(key, None)
+                chosen.setdefault(chunk, {})[f"{shader}/{pass_name}"] = key.text
+    return chosen
+
+
+def bindings_by_pass(required: Mapping) -> dict[str, list]:
+    """shader/pass -> every (draw id, render state, specialization values) of the chunk's keys."""
+    out: dict[str, list] = {}
+    for key, uses in required.items():
+        out.setdefault(f"{key.shader}/{key.pass_name}", []).extend(uses.bindings)
+    return out

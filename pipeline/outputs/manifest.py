@@ -1,0 +1,438 @@
+"""Chunk and level manifests: which permutation keys a chunk (or level) uses, and their blobs.
+
+Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
+
+- ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
+
+    {"format": 3, "chunk": "forest/c00", "level": "forest", "pak": "c00.<16 hex>.pak",
+     "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
+              "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
+              "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
+     "errors": [{...}],
+     "draws": [{file, node, mesh, primitive, material, variant, "passes": {"shader/pass": {key, pipeline, fallback}}}],
+     "pipelines": {id: {key, vertex_layout, render_state, specialization}},
+     "reflection": {sha256: {...}}, "fallbacks": {"shader/pass": key text}}
+
+  The last four are the runtime contract (pipeline.outputs.contract, docs/formats.md).
+
+- ``<out>/<level>.level.json``: the level's union manifest::
+
+    {"format": 3, "level": "forest",
+     "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.<16 hex>.pak"}},
+     "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
+     "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
+
+  The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
+  whose last path component ends in ``.level`` is refused (:func:`check_name`).
+  Paths inside a level manifest are relative to the folder holding it.
+
+- A chunk's pak is named by its content (``<name>.<16 hex>.pak``, the hex from the
+  sorted blob hashes it holds) and written before the manifest that names it; the
+  chunk's older paks are removed after the manifest is in place, all under a lock
+  on the folder.  So the manifest on disk names a pak that exists and holds every
+  blob it names, at every instant, even after a ``kill -9``.
+- The chunk ``.`` (glTF files directly in the world root) and its level ``.``
+  write ``<out>/.root.json``, ``<out>/.root.<hex>.pak`` and ``<out>/.root.level.json``
+  (no chunk is named ``.root``: hidden folders are never chunks).
+
+Every file is deterministic JSON: UTF-8, sorted keys, 2-space indent, trailing
+newline; lists are sorted (render states, values and errors by their canonical
+bytes, chunk names by text).  ``format`` is bumped on any incompatible change;
+a reader refuses a newer format with :class:`ManifestVersionError`.
+See docs/formats.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import orjson
+
+from pipeline.outputs import atomic
+from pipeline.outputs.pak import read_index, write_pak
+from pipeline.digest import canonical_bytes
+from pipeline.errors import PipelineError
+from pipeline.fileio import read_regular
+
+FORMAT_VERSION = 3
+ROOT = "."            # the chunk (and level) of glTF files directly in the world root
+ROOT_STEM = ".root"   # the file name its outputs use
+_PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")
+MAX_MANIFEST_BYTES = 1 << 30
+LEVEL_SUFFIX = ".level"
+Scalar = bool | int | str
+
+
+class ManifestError(PipelineError):
+    """A manifest cannot be built, written or read."""
+
+
+class ManifestVersionError(ManifestError):
+    """A manifest was written by a newer format version than this reader knows."""
+
+
+# ------------------------------------------------------------------ data
+@dataclass(frozen=True)
+class SpecConstant:
+    """A specialization-constant feature of a key: its id and the values draws use."""
+
+    constant_id: int
+    values: tuple[Scalar, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"constant_id": self.constant_id, "values": _sorted_unique(self.values)}
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One permutation key of a chunk (or level) and its compiled stages."""
+
+    key: str
+    hash: str
+    shader: str
+    pass_name: str
+    features: Mapping[str, Scalar]
+    stages: Mapping[str, str]
+    draws: int
+    render_states: tuple[Mapping[str, Any], ...] = ()
+    specialization: Mapping[str, SpecConstant] = field(default_factory=dict)
+    chunks: tuple[str, ...] = ()  # level manifests only
+    targets: Mapping[str, Mapping[str, str]] | None = None  # target label -> stage -> blob (families naming targets)
+
+    def to_json(self, *, with_chunks: bool = False) -> dict:
+        doc = {
+            "hash": self.hash, "shader": self.shader, "pass": self.pass_name,
+            "features": dict(self.features), "stages": dict(self.stages), "draws": self.draws,
+            "render_states": _sorted_unique(dict(s) for s in self.render_states),
+            "specialization": {k: v.to_json() for k, v in self.specialization.items()},
+        }
+        if self.targets is not None:
+            doc["targets"] = {t: dict(stages) for t, stages in self.targets.items()}
+        if with_chunks:
+            doc["chunks"] = sorted(set(self.chunks))
+        return doc
+
+
+@dataclass(frozen=True)
+class ChunkManifest:
+    chunk: str
+    level: str
+    keys: Mapping[str, ManifestEntry]
+    errors: tuple[Mapping[str, Any], ...] = ()
+    # the runtime contract (pipeline.outputs.contract): draws, pipeline states, blob reflection, fallback keys
+    draws: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    fallbacks: Mapping[str, str] = field(default_factory=dict)
+    pak_name: str | None = None  # as read from a file; built manifests derive it
+
+    @property
+    def pak(self) -> str:
+        """File name of the chunk's .pak, relative to the manifest's folder: named by the blobs it holds."""
+        if self.pak_name is not None:
+            return self.pak_name
+        digest = hashlib.sha256("\n".join(sorted(stage_hashes(self))).encode()).hexdigest()
+        return f"{PurePosixPath(output_stem(self.chunk)).name}.{digest[:16]}.pak"
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
+                "keys": {k: e.to_json() for k, e in self.keys.items()},
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "draws": list(self.draws), "pipelines": dict(self.pipelines), "reflection": dict(self.reflection),
+                "fallbacks": dict(self.fallbacks)}
+
+
+@dataclass(frozen=True)
+class LevelManifest:
+    level: str
+    chunks: tuple[str, ...]
+    keys: Mapping[str, ManifestEntry]
+    errors: tuple[Mapping[str, Any], ...] = ()
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
+    paks: Mapping[str, str] = field(default_factory=dict)  # chunk -> its pak's file name
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT_VERSION, "level": self.level,
+                "chunks": {c: self._chunk_files(c) for c in sorted(set(self.chunks))},
+                "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
+                "errors": _sorted_unique(dict(e) for e in self.errors),
+                "pipelines": dict(self.pipelines)}
+
+    def _chunk_files(self, chunk: str) -> dict:
+        start = posixpath.dirname(output_stem(self.level)) or "."
+        rel = posixpath.relpath(output_stem(chunk), start)
+        pak = self.paks.get(chunk) or posixpath.basename(rel) + ".pak"
+        return {"manifest": rel + ".json", "pak": posixpath.join(posixpath.dirname(rel), pak)}
+
+
+# ------------------------------------------------------------------ building
+def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
+                   errors: Iterable[Mapping[str, Any]] = (), **contract: Any) -> ChunkManifest:
+    """A chunk manifest from entries; entries with the same key text are merged.  ``contract``:
+    the runtime contract fields (draws, pipelines, reflection, fallbacks)."""
+    check_name(chunk, "chunk")
+    check_name(level, "level")
+    return ChunkManifest(chunk, level, _merge_all(entries), tuple(errors), **contract)
+
+
+STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
+
+
+def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[str] = ()) -> LevelManifest:
+    """The union of a level's chunk manifests: keys merged, draws summed.
+
+    When two chunks name different stage blobs for one key (one was cooked after a
+    shader or compiler change, the other not yet), the chunk in ``fresh`` (just
+    cooked) wins, else the first by name; the other chunk's entry is left out and
+    the chunk is listed in ``errors`` as stale.
+    """
+    check_name(level, "level")
+    fresh = set(fresh)
+    chunks = sorted(chunks, key=lambda m: (m.chunk not in fresh, m.chunk))
+    merged: dict[str, ManifestEntry] = {}
+    stale: set[str] = set()
+    for m in chunks:
+        for entry in m.keys.values():
+            old = merged.get(entry.key)
+            if old is not None and old.stages != entry.stages:
+                stale.add(m.chunk)
+                continue
+            entry = replace(entry, chunks=(m.chunk,))
+            merged[entry.key] = merge_entries(old, entry) if old is not None else entry
+    errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
+    errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
+    pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
+                         dict(sorted(pipelines.items())), {m.chunk: m.pak for m in chunks})
+
+
+def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
+    """Two uses of one key: draws summed, render states, values and chunks united."""
+    for name in ("hash", "shader", "pass_name", "features", "stages", "targets"):
+        if getattr(a, name) != getattr(b, name):
+            raise ManifestError.at(a.key, f"conflicting '{name}' for the same key")
+    return replace(a, draws=a.draws + b.draws, render_states=a.render_states + b.render_states,
+                   specialization=_merge_spec(a, b), chunks=a.chunks + b.chunks)
+
+
+def _merge_spec(a: ManifestEntry, b: ManifestEntry) -> dict[str, SpecConstant]:
+    merged = dict(a.specialization)
+    for name, spec in b.specialization.items():
+        old = merged.get(name)
+        if old is not None and old.constant_id != spec.constant_id:
+            raise ManifestError.at(a.key, f"conflicting constant_id for {name}")
+        merged[name] = SpecConstant(spec.constant_id, (old.values if old else ()) + spec.values)
+    return merged
+
+
+def _merge_all(entries: Iterable[ManifestEntry]) -> dict[str, ManifestEntry]:
+    merged: dict[str, ManifestEntry] = {}
+    for entry in entries:
+        merged[entry.key] = merge_entries(merged[entry.key], entry) if entry.key in merged else entry
+    return merged
+
+
+def check_name(name: str, what: str) -> None:
+    """Refuse names that would escape ``<out>`` or collide with a level manifest (``.`` is the root chunk)."""
+    if name == ROOT:
+        return
+    parts = name.split("/")
+    if not name or any(p in ("", ".", "..") or "\\" in p for p in parts):
+        raise ManifestError.at(name or "<empty>", f"invalid {what} name {name!r}")
+    if parts[-1].endswith(LEVEL_SUFFIX):
+        raise ManifestError.at(name, f"{what} name {name!r} ends in '{LEVEL_SUFFIX}', "
+                               "which is reserved for level manifests")
+
+
+def _sorted_unique(items: Iterable[Any]) -> list:
+    by_bytes = {canonical_bytes(item): item for item in items}
+    return [by_bytes[k] for k in sorted(by_bytes)]
+
+
+# ------------------------------------------------------------------ writing
+def dump_json(doc: Mapping[str, Any]) -> bytes:
+    """Deterministic JSON bytes: sorted keys, 2-space indent, trailing newline."""
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+def output_stem(name: str) -> str:
+    """The path (without suffix) a chunk's or level's outputs use under ``<out>``."""
+    return ROOT_STEM if name == ROOT else name
+
+
+def chunk_manifest_path(out: Path | str, chunk: str) -> Path:
+    check_name(chunk, "chunk")
+    return Path(out) / f"{output_stem(chunk)}.json"
+
+
+def chunk_pak_path(out: Path | str, manifest: ChunkManifest) -> Path:
+    """Where the pak a manifest names lives: next to the manifest."""
+    return chunk_manifest_path(out, manifest.chunk).with_name(manifest.pak)
+
+
+def level_manifest_path(out: Path | str, level: str) -> Path:
+    check_name(level, "level")
+    return Path(out) / f"{output_stem(level)}{LEVEL_SUFFIX}.json"
+
+
+def pak_stem(name: str) -> str | None:
+    """The chunk file name a content-addressed pak name belongs to (``c00`` for ``c00.<hex>.pak``)."""
+    match = _PAK_NAME.match(name)
+    return match["stem"] if match else None
+
+
+def write_chunk_outputs(out: Path | str, manifest: ChunkManifest,
+                        blobs: Mapping[str, bytes]) -> list[Path]:
+    """Write the chunk's pak, then the manifest naming it, then remove the chunk's other paks.
+
+    All under a lock on the folder, so a concurrent cook of the same chunk never
+    removes the pak the manifest on disk names.  ``blobs`` maps SHA-256 hex ->
+    SPIR-V and must hold every stage blob the manifest names (extra blobs are
+    ignored).  Returns the files actually rewritten.
+    """
+    needed = stage_hashes(manifest)
+    missing = sorted(needed - set(blobs))
+    if missing:
+        raise ValueError(f"{manifest.chunk}: no blob for {len(missing)} stage hash(es), e.g. {missing[0][:12]}")
+    json_path = chunk_manifest_path(out, manifest.chunk)
+    writes = [(chunk_pak_path(out, manifest), write_pak({h: blobs[h] for h in needed})),
+              (json_path, dump_json(manifest.to_json()))]
+    with atomic.locked(json_path.parent):
+        written = [path for path, data in writes if atomic.write_if_changed(path, data)]
+        remove_other_paks(json_path.parent, json_path.stem, manifest.pak)
+    return written
+
+
+def remove_other_paks(folder: Path, stem: str, keep: str | None) -> list[Path]:
+    """Remove the paks of chunk file name ``stem`` in ``folder`` except ``keep``; call under the folder lock."""
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.endswith(".pak")]
+    except OSError:
+        return removed
+    for name in names:
+        if name != keep and pak_stem(name) == stem:
+            try:
+                os.unlink(folder / name)
+                removed.append(folder / name)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """Every stage blob hash the manifest names: what its .pak holds."""
+    return frozenset(h for e in manifest.keys.values()
+                     for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
+
+
+def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
+    """The stage blobs a Vulkan runtime makes shader modules of: the ``stages`` of keys whose
+    stages are Vulkan SPIR-V (no compile targets named, or a Vulkan one among them)."""
+    return frozenset(h for e in manifest.keys.values()
+                     if e.targets is None or any(t.startswith("vulkan") for t in e.targets)
+                     for h in e.stages.values())
+
+
+def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
+    """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
+    indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
+    on_disk = atomic.read_if_exists(chunk_manifest_path(out, manifest.chunk))
+    if on_disk is None:
+        return False
+    if on_disk != dump_json(manifest.to_json()):
+        return False
+    return read_index(chunk_pak_path(out, manifest)) == stage_hashes(manifest)
+
+
+def write_level_manifest(out: Path | str, manifest: LevelManifest) -> bool:
+    """Write ``<out>/<level>.level.json`` unless unchanged; True when rewritten."""
+    return atomic.write_if_changed(level_manifest_path(out, manifest.level), dump_json(manifest.to_json()))
+
+
+# ------------------------------------------------------------------ reading
+def load_chunk_manifest(path: Path | str) -> ChunkManifest:
+    """Read and check a chunk manifest; raises ManifestError / ManifestVersionError."""
+    doc = _load(path)
+    where = _Where(str(path))
+    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
+    pak = where.get(doc, "pak", str)
+    if pak_stem(pak) is None or "/" in pak or "\\" in pak:
+        raise where.at("pak").error(f"not a pak file name: {pak[:80]!r}")
+    return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
+                         tuple(where.get(doc, "errors", list)), tuple(where.get(doc, "draws", list)),
+                         where.get(doc, "pipelines", dict), where.get(doc, "reflection", dict),
+                         where.get(doc, "fallbacks", dict), pak)
+
+
+def load_level_manifest(path: Path | str) -> LevelManifest:
+    """Read and check a level manifest; raises ManifestError / ManifestVersionError."""
+    doc = _load(path)
+    where = _Where(str(path))
+    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
+    chunks = where.get(doc, "chunks", dict)
+    paks = {c: posixpath.basename(str(v.get("pak", ""))) for c, v in chunks.items() if isinstance(v, dict)}
+    return LevelManifest(where.get(doc, "level", str), tuple(chunks), keys,
+                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict), paks)
+
+
+def _load(path: Path | str) -> dict:
+    data = read_regular(path, str(path), limit=MAX_MANIFEST_BYTES, error=ManifestError, what="manifest")
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ManifestError.at(str(path), f"manifest is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("format"), int):
+        raise ManifestError.at(str(path), "not a manifest (no integer 'format')", pointer="/format")
+    if doc["format"] != FORMAT_VERSION:
+        raise ManifestVersionError.at(str(path), f"manifest format {doc['format']} is not supported "
+                                      f"(this reader knows format {FORMAT_VERSION}); rebuild the outputs",
+                                      pointer="/format")
+    return doc
+
+
+def _entry(key: str, doc: Any, where: "_Where") -> ManifestEntry:
+    if not isinstance(doc, dict):
+        raise where.error("expected an object")
+    spec = {n: _spec(s, where.at("specialization", n))
+            for n, s in where.get(doc, "specialization", dict).items()}
+    return ManifestEntry(
+        key=key, hash=where.get(doc, "hash", str), shader=where.get(doc, "shader", str),
+        pass_name=where.get(doc, "pass", str), features=where.get(doc, "features", dict),
+        stages=where.get(doc, "stages", dict), draws=where.get(doc, "draws", int),
+        render_states=tuple(where.get(doc, "render_states", list)), specialization=spec,
+        chunks=tuple(doc.get("chunks", ())), targets=where.get(doc, "targets", dict) if "targets" in doc else None)
+
+
+def _spec(doc: Any, where: "_Where") -> SpecConstant:
+    if not isinstance(doc, dict):
+        raise where.error("expected an object")
+    return SpecConstant(where.get(doc, "constant_id", int), tuple(where.get(doc, "values", list)))
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A file plus a JSON pointer, for located errors while reading."""
+
+    file: str
+    pointer: str = ""
+
+    def at(self, *parts: str) -> "_Where":
+        escaped = (p.replace("~", "~0").replace("/", "~1") for p in parts)
+        return _Where(self.file, self.pointer + "".join("/" + p for p in escaped))
+
+    def get(self, doc: dict, name: str, kind: type) -> Any:
+        value = doc.get(name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.at(name).error(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    def error(self, message: str) -> ManifestError:
+        return ManifestError.at(self.file, message, pointer=self.pointer)

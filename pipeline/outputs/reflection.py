@@ -1,0 +1,183 @@
+"""Reflection of SPIR-V blobs, by the SPIRV-Cross tool (``spirv-cross --reflect``).
+
+What an engine needs to build a pipeline from a blob without parsing SPIR-V itself:
+descriptor bindings (set, binding, kind, array count, block size), stage inputs and
+outputs (location, GLSL type; a Vulkan format for vertex inputs), push-constant blocks
+and specialization constants (id, type, default).  Lists are sorted, so the same blob
+gives the same JSON on every run.
+
+The tool is the Debian package ``spirv-cross`` (installed by ``.ci/run``); results are
+cached in the store (:mod:`pipeline.outputs.reflection_records`) by blob digest and tool
+version, so a blob is reflected once.  Without the tool, :func:`reflect` raises
+:class:`ReflectionError` naming what to install.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+import orjson
+
+from pipeline.outputs.reflection_records import REFLECTION
+from pipeline.errors import PipelineError
+
+
+# GLSL type -> (Vulkan format, size in bytes) for vertex inputs.
+_SCALAR = {"float": "SFLOAT", "int": "SINT", "uint": "UINT"}
+_VECTORS = {"": 1, "2": 2, "3": 3, "4": 4}
+VERTEX_FORMATS: dict[str, tuple[str, int]] = {}
+for _prefix, _kind in (("", "SFLOAT"), ("i", "SINT"), ("u", "UINT")):
+    for _n in (2, 3, 4):
+        VERTEX_FORMATS[f"{_prefix}vec{_n}"] = ("_".join(["R32G32B32A32"[: 3 * _n]]) + f"_{_kind}", 4 * _n)
+for _name, _kind in _SCALAR.items():
+    VERTEX_FORMATS[_name] = (f"R32_{_kind}", 4)
+
+_KINDS = {  # spirv-cross resource list -> Vulkan descriptor type
+    "ubos": "uniform_buffer", "ssbos": "storage_buffer", "textures": "combined_image_sampler",
+    "separate_images": "sampled_image", "separate_samplers": "sampler", "images": "storage_image",
+    "subpass_inputs": "input_attachment", "acceleration_structures": "acceleration_structure",
+}
+
+
+class ReflectionError(PipelineError):
+    """A blob cannot be reflected (tool missing or failing)."""
+
+
+@functools.cache
+def tool() -> str:
+    found = shutil.which("spirv-cross")
+    if found is None:
+        raise ReflectionError.at("spirv-cross", "the SPIRV-Cross tool is not installed (Debian package "
+                                                "'spirv-cross'); it reflects the cooked blobs")
+    return found
+
+
+@functools.cache
+def tool_version() -> str:
+    run = subprocess.run([tool(), "--revision"], capture_output=True, text=True)
+    return (run.stdout or run.stderr).strip() or "unknown"
+
+
+def reflect(spirv: bytes) -> dict:
+    """The reflection document of one SPIR-V blob."""
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(spirv)
+        f.flush()
+        run = subprocess.run([tool(), f.name, "--reflect", "--output", "/dev/stdout"], capture_output=True)
+    if run.returncode != 0:
+        raise ReflectionError.at("spirv-cross", f"cannot reflect a blob: {run.stderr.decode(errors='replace').strip()}")
+    return normalize(orjson.loads(run.stdout))
+
+
+def prefetch(store, digests, load_blob, workers: int) -> int:
+    """Reflect the blobs among ``digests`` that have no stored reflection yet, ``workers`` at a
+    time (each is one ``spirv-cross`` process), and store them; the number reflected.
+
+    The outputs then find every reflection stored.  A blob that cannot be reflected is
+    left to :func:`reflect_cached`, which reports it where the outputs need it.
+    """
+    try:
+        version = tool_version()
+    except ReflectionError:
+        return 0
+    missing = [d for d in sorted(set(digests)) if not isinstance(store.get(REFLECTION, f"{d}:{version}"), dict)]
+    blobs = {d: load_blob(d) for d in missing}
+    todo = [d for d in missing if blobs[d]]
+    if not todo:
+        return 0
+
+    def one(digest: str) -> dict | None:
+        try:
+            return reflect(blobs[digest])
+        except ReflectionError:
+            return None
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
+        docs = list(pool.map(one, todo))
+    for digest, doc in zip(todo, docs):
+        if doc is not None:
+            store.set(REFLECTION, f"{digest}:{version}", doc)
+    return sum(doc is not None for doc in docs)
+
+
+def reflect_cached(store, digest: str, load_blob) -> dict:
+    """Reflection of the blob ``digest`` from the store, else reflected now (``load_blob(digest)``) and stored."""
+    key = f"{digest}:{tool_version()}"
+    cached = store.get(REFLECTION, key)
+    if isinstance(cached, dict):
+        return cached
+    blob = load_blob(digest)
+    if blob is None:
+        raise ReflectionError.at(digest, "blob missing from the cache; cannot reflect it")
+    doc = reflect(blob)
+    store.set(REFLECTION, key, doc)
+    return doc
+
+
+def normalize(raw: dict) -> dict:
+    """spirv-cross's JSON in this project's shape (documented in docs/formats.md)."""
+    entry = (raw.get("entryPoints") or [{}])[0]
+    stage = {"vert": "vertex", "frag": "fragment"}.get(entry.get("mode"), entry.get("mode"))
+    inputs = [_io(v, stage == "vertex") for v in raw.get("inputs", []) if "location" in v]
+    outputs = [_io(v, False) for v in raw.get("outputs", []) if "location" in v]
+    descriptors = [_descriptor(kind, v) for list_name, kind in _KINDS.items() for v in raw.get(list_name, [])]
+    push = [{"name": v.get("name", ""), "size": _block_size(raw, v)} for v in raw.get("push_constants", [])]
+    spec = [{"id": v["id"], "name": v.get("name", ""), "type": v.get("type"), "default": v.get("default_value")}
+            for v in raw.get("specialization_constants", [])]
+    return {
+        "entry": entry.get("name", "main"), "stage": stage,
+        "inputs": sorted(inputs, key=lambda v: v["location"]),
+        "outputs": sorted(outputs, key=lambda v: v["location"]),
+        "descriptors": sorted(descriptors, key=lambda d: (d["set"], d["binding"])),
+        "push_constants": sorted(push, key=lambda p: p["name"]),
+        "specialization_constants": sorted(spec, key=lambda s: s["id"]),
+    }
+
+
+def _io(v: dict, vertex_input: bool) -> dict:
+    doc = {"location": v["location"], "name": v.get("name", ""), "type": v["type"]}
+    if vertex_input and v["type"] in VERTEX_FORMATS:
+        doc["format"], doc["size"] = VERTEX_FORMATS[v["type"]]
+    return doc
+
+
+def _descriptor(kind: str, v: dict) -> dict:
+    count = 1
+    for n in v.get("array", []):
+        count *= n  # 0: a runtime-sized array
+    doc = {"set": v.get("set", 0), "binding": v.get("binding", 0), "kind": kind, "name": v.get("name", ""),
+           "count": count}
+    if "block_size" in v:
+        doc["block_size"] = v["block_size"]
+    elif not kind.endswith("_buffer"):
+        doc["type"] = v.get("type", "")  # sampler2D, samplerCube, image2D ... (buffers: a block, named)
+    return doc
+
+
+def _block_size(raw: dict, v: dict) -> int | None:
+    if "block_size" in v:
+        return v["block_size"]
+    members = raw.get("types", {}).get(v.get("type"), {}).get("members", [])
+    ends = [m.get("offset", 0) for m in members]
+    return max(ends) if ends else None
+
+
+def vertex_layout(reflection: dict, instance_inputs: tuple[int, ...] = ()) -> list[dict]:
+    """One binding per vertex input (non-interleaved buffers, as glTF accessors usually are)."""
+    layout = []
+    for binding, v in enumerate(reflection["inputs"]):
+        if "format" not in v:
+            raise ReflectionError.at(v["name"], f"vertex input type {v['type']} has no vertex format")
+        rate = "instance" if v["location"] in instance_inputs else "vertex"
+        layout.append({"location": v["location"], "binding": binding, "format": v["format"], "stride": v["size"],
+                       "rate": rate})
+    return layout
+
+
+def dump(doc: Any) -> bytes:
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)

@@ -1,0 +1,139 @@
+"""Outputs no cook would write any more: those of chunks and levels that no longer exist.
+
+A cook of a whole world (or of one level) knows every chunk it covers, so after
+writing it removes, under ``<out>``, what belongs to no such chunk:
+
+- a chunk manifest whose chunk is not in the world (or, for a level cook, whose
+  level is that level and whose chunk is not in it), with the pak it names;
+- a content-addressed pak (``<name>.<16 hex>.pak``) that no manifest in its folder
+  names (left by a cook killed between writing a manifest and removing the old pak);
+- for a whole-world sweep, a level manifest of a level that no longer exists, and a
+  pak of the first format (``<name>.pak``) beside a current manifest.
+
+Only files the pipeline recognises as its own outputs are removed: a file that does
+not read as a manifest, or a name of another pattern, is left alone.  Each folder is
+swept under the same lock cooks take to write into it, and only when a look without
+the lock found something to remove (a no-op cook takes no lock).  A manifest the cook
+has just written or checked (``known``: its path, chunk, pak and file signature) is not
+parsed again while its signature holds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.atomic import locked
+from pipeline.fileio import stamp
+
+LEVEL_JSON = mf.LEVEL_SUFFIX + ".json"
+
+
+def level_files(out: Path, level: str) -> list[Path]:
+    """Every file that may hold a chunk manifest of ``level``: ``<out>/<level>.json`` and those under
+    ``<out>/<level>/`` (so the chunk named like its level belongs to it), sorted."""
+    if level == mf.ROOT:
+        candidates = [mf.chunk_manifest_path(out, mf.ROOT)]
+    else:
+        folder = Path(out) / level
+        inside = folder.rglob("*.json") if folder.is_dir() else []
+        candidates = [Path(out) / f"{level}.json", *inside]
+    return sorted(p for p in candidates if not p.name.endswith(LEVEL_JSON) and p.is_file())
+
+
+Known = Mapping[str, tuple[str, str, tuple]]  # manifest path -> (chunk, pak name, file_signature)
+
+
+def file_signature(path: Path | str) -> tuple | None:
+    """The :func:`pipeline.fileio.stamp` of a file, or None when it cannot be stat'ed."""
+    try:
+        return stamp(os.stat(path))
+    except OSError:
+        return None
+
+
+def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "",
+                  known: Known | None = None, dry: bool = False) -> list[Path]:
+    """Remove the outputs under ``out`` of chunks not in ``chunk_levels``; returns what was removed
+    (``dry``: what would be, nothing removed).
+
+    ``scope`` is ``""`` for a whole world, else the one level the cook covered.
+    """
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    removed: list[Path] = []
+    for folder, dirs, files in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if any(n.endswith((".json", ".pak")) for n in files) \
+                and (found := _sweep_folder(Path(folder), chunk_levels, scope, known or {}, dry=True)):
+            if dry:
+                removed += found
+                continue
+            with locked(folder):  # decided again under the lock: another cook may have written since
+                removed += _sweep_folder(Path(folder), chunk_levels, scope, known or {})
+    return removed
+
+
+def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, str, str] | None:
+    """(chunk, level, pak) of a chunk manifest, or None when it is not one of ours."""
+    entry = known.get(str(path))
+    if entry is not None and entry[0] in chunk_levels and file_signature(path) == entry[2]:
+        return entry[0], chunk_levels[entry[0]], entry[1]
+    try:
+        manifest = mf.load_chunk_manifest(path)
+    except mf.ManifestError:
+        return None  # not ours, or of another format: left alone
+    return manifest.chunk, manifest.level, manifest.pak
+
+
+def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known,
+                  dry: bool = False) -> list[Path]:
+    """Remove what no cook would write from one folder (``dry``: only say what that would be)."""
+    unlink = (lambda path: [path] if path.exists() else []) if dry else _unlink
+    names = sorted(os.listdir(folder))
+    levels = set(chunk_levels.values())
+    removed, named, kept_stems, scoped_stems = [], set(), set(), set()
+    for name in names:
+        path = folder / name
+        if name.endswith(LEVEL_JSON):
+            if not scope and _level_gone(path, levels):
+                removed += unlink(path)
+            continue
+        if not name.endswith(".json") or (read := _read(path, chunk_levels, known)) is None:
+            continue
+        chunk, level, pak = read
+        in_scope = not scope or level == scope
+        if in_scope:
+            scoped_stems.add(path.stem)
+        if in_scope and chunk not in chunk_levels:
+            removed += unlink(path) + unlink(folder / pak)
+        else:
+            named.add(pak)
+            kept_stems.add(path.stem)
+    for name in names:
+        stem = mf.pak_stem(name)
+        if name in named or not name.endswith(".pak"):
+            continue
+        if stem is not None and (not scope or stem in scoped_stems):
+            removed += unlink(folder / name)  # content-addressed, named by no manifest
+        elif stem is None and not scope and name[:-len(".pak")] in kept_stems:
+            removed += unlink(folder / name)  # a first-format pak beside a current manifest
+    return removed
+
+
+def _level_gone(path: Path, levels: set[str]) -> bool:
+    try:
+        return mf.load_level_manifest(path).level not in levels
+    except mf.ManifestError:
+        return False
+
+
+def _unlink(path: Path) -> list[Path]:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return []
+    return [path]

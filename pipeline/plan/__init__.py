@@ -1,0 +1,1 @@
+"""Plan: the compile jobs a set of keys needs (identity, stage projection, exact preprocessing, generated families)."""

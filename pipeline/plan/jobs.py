@@ -1,0 +1,357 @@
+"""Stage jobs: what one compiler invocation is, and the cache key that names it.
+
+A permutation key needs one compile per stage of its family and target.  Before a
+job is made, its defines are *projected*: only the macros its source closure names
+somewhere survive (:mod:`pipeline.keys.defines`), so keys that differ only in
+fragment features share one vertex job.
+
+A job's cache key hashes the whole command (the DVC habit: one canonical
+serializer): the source closure by content, the projected defines, stage, entry
+point, language, target and its flags (relaxed, auto_map, version), optimize flag,
+the compiler identity (name and version of glslang and spirv-tools) and the cache
+format version.  Change any of them and the key changes; change nothing and it is
+the same on every machine.
+
+Exact sources: when glslang's C API loads in the planning process, every GLSL job
+is preprocessed there (defines and includes applied, well under a compile's time:
+bench/bench_preprocess.py) and the *preprocessed text* replaces the source closure
+and defines in the job key.  Jobs whose preprocessed text is identical are then one
+job, however their defines differ (a define named only inside a branch the others
+drop).  A job whose preprocessing fails keeps its define-based key, and its compile
+reports the error.  The exact key found for a define-based key is recorded in the
+cache (:mod:`pipeline.plan.setup`), and a later plan reads it instead of preprocessing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from pipeline.cache.store import FORMAT_VERSION
+from pipeline.compilers import CompileRequest, SourceTree
+from pipeline.compilers.request import BINDING_BASE, target_info
+from pipeline.compilers.toolchain import ToolchainError
+from pipeline.digest import bytes_hash, stable_hash
+from pipeline.errors import CompileError
+from pipeline.keys.defines import project_defines, stage_defines
+from pipeline.keys.key import PermutationKey
+from pipeline.rules.expr import suggest
+from pipeline.rules.models import CompileTarget, RuleSet
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Settings that are part of every job's identity.
+
+    ``target`` is the target of a family that names none; ``compile`` gives families
+    their targets over the rule set's ``compile:`` (pipeline.toml ``[cook.compile]``).
+    """
+
+    target: str = "vulkan1.2"
+    optimize: bool = False
+    compiler: str = ""  # Backend.identity
+    compile: tuple[tuple[str, tuple[CompileTarget, ...]], ...] = ()
+
+    def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
+        """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``)."""
+        return dict(self.compile).get(ruleset.shader) or ruleset.compile or (CompileTarget(target=self.target),)
+
+    def explicit(self, ruleset: RuleSet) -> bool:
+        """True when the family names its targets (its keys then list blobs per target)."""
+        return bool(dict(self.compile).get(ruleset.shader) or ruleset.compile)
+
+
+@dataclass(frozen=True)
+class StageJob:
+    """One compile: a request plus the content of everything it reads."""
+
+    request: CompileRequest
+    closure: tuple[tuple[str, str], ...]  # (relpath, sha256) of the source and its includes
+    options: JobOptions
+    key: str = field(default="")
+
+    @property
+    def identity(self) -> str:
+        """The job without contents: what ``--explain`` compares across runs."""
+        r = self.request
+        return stable_hash({"source": r.source, "stage": r.stage, "entry": r.entry,
+                            "language": r.language, "defines": list(map(list, r.defines))})
+
+
+def blobs_of(jobs: dict[str, str], results: dict, has_blob) -> dict[str, str]:
+    """Stage -> blob digest of the jobs (stage -> job key) that compiled and whose blob is there."""
+    stages = {}
+    for stage, job_key in sorted(jobs.items()):
+        job = results.get(job_key)
+        if job is not None and job.blob and has_blob(job.blob):
+            stages[stage] = job.blob
+    return stages
+
+
+def unknown_compile_families(compile_targets: dict, families) -> list[str]:
+    """pipeline.toml ``[cook.compile]`` entries naming no family (a typo would compile nothing)."""
+    return [f"pipeline.toml: warning: [cook.compile] names '{name}', which is no shader family"
+            f"{suggest(name, families)}" for name in sorted(compile_targets) if name not in families]
+
+
+def _flags(request: CompileRequest) -> dict:
+    """The target flags of a request that are set (absent ones keep older job keys unchanged)."""
+    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    if request.auto_map:
+        extra["binding_base"] = BINDING_BASE[request.stage]
+    return extra
+
+
+def exact_key(request: CompileRequest, text: str, options: JobOptions) -> str:
+    """The job key of a request by its preprocessed text (see the module doc)."""
+    extra = _flags(request)
+    return stable_hash(extra | {
+        "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
+        "language": request.language, "entry": request.entry, "target": request.target,
+        "optimize": request.optimize, "compiler": options.compiler})
+
+
+def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | None] | None:
+    """Preprocessing with glslang's C API in this process, or None when it cannot load here."""
+    try:
+        from pipeline.compilers.glslang_capi import GlslangCapiBackend
+        backend = GlslangCapiBackend()
+    except (ToolchainError, OSError):
+        return None
+
+    def preprocess(request: CompileRequest) -> str | None:
+        if request.language != "glsl" or tree.include_errors(request.source):
+            return None
+        try:
+            return backend.preprocess(request, tree)
+        except CompileError:
+            return None
+    return preprocess
+
+
+def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
+    extra = _flags(request)
+    if request.problems:
+        extra["problems"] = [d.to_json() for d in request.problems]
+    return stable_hash(extra | {
+        "format": FORMAT_VERSION,
+        "source": request.source,
+        "stage": request.stage,
+        "language": request.language,
+        "entry": request.entry,
+        "defines": [list(d) for d in request.defines],
+        "target": request.target,
+        "optimize": request.optimize,
+        "closure": [list(c) for c in closure],
+        "compiler": options.compiler,
+    })
+
+
+@dataclass
+class JobPlan:
+    """Every unique job of a cook and which job each key's stages map to."""
+
+    jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
+    stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
+    stage_uses: int = 0                                                 # (key, stage) pairs before dedup
+    shapes: dict[PermutationKey, str] = field(default_factory=dict)    # key -> graph shape (materialx)
+    exact: bool = False                       # jobs keyed by preprocessed text (merged when identical)
+    merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
+    # keys of families that name their targets: key -> target label -> stage -> job key
+    targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
+    preprocessed: dict[str, str] = field(default_factory=dict)  # define-based -> exact key, preprocessed here
+    # key -> stage -> its own job of ``stages`` (a merged job in ``jobs`` carries the defines of its first key)
+    own: dict[PermutationKey, dict[str, StageJob]] = field(default_factory=dict)
+
+    def jobs_for(self, key: PermutationKey) -> dict[str, str]:
+        """Stage -> job of the key's ``stages`` in the outputs (:func:`primary_stages`)."""
+        return self.stages.get(key, {})
+
+    def all_jobs_for(self, key: PermutationKey) -> list[str]:
+        """Every job the key needs, over all its targets."""
+        per_target = self.targets.get(key)
+        if per_target is None:
+            return list(self.jobs_for(key).values())
+        return [job for stages in per_target.values() for job in stages.values()]
+
+    def stage_report(self) -> dict[str, dict[str, int]]:
+        """Per stage: key uses, unique jobs, and the most keys sharing one job.
+
+        ``{"vertex": {"uses": 30, "jobs": 9, "max_shared": 8}, ...}``: 30 keys
+        need a vertex stage, projection leaves 9 distinct vertex jobs, and one of
+        them serves 8 keys.
+        """
+        users = Counter(job_key for key in self.stages for job_key in self.all_jobs_for(key))
+        report: dict[str, dict[str, int]] = {}
+        for job_key, job in sorted(self.jobs.items()):
+            entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
+            entry["uses"] += users[job_key]
+            entry["jobs"] += 1
+            entry["max_shared"] = max(entry["max_shared"], users[job_key])
+        return dict(sorted(report.items()))
+
+
+def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions,
+              exact: bool = True, recorded: Callable[[str], str | None] | None = None) -> JobPlan:
+    """Project every key's defines per stage and dedup into unique jobs (by preprocessed
+    text when ``exact`` and the C API loads here, or by ``recorded``: see :class:`Planner`)."""
+    planner = Planner(rulesets, tree, options, exact, recorded)
+    for key in sorted(keys):
+        planner.add(key)
+    return planner.plan
+
+
+class Planner:
+    """Keys in, unique stage jobs out, one key at a time (a family's whole valid space streams through).
+
+    ``recorded(define_key)`` gives the exact key an earlier run found for a job's define-based key
+    (or None); only the jobs it does not know are preprocessed, and glslang is loaded for the first
+    of them.  ``plan.preprocessed`` holds the define-based -> exact keys found by preprocessing here.
+    """
+
+    def __init__(self, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions, exact: bool = True,
+                 recorded: Callable[[str], str | None] | None = None):
+        self.rulesets, self.tree, self.options = rulesets, tree, options
+        self.plan = JobPlan(exact=exact)
+        self._exact, self._recorded = exact, recorded
+        self._preprocess: Callable | None = None
+        self._loaded = False
+        self._sources = ClosureCache(tree)
+        self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
+        self._generators: dict[str, object] = {}
+
+    def add(self, key: PermutationKey, keep: bool = True) -> dict[str, dict[str, StageJob]]:
+        """Plan one key: target label -> stage -> job; ``keep=False`` leaves the key out of ``plan.stages``."""
+        ruleset, plan = self.rulesets[key.shader], self.plan
+        if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
+            made = generated_jobs(ruleset, key, self._generators, self.tree, self.options, plan if keep else None)
+        else:
+            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+            made = {}
+            for target in self.options.targets(ruleset):
+                made[target.label] = {stage: self._exact_job(make_job(source, stage, defines, self._sources,
+                                                                      self.options, target))
+                                      for stage, source in sorted(ruleset.sources.items())}
+        per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
+                      for label, jobs in made.items()}
+        if keep:
+            plan.stages[key] = primary_stages(per_target)
+            plan.own[key] = primary_stages(made)
+            if self.options.explicit(ruleset):
+                plan.targets[key] = per_target
+        return made
+
+    def _exact_job(self, job: StageJob) -> StageJob:
+        """The job under its exact key (preprocessed text), merged with an identical one already planned."""
+        if not self._exact:
+            return job
+        if job.key not in self._exact_keys:
+            key = self._recorded(job.key) if self._recorded is not None else None
+            if key is None:
+                key = self._preprocessed(job)
+            self._exact_keys[job.key] = key
+            if key in self.plan.jobs:
+                self.plan.merged += 1
+        return replace(job, key=self._exact_keys[job.key])
+
+    def _preprocessed(self, job: StageJob) -> str:
+        if not self._loaded:
+            self._preprocess, self._loaded = default_preprocessor(self.tree), True
+            self.plan.exact = self._preprocess is not None  # else the jobs not recorded keep define-based keys
+        text = self._preprocess(job.request) if self._preprocess is not None else None
+        if text is None:
+            return job.key
+        key = exact_key(job.request, text, self.options)
+        self.plan.preprocessed[job.key] = key
+        return key
+
+
+def _planned(plan: JobPlan, job: StageJob) -> str:
+    plan.jobs.setdefault(job.key, job)
+    plan.stage_uses += 1
+    return job.key
+
+
+def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The stages a key's outputs name as its ``stages``: its first Vulkan target's, else its first target's."""
+    return next((stages for label, stages in per_target.items() if label.startswith("vulkan")),
+                next(iter(per_target.values())))
+
+
+STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}
+
+
+def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree: SourceTree,
+                   options: JobOptions, plan: JobPlan | None = None) -> dict[str, dict[str, StageJob]]:
+    """The stage jobs of a key of a generated family (:mod:`pipeline.plan.generate`), per
+    compile target of the family: target label -> stage -> job.
+
+    The text is generated once per key.  A stage's source is named after its text
+    (``generated/<sha256[:16]>.frag``), so keys generating the same text (and
+    defines) are one job per target; the closure is the files the text was made from.
+    """
+    from pipeline.plan.generate import generator_for  # the generator modules load on first use
+
+    if ruleset.kind not in generators:
+        generators[ruleset.kind] = generator_for(ruleset, tree)
+    made_stages = sorted(generators[ruleset.kind].generate(ruleset, key).items())
+    if plan is not None:
+        shapes = [made.shape for _, made in made_stages if made.shape is not None]
+        if shapes:
+            plan.shapes[key] = shapes[-1]
+    stages = []  # per stage, what every target shares: the job's stage, source name and closure
+    for stage, made in made_stages:
+        stage_of_job = "fragment" if made.problems else stage  # a failed generation: one job, not one per stage
+        name = f"generated/{bytes_hash((made.text or '').encode())[:16]}.{STAGE_SUFFIX[stage_of_job]}"
+        closure = tuple(sorted((f, tree.parsed(f).sha256) for f in made.files if tree.has_file(f)))
+        stages.append((stage, made, stage_of_job, name, closure))
+    out: dict[str, dict[str, StageJob]] = {}
+    for target in options.targets(ruleset):
+        per_stage = out[target.label] = {}
+        for stage, made, stage_of_job, name, closure in stages:
+            request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, text=made.text,
+                                     problems=made.problems, **_target_fields(target, options))
+            per_stage[stage] = StageJob(request, closure, options, job_key(request, closure, options))
+    return out
+
+
+def _target_fields(target: CompileTarget, options: JobOptions) -> dict:
+    """The fields of a compile request that its target decides (optimizing is for SPIR-V only)."""
+    return {"target": target.target, "optimize": options.optimize and target_info(target.target).is_spirv,
+            "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version}
+
+
+class ClosureCache:
+    """A source file's closure and tested macros, read from the tree once per plan."""
+
+    def __init__(self, tree: SourceTree):
+        self.tree = tree
+        self._seen: dict[str, tuple[frozenset[str], tuple[tuple[str, str], ...]]] = {}
+
+    def get(self, relpath: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+        """``(identifiers used anywhere, closure)`` of one stage source."""
+        if relpath not in self._seen:
+            self._seen[relpath] = (self.tree.used_identifiers(relpath), self.tree.closure(relpath))
+        return self._seen[relpath]
+
+
+def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions,
+             target: CompileTarget | None = None) -> StageJob:
+    """The stage job of one key: its defines projected onto what the source closure uses."""
+    closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
+    used, closure = closures.get(source.file)
+    projected = project_defines(defines, used)
+    target = target or CompileTarget(target=options.target)
+    request = CompileRequest(source=source.file, stage=stage, language=source.language,
+                             entry=source.entry, defines=projected, **_target_fields(target, options))
+    return StageJob(request, closure, options, job_key(request, closure, options))
+
+
+def key_defines(key: PermutationKey, ruleset: RuleSet, sources: ClosureCache) -> dict[str, list[list[str]]]:
+    """A key's exact defines in preamble order: the whole preamble, then each stage's projection."""
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    out = {"preamble": [list(d) for d in defines]}
+    for stage, source in sorted(ruleset.sources.items()):
+        out[stage] = [list(d) for d in project_defines(defines, sources.get(source.file)[0])]
+    return out

@@ -1,0 +1,105 @@
+"""The one job plan: which compile jobs a set of keys needs, for cook, report and verify alike.
+
+A :class:`JobSetup` is everything a plan depends on besides the keys: the families, the
+shader library with the folders its sources may lead to (``allowed_roots``), how
+messages name it, and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
+compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` makes it
+from a world; :func:`plan_jobs` (or :meth:`JobSetup.planner`, one key at a time) makes
+the plan.
+
+With a store, the plan reads the exact keys earlier plans found (``job-exact`` records,
+:mod:`pipeline.cache.job_records`): a job whose define-based key (its source closure by
+content, projected defines, target, flags, compiler) has a record takes its exact key
+from it, so only jobs without one are preprocessed.  :func:`record_exact` writes what a
+plan preprocessed (the cook does, after planning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.cache.job_records import JOB_EXACT
+from pipeline.cache.store import Store
+from pipeline.compilers import SourceTree
+from pipeline.plan.jobs import JobOptions, JobPlan, Planner
+from pipeline.digest import code_hash, stable_hash
+from pipeline.rules.models import RuleSet
+
+if TYPE_CHECKING:
+    from pipeline.world import World
+
+
+@dataclass(frozen=True)
+class JobSetup:
+    """What a job plan depends on besides its keys."""
+
+    families: dict[str, RuleSet]
+    materials_dir: Path
+    options: JobOptions
+    display_prefix: str = "materials/"
+    allowed_roots: tuple[Path, ...] = ()
+
+    def tree(self) -> SourceTree:
+        """The shader library as the plan reads it (and a cook compiles it)."""
+        return SourceTree(self.materials_dir, self.display_prefix, self.allowed_roots)
+
+    def planner(self, store: Store | None = None, tree: SourceTree | None = None, exact: bool = True) -> Planner:
+        """A planner taking keys one at a time (``planner.plan`` is the plan so far)."""
+        return Planner(self.families, tree or self.tree(), self.options, exact,
+                       _recorded(store, self) if store is not None else None)
+
+
+def world_setup(world: "World", identity: str, *, target: str = "vulkan1.2", optimize: bool | None = None,
+                prefix: str | None = None) -> JobSetup:
+    """The job setup of a world's cook: its families, library, allowed roots and ``[cook]`` settings;
+    ``identity`` is the compiler's (:attr:`Backend.identity`)."""
+    options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
+                         tuple(sorted(world.config.cook.compile.items())))
+    return JobSetup(world.families, world.materials_dir, options,
+                    prefix if prefix is not None else display_prefix(world.materials_dir), world.allowed_roots)
+
+
+def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None) -> JobPlan:
+    """The unique stage jobs of ``keys`` and which job each key's stages map to (``store``: the
+    exact keys it records are used instead of preprocessing again)."""
+    planner = setup.planner(store, tree)
+    for key in sorted(keys):
+        planner.add(key)
+    return planner.plan
+
+
+def _record_key(setup: JobSetup, define_key: str) -> str:
+    """A define-based job key plus what else decides the preprocessed text: the preprocessing code
+    and the folders sources may lead to."""
+    return stable_hash([define_key, _code(), sorted(str(p) for p in setup.allowed_roots)])
+
+
+@cache
+def _code() -> str:
+    return code_hash("plan/jobs.py", "compilers/preamble.py", "compilers/glslang_capi.py",
+                     "compilers/sources.py")
+
+
+def _recorded(store: Store, setup: JobSetup):
+    def lookup(define_key: str) -> str | None:
+        found = store.get(JOB_EXACT, _record_key(setup, define_key))
+        return found if isinstance(found, str) else None
+    return lookup
+
+
+def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:
+    """Keep the exact keys ``plan`` found by preprocessing, for the plans after it."""
+    for define_key, exact in sorted(plan.preprocessed.items()):
+        store.set(JOB_EXACT, _record_key(setup, define_key), exact)
+
+
+def display_prefix(materials_dir: Path) -> str:
+    """How compile errors name the shader library: relative to the working directory when inside it."""
+    path = materials_dir.resolve()
+    try:
+        return str(path.relative_to(Path.cwd().resolve())) + "/"
+    except ValueError:
+        return str(path) + "/"
