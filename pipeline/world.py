@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
+from pipeline.chunks import ChunkInfo, discover_folders
 from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
 from pipeline.errors import Diagnostic, PipelineError
-from pipeline.scan.chunks import ChunkInfo, discover_folders
 
 if TYPE_CHECKING:
     from pipeline.rules.models import RuleSet
@@ -102,7 +102,7 @@ class World:
 
     def folder_warnings(self, *, level: str | None = None, chunk: str | None = None,
                         chunks: Collection[str] | None = None) -> list[Diagnostic]:
-        """A warning per folder link not followed (:mod:`pipeline.scan.chunks`), of those in what a
+        """A warning per folder link not followed (:mod:`pipeline.chunks`), of those in what a
         :meth:`select` of the same arguments covers: the world's folder scope, or one level of it."""
         if chunk is not None or chunks is not None or self._scope_is_file:
             return []

@@ -8,8 +8,7 @@ from typing import Any
 import yaml
 
 from pipeline.builtin import builtin_rules_dir
-from pipeline.rules.models import RuleSet, load_ruleset_text, load_rulesets
-from pipeline.scan.facts import (
+from pipeline.facts import (
     Attribute,
     ChunkFacts,
     Draw,
@@ -19,6 +18,7 @@ from pipeline.scan.facts import (
     MeshFacts,
     NodeFacts,
 )
+from pipeline.rules.models import RuleSet, load_ruleset_text, load_rulesets
 
 FLOAT = 5126
 ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TANGENT": "VEC4", "TEXCOORD_0": "VEC2",

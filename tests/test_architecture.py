@@ -2,8 +2,12 @@
 
 The stages follow the data flow (docs/architecture.md):
 
-    base (errors, config, digest, builtin, progress) -> cache.store -> scan -> rules
-    -> world -> keys -> cook -> report -> runtime -> api -> cli
+    base (errors, config, digest, builtin, progress, fileio, cache, facts) -> rules -> world (world, chunks)
+    -> scan -> keys -> compilers -> plan -> compile -> outputs -> cook -> report -> runtime -> api -> cli
+
+A rule set is read before any content, so the fact vocabulary the rules read (``facts``) is
+base and the scanner only fills it in; the world (config, rules, chunk layout) comes before
+the scan that walks it.
 
 A record-kind module of ``pipeline/cache/`` belongs to the stage whose data it
 holds.  Imports under ``if TYPE_CHECKING:`` are for annotations only: they may name
@@ -22,10 +26,10 @@ MAX_LINES = 450
 
 STAGES = [
     ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
-              "pipeline.progress", "pipeline.fileio", "pipeline.cache"]),
-    ("scan", ["pipeline.scan"]),
+              "pipeline.progress", "pipeline.fileio", "pipeline.cache", "pipeline.facts"]),
     ("rules", ["pipeline.rules"]),
-    ("world", ["pipeline.world"]),
+    ("world", ["pipeline.world", "pipeline.chunks"]),
+    ("scan", ["pipeline.scan"]),
     ("keys", ["pipeline.keys"]),
     ("compilers", ["pipeline.compilers"]),
     ("plan", ["pipeline.plan"]),

@@ -13,9 +13,9 @@ import typing
 from pathlib import Path
 
 from pipeline.config import TARGET_NAMES, CompileTarget
+from pipeline.facts import DrawFacts
 from pipeline.rules.fact_reference import fact_paths, reference_markdown
 from pipeline.rules.models import Define, Feature, NormalizeRule, Pass, RuleSet
-from pipeline.scan.facts import DrawFacts
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "own-ubershader.md"
 BLOCK = re.compile(r"(<!-- facts:begin[^\n]*-->\n)(.*?)(<!-- facts:end -->)", re.S)

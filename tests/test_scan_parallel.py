@@ -10,9 +10,9 @@ import pytest
 
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes
+from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan import scanner
 from pipeline.scan import scanner as scan_module
-from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.gltf.construct import canonical
 from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult
 from pipeline.world import open_world

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.chunks import discover
 from pipeline.config import WorldConfig
-from pipeline.scan.chunks import discover
 
 
 def test_chunks_levels_and_files(tmp_path: Path) -> None:

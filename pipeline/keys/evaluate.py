@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from pipeline.errors import Diagnostic, RuleError
+from pipeline.facts import DrawFacts
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.compiled import (
     RENDER_STATE,
@@ -28,7 +29,6 @@ from pipeline.rules.compiled import (
 )
 from pipeline.rules.emit import TemplateError, render_set
 from pipeline.rules.models import CompiledPass, Located, RuleSet, run_normalize
-from pipeline.scan.facts import DrawFacts
 
 Overrides = Mapping[str, str]  # feature -> "dynamic" | "removed" (what-if)
 

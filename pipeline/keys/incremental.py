@@ -46,7 +46,8 @@ from pipeline.scan import scanner as _scan
 from pipeline.world import World
 
 FORMAT_VERSION = 1
-_KEY_MODULES = ("scan", "rules", "keys/evaluate.py", "keys/required.py", "world.py", "config.py", "digest.py", "errors.py")
+_KEY_MODULES = ("facts.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py", "world.py",
+                "config.py", "digest.py", "errors.py")
 
 
 # ------------------------------------------------------------------ data

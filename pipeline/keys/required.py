@@ -14,12 +14,12 @@ from typing import Any, Iterable
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
 from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
-from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.scanner import ScanResult
 
 

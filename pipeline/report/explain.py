@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel
 
 from pipeline.cache.store import Store
+from pipeline.facts import DrawFacts, DrawSource
 from pipeline.plan.jobs import JobPlan
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
@@ -33,7 +34,6 @@ from pipeline.keys.key import KEY_TEXT, PermutationKey
 from pipeline.report.funnel import ReportOptions, job_plan, job_state
 from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
-from pipeline.scan.facts import DrawFacts, DrawSource
 
 if TYPE_CHECKING:
     from pipeline.keys.required import KeysResult

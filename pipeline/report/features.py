@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pipeline.facts import DrawSource
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import RequiredKeys
 from pipeline.report.rows import ContributorRow, FeatureRow, KeyRow
-from pipeline.scan.facts import DrawSource
 
 
 def feature_rows(families, required: RequiredKeys) -> list[FeatureRow]:

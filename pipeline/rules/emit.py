@@ -17,7 +17,7 @@ a dynamic one only the enum constants (``value`` and ``symbol`` styles).  A feat
 A *set* feature is derived from a mapping or a list fact (``mesh.attributes``) and its
 ``define:`` is a template whose ``{field}`` placeholders name the parts of an element:
 the mapping's key (named by ``as:``, default ``key``) and the fields of the element's
-model (``{type}`` of an :class:`~pipeline.scan.facts.Attribute`), or ``{value}`` for a
+model (``{type}`` of an :class:`~pipeline.facts.Attribute`), or ``{value}`` for a
 list of plain values.  ``HAS_{attribute}_{type}`` over ``mesh.attributes`` gives
 ``HAS_TEXCOORD_1_VEC2``, ``HAS__PRESSURE_SCALAR`` ...  Characters other than letters,
 digits and ``_`` in a rendered name become ``_``.  The set's value in a key is its

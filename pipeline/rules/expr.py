@@ -35,7 +35,7 @@ where ``y`` cannot hold ``x``.  What only the content decides (a value in ``extr
 overflow) fails at run time as :class:`EvalError`.  ``x in FEATURE`` over a set feature is
 membership among its define names, never a substring of their joined text.
 
-Every fact path is checked against the pydantic models of :mod:`pipeline.scan.facts`
+Every fact path is checked against the pydantic models of :mod:`pipeline.facts`
 when the expression is compiled; every feature name against the feature table.
 """
 
@@ -49,12 +49,12 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel
 
+from pipeline.facts import DrawFacts
 from pipeline.rules.expr_runtime import (  # noqa: F401  (EvalError, get_attr, get_item re-exported)
     ARITH, OP_TEXT, Env, EvalError, Fn, arith, bucket_of, compare_op, count_of, extreme, get_attr, get_item,
     has_attribute, is_number)
 from pipeline.rules.expr_types import (  # noqa: F401  (Domain, suggest re-exported)
     ANY, NUMBER_TYPE, Domain, SType, compare_problem, has_problem, number_problem, stype_of, suggest)
-from pipeline.scan.facts import DrawFacts
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100

@@ -1,6 +1,6 @@
 """Every fact path a rule can read, with its type and meaning, generated from the fact models.
 
-:func:`fact_paths` walks :class:`~pipeline.scan.facts.DrawFacts` (the same models rule
+:func:`fact_paths` walks :class:`~pipeline.facts.DrawFacts` (the same models rule
 expressions are checked against) and gives one row per path: ``material.clearcoat``,
 ``material.clearcoat.clearcoatFactor``, ``mesh.attributes[name]`` (a mapping: its
 values' fields follow as ``mesh.attributes[name].type``) ...  :func:`reference_markdown`
@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from pipeline.facts import DrawFacts
 from pipeline.rules.expr_types import unwrap_optional
-from pipeline.scan.facts import DrawFacts
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
+from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.fileio import InsideRoots, same_stamp, stamp
-from pipeline.scan.chunks import ChunkInfo
-from pipeline.scan.facts import Draw, DrawFacts, DrawSource
 from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
 from pipeline.scan.gltf.construct import construct

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, GltfError
+from pipeline.facts import Draw, DrawSource
 from pipeline.fileio import check_inside, same_stamp, stamp
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
-from pipeline.scan.facts import Draw, DrawSource
 from pipeline.scan.gltf import parse_gltf, read_bytes
 from pipeline.scan.gltf.draws import FileDraw, SharedFacts, chunk_lights, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of

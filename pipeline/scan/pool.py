@@ -10,10 +10,10 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
 from pipeline.scan.chunk_scan import ChunkScan
-from pipeline.scan.chunks import ChunkInfo
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.workers import process_pool
 

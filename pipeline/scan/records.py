@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pipeline.cache.store import RecordKind
 from pipeline.errors import Diagnostic
-from pipeline.scan.facts import DrawFacts
+from pipeline.facts import DrawFacts
 
 SCAN = RecordKind("scan", 3)
 

@@ -36,15 +36,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline.scan import records as scan_records
 from pipeline.cache.store import Store
+from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.digest import stable_hash
 from pipeline.errors import Diagnostic
+from pipeline.facts import Draw, DrawFacts, Lights
+from pipeline.scan import records as scan_records
 from pipeline.scan.buffers import OPTIONAL_FACTS
 from pipeline.scan.chunk_scan import ChunkScan
-from pipeline.scan.chunks import ChunkInfo
-from pipeline.scan.facts import Draw, DrawFacts, Lights
 from pipeline.scan.files import (  # noqa: F401
     FileScan,
     deps_fresh,

@@ -9,7 +9,7 @@ validation over the corpus.  Only for values built here: never for data read bac
 from a cache or given by a user.
 
 :func:`canonical` is the canonical serialization (see :mod:`pipeline.digest`) of a fact
-model, so that a :class:`~pipeline.scan.facts.DrawFacts` signature can be assembled from the
+model, so that a :class:`~pipeline.facts.DrawFacts` signature can be assembled from the
 bytes of its parts, each computed once.
 """
 

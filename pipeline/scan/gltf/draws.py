@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pipeline import facts as F
 from pipeline.digest import bytes_hash, canonical_object
-from pipeline.scan import facts as F
 from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 from pipeline.scan.gltf.structs import Document

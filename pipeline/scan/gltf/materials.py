@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
+from pipeline import facts as F
 from pipeline.errors import GltfError
-from pipeline.scan import facts as F
 from pipeline.scan.gltf import structs as G
 from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.pointer import pointer

@@ -1,5 +1,9 @@
 """Draw facts: the typed, frozen description of one draw that rule sets read.
 
+This is the vocabulary shared by the rule sets and the scanner: a rule set is read and
+checked against these models before any content is (:mod:`pipeline.rules`), and the
+scanner (:mod:`pipeline.scan`) fills them in from glTF files.
+
 A *draw* is one primitive of one mesh instance with one material (each
 KHR_materials_variants mapping is one more draw).  Everything a rule may test
 lives in :class:`DrawFacts`; where a draw comes from lives in :class:`DrawSource`

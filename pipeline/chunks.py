@@ -1,5 +1,8 @@
 """Finding the chunks of a world folder (the world itself is :class:`pipeline.world.World`).
 
+The chunk layout is part of the world, known before anything is scanned: the world
+selects chunks by it, and the scanner (:mod:`pipeline.scan`) reads the files it lists.
+
 A world is a folder.  A *chunk* is a folder that directly holds ``.gltf`` or
 ``.glb`` files; its name is its path from the world root, '/'-separated (``.``
 for files directly in the root).  Its *level* is the first ``level_depth``
