@@ -19,7 +19,8 @@ import time
 import yaml
 
 from pipeline.rules.counts import count_space
-from pipeline.rules.models import load_ruleset_text, run_normalize
+from pipeline.rules.load import load_ruleset_text
+from pipeline.rules.normalize import run_normalize
 
 BRUTE_FORCE_LIMIT = 200_000
 

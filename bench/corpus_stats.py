@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.keys.required import optional_facts
-from pipeline.rules.models import load_rulesets  # noqa: E402
+from pipeline.rules.load import load_rulesets  # noqa: E402
 from pipeline.scan import scanner  # noqa: E402
 from pipeline.world import open_world  # noqa: E402
 

@@ -73,7 +73,7 @@ class World:
     # ------------------------------------------------------------ rules
     @cached_property
     def rulesets(self) -> list[RuleSet]:
-        from pipeline.rules.models import load_rulesets  # rule sets load on first use
+        from pipeline.rules.load import load_rulesets  # rule sets load on first use
 
         return load_rulesets(self.rules_dir)
 

@@ -18,7 +18,8 @@ from pipeline.facts import (
     MeshFacts,
     NodeFacts,
 )
-from pipeline.rules.models import RuleSet, load_ruleset_text, load_rulesets
+from pipeline.rules.load import load_ruleset_text, load_rulesets
+from pipeline.rules.models import RuleSet
 
 FLOAT = 5126
 ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TANGENT": "VEC4", "TEXCOORD_0": "VEC2",

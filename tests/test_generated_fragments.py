@@ -20,7 +20,7 @@ from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.outputs.manifest import load_chunk_manifest
 from pipeline.errors import CompileError
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.models import load_ruleset_text, load_rulesets
+from pipeline.rules.load import load_ruleset_text, load_rulesets
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_world"
 

@@ -20,7 +20,7 @@ from pipeline.plan import jobs as _jobs
 from pipeline.plan.setup import plan_jobs
 from pipeline.cook.verify import VerifyOptions, family_keys, family_setup, plan_family
 from pipeline.progress import NullProgress
-from pipeline.rules.models import load_rulesets
+from pipeline.rules.load import load_rulesets
 from test_cli_startup import _loaded, _run
 
 ROOT = Path(__file__).resolve().parents[1]

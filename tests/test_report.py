@@ -18,7 +18,7 @@ from pipeline.keys.required import required_keys
 from pipeline.report.funnel import ReportOptions, build_report
 from pipeline.report.whatif import what_if
 from pipeline.rules.counts import count_space
-from pipeline.rules.models import load_rulesets
+from pipeline.rules.load import load_rulesets
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_world"

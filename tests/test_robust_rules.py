@@ -14,7 +14,7 @@ from rules_fixtures import facts, mesh
 from pipeline.cli import main
 from pipeline.errors import RuleError
 from pipeline.rules.expr import Domain, EvalError, ExprError, Scope, compile_expr
-from pipeline.rules.models import load_ruleset_text
+from pipeline.rules.load import load_ruleset_text
 from pipeline.rules.yaml_nodes import MAX_DEPTH, MAX_NODES, YamlDocument
 
 TEMPLATE = """shader: t

@@ -13,7 +13,8 @@ from rules_fixtures import pbr, write_rules
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli import main
 from pipeline.errors import RuleError
-from pipeline.rules.models import Feature, RuleSet, load_ruleset_text, load_rulesets
+from pipeline.rules.load import load_ruleset_text, load_rulesets
+from pipeline.rules.models import Feature, RuleSet
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 MINIMAL = """shader: {name}

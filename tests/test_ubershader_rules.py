@@ -13,7 +13,7 @@ from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.evaluate import evaluate
 from pipeline.keys.key import KeyTextError, PermutationKey
 from pipeline.rules.counts import OPEN, OpenSpaceError, add_counts, count_space, enumerate_valid
-from pipeline.rules.models import load_ruleset_text
+from pipeline.rules.load import load_ruleset_text
 
 BASE = """\
 shader: studio

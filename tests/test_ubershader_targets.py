@@ -12,7 +12,7 @@ from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_back
 from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.config import CompileTarget, parse_world_config
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.models import load_ruleset_text, load_rulesets
+from pipeline.rules.load import load_ruleset_text, load_rulesets
 
 DATA = Path(__file__).parent / "data" / "ubershader"
 BACKENDS = ("capi", "cli")

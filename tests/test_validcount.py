@@ -11,7 +11,7 @@ from rules_fixtures import pbr, small_ruleset
 
 from pipeline.errors import RuleError
 from pipeline.rules.counts import count_space, enumerate_valid
-from pipeline.rules.models import NormalizeCycle, run_normalize
+from pipeline.rules.normalize import NormalizeCycle, run_normalize
 
 ENUM = ["RED", "GREEN", "BLUE"]
 

@@ -14,7 +14,7 @@ from pipeline.builtin import builtin_rules_dir
 from pipeline.cli.verify import command
 from pipeline.cook.verify import family_keys
 from pipeline.rules.counts import count_space
-from pipeline.rules.models import load_rulesets
+from pipeline.rules.load import load_rulesets
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources

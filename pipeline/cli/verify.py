@@ -24,7 +24,7 @@ from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verif
 from pipeline.cpus import usable_cpus
 from pipeline.errors import Location
 from pipeline.progress import for_stream
-from pipeline.rules.models import load_rulesets
+from pipeline.rules.load import load_rulesets
 
 
 @click.command("verify-family")

@@ -33,9 +33,9 @@ from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
-from pipeline.rules.compiled import run_normalize
 from pipeline.rules.counts import OPEN, count_space, enumerate_valid
 from pipeline.rules.models import RuleSet
+from pipeline.rules.normalize import run_normalize
 
 ENUMERATE_LIMIT = 100_000
 MAX_DRAWS_PER_KEY = 50

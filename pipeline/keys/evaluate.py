@@ -21,14 +21,17 @@ from pipeline.facts import DrawFacts
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.compiled import (
     RENDER_STATE,
+    CompiledPass,
     CompiledRule,
     FeatureValue,
     default_value,
     format_value,
     in_domain,
+    Located,
 )
 from pipeline.rules.emit import TemplateError, render_set
-from pipeline.rules.models import CompiledPass, Located, RuleSet, run_normalize
+from pipeline.rules.models import RuleSet
+from pipeline.rules.normalize import run_normalize
 
 Overrides = Mapping[str, str]  # feature -> "dynamic" | "removed" (what-if)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.keys.key import PermutationKey
-from pipeline.rules.compiled import default_value, format_value, in_domain, run_normalize
+from pipeline.rules.compiled import default_value, format_value, in_domain
 from pipeline.rules.models import RuleSet
+from pipeline.rules.normalize import run_normalize
 
 
 def fallback_keys(rs: RuleSet) -> dict[str, PermutationKey]:

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.errors import Diagnostic, RuleError
-from pipeline.rules.compiled import default_value, format_value
+from pipeline.rules.compiled import CompiledRule, default_value, format_value
 from pipeline.rules.counts import CountLimitError, count_space, truth_table
-from pipeline.rules.models import CompiledRule, RuleSet, display_path, load_rulesets
+from pipeline.rules.load import display_path, load_rulesets
+from pipeline.rules.models import RuleSet
 
 
 @dataclass

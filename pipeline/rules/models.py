@@ -33,12 +33,13 @@ aliases or custom tags.
 
 Every problem found while loading becomes a located :class:`~pipeline.errors.RuleError`
 diagnostic (``rules/pbr.yaml:14:12: error: ...``); all of them are reported at once.
+This module holds the models; :mod:`pipeline.rules.load` reads and compiles a file into
+them (:mod:`pipeline.rules.build`, into :mod:`pipeline.rules.compiled`).
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -47,27 +48,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     model_validator,
 )
 
 from pipeline.config import CompileTarget, CompileTargets  # noqa: F401  (re-exported)
-from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.fileio import read_text
-from pipeline.rules.compiled import (  # noqa: F401  (re-exported)
-    Compiled,
-    CompiledCase,
-    CompiledPass,
-    CompiledRule,
-    Located,
-    NormalizeCycle,
-    compile_ruleset,
-    run_normalize,
-)
+from pipeline.rules.compiled import Compiled
 from pipeline.rules.expr import Domain
-from pipeline.rules.yaml_nodes import YamlDocument
 
-MAX_RULESET_BYTES = 16 * 2**20
 VALUE_TOKEN = re.compile(r"^[A-Za-z0-9_]+$")
 NAME_TOKEN = re.compile(r"^[A-Za-z0-9_./#:-]+$")
 
@@ -318,58 +305,3 @@ class RuleSet(Model):
 
     def domain(self, name: str) -> Domain:
         return self.compiled.domains[name]
-
-
-# ---------------------------------------------------------------- loading
-def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None) -> list[RuleSet]:
-    """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once."""
-    rules_dir = Path(rules_dir)
-    if not rules_dir.is_dir():
-        raise RuleError.at(display_path(rules_dir), "rules folder not found")
-    rulesets, diagnostics = [], []
-    for file in sorted(rules_dir.glob("*.yaml")):
-        try:
-            text = read_text(file, display_path(file), limit=MAX_RULESET_BYTES, error=RuleError, what="rule set")
-            rulesets.append(load_ruleset_text(text, display_path(file), materials_dir=materials_dir))
-        except RuleError as exc:
-            diagnostics.extend(exc.diagnostics)
-    diagnostics.extend(_duplicate_shaders(rulesets))
-    if diagnostics:
-        raise RuleError(diagnostics)
-    return sorted(rulesets, key=lambda r: r.shader)
-
-
-def display_path(path: Path) -> str:
-    """A relative path as given; an absolute one relative to the working folder when inside it."""
-    if path.is_absolute():
-        try:
-            return path.relative_to(Path.cwd()).as_posix()
-        except ValueError:
-            return path.as_posix()
-    return path.as_posix()
-
-
-def _duplicate_shaders(rulesets: list[RuleSet]) -> list[Diagnostic]:
-    seen: dict[str, RuleSet] = {}
-    out = []
-    for rs in rulesets:
-        if rs.shader in seen:
-            out.append(Diagnostic(Location(rs.path, 1, 1),
-                                  f"shader '{rs.shader}' is already defined in {seen[rs.shader].path}"))
-        seen.setdefault(rs.shader, rs)
-    return out
-
-
-def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None) -> RuleSet:
-    """Parse, validate and compile one rule set from YAML text; ``path`` names it in messages."""
-    doc = YamlDocument.parse(text, path)
-    data = doc.data()
-    if not isinstance(data, dict):
-        raise RuleError(Diagnostic(doc.location(doc.root), "a rule set is a YAML mapping"))
-    data["path"] = path
-    try:
-        ruleset = RuleSet.model_validate(data)
-    except ValidationError as exc:
-        raise RuleError(doc.validation_diagnostics(exc)) from None
-    ruleset._compiled = compile_ruleset(ruleset, doc, materials_dir)
-    return ruleset

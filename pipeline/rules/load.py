@@ -1,0 +1,77 @@
+"""Loading rule sets: a folder's ``*.yaml`` files, each parsed, validated and compiled.
+
+:func:`load_ruleset_text` reads one rule set with the located YAML loader
+(:mod:`pipeline.rules.yaml_nodes`), validates it into a
+:class:`~pipeline.rules.models.RuleSet` and compiles it
+(:func:`~pipeline.rules.build.compile_ruleset`); :func:`load_rulesets` does so for every
+file of a folder, within a size limit each, and reports every problem of every file at
+once, a shader family defined twice included.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.fileio import read_text
+from pipeline.rules.build import compile_ruleset
+from pipeline.rules.models import RuleSet
+from pipeline.rules.yaml_nodes import YamlDocument
+
+MAX_RULESET_BYTES = 16 * 2**20
+
+
+def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None) -> list[RuleSet]:
+    """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once."""
+    rules_dir = Path(rules_dir)
+    if not rules_dir.is_dir():
+        raise RuleError.at(display_path(rules_dir), "rules folder not found")
+    rulesets, diagnostics = [], []
+    for file in sorted(rules_dir.glob("*.yaml")):
+        try:
+            text = read_text(file, display_path(file), limit=MAX_RULESET_BYTES, error=RuleError, what="rule set")
+            rulesets.append(load_ruleset_text(text, display_path(file), materials_dir=materials_dir))
+        except RuleError as exc:
+            diagnostics.extend(exc.diagnostics)
+    diagnostics.extend(_duplicate_shaders(rulesets))
+    if diagnostics:
+        raise RuleError(diagnostics)
+    return sorted(rulesets, key=lambda r: r.shader)
+
+
+def display_path(path: Path) -> str:
+    """A relative path as given; an absolute one relative to the working folder when inside it."""
+    if path.is_absolute():
+        try:
+            return path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return path.as_posix()
+    return path.as_posix()
+
+
+def _duplicate_shaders(rulesets: list[RuleSet]) -> list[Diagnostic]:
+    seen: dict[str, RuleSet] = {}
+    out = []
+    for rs in rulesets:
+        if rs.shader in seen:
+            out.append(Diagnostic(Location(rs.path, 1, 1),
+                                  f"shader '{rs.shader}' is already defined in {seen[rs.shader].path}"))
+        seen.setdefault(rs.shader, rs)
+    return out
+
+
+def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None) -> RuleSet:
+    """Parse, validate and compile one rule set from YAML text; ``path`` names it in messages."""
+    doc = YamlDocument.parse(text, path)
+    data = doc.data()
+    if not isinstance(data, dict):
+        raise RuleError(Diagnostic(doc.location(doc.root), "a rule set is a YAML mapping"))
+    data["path"] = path
+    try:
+        ruleset = RuleSet.model_validate(data)
+    except ValidationError as exc:
+        raise RuleError(doc.validation_diagnostics(exc)) from None
+    ruleset._compiled = compile_ruleset(ruleset, doc, materials_dir)
+    return ruleset
