@@ -7,11 +7,10 @@ The stages follow the data flow (docs/architecture.md):
 
 A rule set is read before any content, so the fact vocabulary the rules read (``facts``) is
 base and the scanner only fills it in; the world (config, rules, chunk layout) comes before
-the scan that walks it.
-
-A record-kind module of ``pipeline/cache/`` belongs to the stage whose data it
-holds.  Imports under ``if TYPE_CHECKING:`` are for annotations only: they may name
-the World (which every stage takes) and modules of the same stage, never a later stage.
+the scan that walks it.  A record-kind module of ``pipeline/cache/`` belongs to the stage
+whose data it holds.  An import under ``if TYPE_CHECKING:`` is an arrow like any other: it
+may point back up only to name the World (``from pipeline.world import World``), which every
+stage takes, and it counts in the search for circles.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pipeline"
-MAX_LINES = 450
+MAX_LINES = 400
 
 STAGES = [
     ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
@@ -61,8 +60,8 @@ def stage_of(module: str) -> int:
     return rank
 
 
-def imports(path: Path) -> list[tuple[str, bool, int]]:
-    """(imported pipeline module, type-only, line) for every import in the file."""
+def imports(path: Path) -> list[tuple[str, bool, int, tuple[str, ...]]]:
+    """(imported pipeline module, type-only, line, names imported from it) for every import in the file."""
     tree = ast.parse(path.read_text(), str(path))
     type_only_lines: set[int] = set()
     for node in ast.walk(tree):
@@ -71,32 +70,40 @@ def imports(path: Path) -> list[tuple[str, bool, int]]:
                 type_only_lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
     found = []
     for node in ast.walk(tree):
-        names: list[str] = []
+        names: list[tuple[str, str]] = []  # (module, name imported from it, '' for the module itself)
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            names = [(a.name, "") for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
-                     for a in node.names]
-        for name in names:
+            names = [(f"{node.module}.{a.name}", "") if f"{node.module}.{a.name}" in MODULES
+                     else (node.module, a.name) for a in node.names]
+        by_module: dict[str, list[str]] = {}
+        for name, imported in names:
             if name.split(".")[0] == "pipeline" and name in MODULES:
-                found.append((name, node.lineno in type_only_lines, node.lineno))
+                by_module.setdefault(name, []).append(imported)
+        for name, imported_names in by_module.items():
+            found.append((name, node.lineno in type_only_lines, node.lineno, tuple(imported_names)))
     return found
+
+
+def names_the_world(target: str, type_only: bool, imported: tuple[str, ...]) -> bool:
+    """A type-only ``from pipeline.world import World``: the one arrow allowed back up."""
+    return type_only and target == "pipeline.world" and imported == ("World",)
 
 
 def test_stages_import_only_earlier_stages() -> None:
     wrong = []
     for module, path in MODULES.items():
         mine = stage_of(module)
-        for target, type_only, line in imports(path):
+        for target, type_only, line, imported in imports(path):
             theirs = stage_of(target)
-            if theirs > mine and not (type_only and target == "pipeline.world"):
+            if theirs > mine and not names_the_world(target, type_only, imported):
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} ({STAGES[mine][0]}) imports "
                              f"{target} ({STAGES[theirs][0]})")
     assert wrong == []
 
 
 def test_no_import_circles() -> None:
-    graph = {m: {t for t, type_only, _ in imports(p) if not type_only and t != m} for m, p in MODULES.items()}
+    graph = {m: {t for t, *_ in imports(p) if t != m} for m, p in MODULES.items()}
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
@@ -115,7 +122,7 @@ def test_no_import_circles() -> None:
     # a package importing its own submodules (re-exports in __init__) is not a circle
     cycles = [c for c in cycles if not all(c[0] == m or m.startswith(c[0] + ".") or c[0].startswith(m + ".")
                                            for m in c)]
-    assert cycles == []
+    assert cycles == [], cycles
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

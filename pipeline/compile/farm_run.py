@@ -17,18 +17,16 @@ import time
 from collections import deque
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from distributed import Client, KilledWorker, wait
 
-from pipeline.compilers import CompileOutput
-from pipeline.compile.farm_trust import audit_sample, batch_problem, job_output
-from pipeline.compile.farm_worker import BatchFailure, CompilerMismatch, farm_task
+from pipeline.compilers import CompileOutput, SourceTree
+from pipeline.compile.farm_trust import Trust, audit_sample, batch_problem, job_output
+from pipeline.compile.farm_worker import BatchFailure, CompilerMismatch, FarmBatch, farm_task
+from pipeline.compile.scheduler import JobRunner
 from pipeline.plan.jobs import StageJob
 from pipeline.errors import one_line
-
-if TYPE_CHECKING:
-    from pipeline.compile.farm import FarmCompiler
 
 
 OVERHEAD_SHARE = 0.05      # scheduling overhead per batch, at most this share of its compile time
@@ -96,6 +94,22 @@ def batch_deadline(floor: float, per_job_s: float | None, size: int) -> float:
     return max(floor, measured)
 
 
+class Farm(Protocol):
+    """What a run reads and updates of the compiler it runs for (:class:`~pipeline.compile.farm.FarmCompiler`)."""
+
+    scheduler: str
+    audit: float
+    batch_timeout: float
+    tree: SourceTree
+    local: JobRunner
+    trust: Trust
+    stats: FarmStats
+    notes: list[str]
+    calls: int
+
+    def farm_batch(self, jobs: list[StageJob]) -> FarmBatch: ...
+
+
 @dataclass
 class Sent:
     jobs: list[StageJob]
@@ -109,7 +123,7 @@ class FarmRun:
     """One farm run: sends batches, sizes them from what finished, checks and delivers results; then
     compiles here what the farm did not deliver (or what a failed audit took back)."""
 
-    def __init__(self, farm: FarmCompiler, client: Client, jobs: list[StageJob], on_done, fail_fast: bool):
+    def __init__(self, farm: Farm, client: Client, jobs: list[StageJob], on_done, fail_fast: bool):
         self.farm, self.client, self.jobs, self.on_done, self.fail_fast = farm, client, jobs, on_done, fail_fast
         self.stats, self.trust = farm.stats, farm.trust
         self.queue: deque[StageJob] = deque(jobs)

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pipeline.config import CONFIG_NAME
-from pipeline.keys.required import KeyInfo, RequiredKeys
+from pipeline.keys.required import KeyInfo, KeysResult, RequiredKeys
 from pipeline.report.features import contributor_rows
-from pipeline.report.rows import BudgetCheck, FeatureRow
-
-if TYPE_CHECKING:
-    from pipeline.keys.required import KeysResult
-    from pipeline.report.funnel import Report
-    from pipeline.world import World
+from pipeline.report.rows import AreaRow, BudgetCheck, FeatureRow
+from pipeline.world import World
 
 TOP_CULPRITS = 5
 
-def budget_checks(world: "World", report: Report, found: "KeysResult", budget: int | None) -> list[BudgetCheck]:
+
+class Scoped(Protocol):
+    """What the budgets read of a report (:class:`~pipeline.report.funnel.Report`): its scope, its
+    levels with their budgets, and the features by the keys they save."""
+
+    @property
+    def scope(self) -> dict[str, str | None]: ...
+
+    @property
+    def levels(self) -> list[AreaRow]: ...
+
+    @property
+    def features(self) -> list[FeatureRow]: ...
+
+
+def budget_checks(world: World, report: Scoped, found: KeysResult, budget: int | None) -> list[BudgetCheck]:
     """--budget against the whole selection, and each level's configured budget."""
     checks = []
     if budget is not None:
@@ -30,7 +41,7 @@ def budget_checks(world: "World", report: Report, found: "KeysResult", budget: i
     return checks
 
 
-def _level_keys(found: "KeysResult", level: str) -> RequiredKeys:
+def _level_keys(found: KeysResult, level: str) -> RequiredKeys:
     merged = RequiredKeys()
     for chunk, required in found.by_chunk.items():
         for key, info in required.keys.items():
