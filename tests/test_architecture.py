@@ -22,7 +22,7 @@ MAX_LINES = 450
 
 STAGES = [
     ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
-              "pipeline.progress", "pipeline.fileio", "pipeline.cache"]),
+              "pipeline.progress", "pipeline.fileio", "pipeline.stamps", "pipeline.cache"]),
     ("scan", ["pipeline.scan"]),
     ("rules", ["pipeline.rules"]),
     ("world", ["pipeline.world"]),

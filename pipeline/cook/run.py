@@ -19,6 +19,7 @@ from pipeline.outputs.records import (
     as_tuple,
     outputs_current,
     outputs_entry,
+    pak_current,
     record_ok,
     stat_of,
 )
@@ -213,8 +214,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
 
     Nothing is rebuilt for a chunk whose inputs (its chunk record, the job results,
-    its errors) and output files (mtime, size, inode) are those this tool last
-    wrote or checked.  Otherwise its manifest is built from the job records (no blob
+    its errors) and output files (their stamps, :mod:`pipeline.stamps`) are those this tool
+    last wrote or checked.  Otherwise its manifest is built from the job records (no blob
     read), and when the files on disk already are those outputs (manifest bytes
     equal, .pak index equal and the .pak untouched since) the chunk is done; else
     its blobs are read from the store and both files written as needed.  A level
@@ -325,10 +326,9 @@ def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, fam
         return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
 
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    pak_stat = stat_of(mf.chunk_pak_path(out, manifest))
-    if record_ok(record) and record[2] == manifest.pak and record[3] == as_tuple(pak_stat) is not None \
+    if pak_current(record, manifest.pak, mf.chunk_pak_path(out, manifest)) \
             and mf.chunk_outputs_current(out, manifest):
-        return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
+        return manifest  # the .pak is untouched since last written or checked, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
