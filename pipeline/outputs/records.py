@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.cache.store import RecordKind
+from pipeline.outputs.pak import pak_intact
 from pipeline.stamps import Stamp, stamp_of, why_dirty
 
 OUTPUTS = RecordKind("outputs", 3)  # 3: four-field stamps
@@ -57,7 +58,13 @@ def outputs_current(record, digest: str | None, json_path: Path) -> bool:
         and pak_current(record, record[2], json_path.with_name(record[2]))
 
 
-def pak_current(record, pak_name: str, pak_path: Path) -> bool:
-    """The pak ``pak_name`` at ``pak_path`` holds what was last written or checked there: ``record``
-    names it and its stamp is the one recorded."""
+def pak_current(record, pak_name: str, pak_path: Path, *, verify: bool = False) -> bool:
+    """The pak ``pak_name`` at ``pak_path`` holds what was last written or checked there.
+
+    Without ``verify``: ``record`` names it and its stamp is the one recorded.  With
+    ``verify`` no stamp is trusted: the pak is read and its own checksum and blob
+    hashes checked (:func:`pipeline.outputs.pak.pak_intact`).
+    """
+    if verify:
+        return pak_intact(pak_path)
     return record_ok(record) and record[2] == pak_name and why_dirty(record[3], stat_of(pak_path)) is None

@@ -2,6 +2,9 @@
 
 - a .pak changed in place with its size and mtime put back: its ctime moved, so the next
   cook writes it again;
+- ``cook --verify`` reads every pak and checks its own checksum, so it rewrites a pak whose
+  bytes no longer match it even when every recorded stamp says the file is untouched (bytes
+  that rot on disk change no stat), and compares every level manifest with what it should hold.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.outputs.pak import ENTRY, HEADER, PakError, PakReader
+from pipeline.cache.store import Store
+from pipeline.outputs.pak import ENTRY, HEADER, PakReader, pak_intact
+from pipeline.outputs.records import LEVEL_OUTPUTS, OUTPUTS, as_tuple, outputs_current, outputs_entry, stat_of
 from robust_helpers import cook, make_world
 
 
@@ -62,8 +67,7 @@ def test_a_pak_changed_in_place_with_size_and_mtime_put_back_is_rewritten(site) 
     pak = a_pak(out)
     good = pak.read_bytes()
     rewrite_in_place(pak, flipped(good))
-    with pytest.raises(PakError):
-        PakReader(pak).verify()
+    assert not pak_intact(pak)
 
     again = cook(world, cache, out)
     assert again.ok and not again.run.compiled
@@ -72,3 +76,41 @@ def test_a_pak_changed_in_place_with_size_and_mtime_put_back_is_rewritten(site) 
     PakReader(pak).verify()
     assert cook(world, cache, out).written == []  # repaired and recorded: the next cook writes nothing
 
+
+def test_verify_rewrites_a_pak_that_fails_its_checksum_though_its_record_trusts_it(site) -> None:
+    world, cache, out = site
+    pak = a_pak(out)
+    good = pak.read_bytes()
+    pak.write_bytes(flipped(good))
+    manifest = out / "forest" / "c00.json"
+    with Store(cache) as store:  # bytes that rot on disk move no stamp: the record still matches the file
+        key = str(manifest.resolve())
+        record = as_tuple(store.get(OUTPUTS, key))
+        store.set(OUTPUTS, key, outputs_entry(record[0], manifest, pak.name))
+        assert outputs_current(as_tuple(store.get(OUTPUTS, key)), record[0], manifest)
+    assert not pak_intact(pak)
+
+    checked = cook(world, cache, out, verify=True)
+    assert checked.ok and not checked.run.compiled
+    assert checked.written == [str(pak)]
+    assert pak.read_bytes() == good
+    PakReader(pak).verify()
+    assert cook(world, cache, out, verify=True).written == []  # every pak intact: nothing written
+
+
+def test_verify_compares_a_level_manifest_its_record_trusts(site) -> None:
+    world, cache, out = site
+    level = out / "forest.level.json"
+    good = level.read_bytes()
+    at = good.index(b'"draws": ') + len(b'"draws": ')  # a key's draw count, one digit changed
+    bad = good[:at] + (b"8" if good[at:at + 1] == b"9" else b"9") + good[at + 1:]
+    assert bad != good and len(bad) == len(good)
+    level.write_bytes(bad)
+    with Store(cache) as store:  # the record made to match the changed file, as for bytes that rot on disk
+        key = str(level.resolve())
+        record = as_tuple(store.get(LEVEL_OUTPUTS, key))
+        store.set(LEVEL_OUTPUTS, key, [record[0], stat_of(level)])
+
+    checked = cook(world, cache, out, verify=True)
+    assert checked.ok and checked.written == [str(level)]
+    assert level.read_bytes() == good
