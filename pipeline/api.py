@@ -187,9 +187,9 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False``.  ``verify``
-    trusts no recorded file stat: every input is read and hashed again (and the
-    records refreshed), and every output compared with what it should hold.
+    rules again; the result is the same as with ``incremental=False``.  ``verify`` trusts no
+    recorded file stat: every input is read and hashed again (and the records refreshed), every
+    output compared with what it should hold and every .pak's own checksum checked (a bad one is rewritten).
 
     ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
     a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
@@ -216,7 +216,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=chosen_scheduler, audit=audit,
                                     farm_timeout=w.config.farm.batch_timeout, allowed_roots=w.allowed_roots,
-                                    sweep=_sweep_scope(w, level, chunk))
+                                    sweep=_sweep_scope(w, level, chunk), verify=verify)
         if dry_run:
             from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run

@@ -156,13 +156,3 @@ class InsideRoots:
         if not ok or os.path.islink(path):
             check_inside(path, self.roots, display, error=error, what=what)
 
-
-def stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
-    """What says a file is unchanged without reading it, as ninja and git judge it:
-    (mtime_ns, size, inode, ctime_ns).  An edit that keeps the size and puts the
-    mtime back still moves the ctime, which no user tool can set."""
-    return stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns
-
-
-def same_stamp(recorded, stat: os.stat_result) -> bool:
-    return isinstance(recorded, (list, tuple)) and tuple(recorded) == stamp(stat)

@@ -60,7 +60,8 @@ from pipeline.report.render import render_json
 @click.option("--dry-run", "-n", is_flag=True,
               help="Say what would be compiled, written and removed, and why; compile, write and record nothing.")
 @click.option("--verify", is_flag=True,
-              help="Trust no recorded file stat: read and hash every input again, compare every output.")
+              help="Trust no recorded file stat: read and hash every input again, compare every output, "
+                   "check every .pak's own checksum (a bad one is rewritten).")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError, Diagnostic, Location
-from pipeline.fileio import check_inside, read_text, stamp
+from pipeline.fileio import check_inside, read_text
+from pipeline.stamps import of_stat
 
 MAX_SOURCE_BYTES = 16 * 2**20
 
@@ -99,7 +100,7 @@ class SourceTree:
         path = self.path(relpath)
         display = self.display(relpath)
         try:
-            signature = stamp(path.stat())
+            signature = of_stat(path.stat())
         except OSError as exc:
             raise CompileError.at(display, f"cannot read shader source: {exc.strerror or exc}") from None
         cached = self._files.get(relpath)

@@ -4,8 +4,8 @@ After a cook on the command line that changed nothing (nothing compiled, written
 removed, no warning, on this machine, no shared tier, nothing read outside the world,
 rules and shader library) the command writes a stamp
 under the cache folder, ``noop-stamps/<key>.json``, keyed by the command's arguments
-and working directory.  It records the stat (``mtime_ns``, size; folders too, so an
-added or removed file shows) of
+and working directory.  It records the stamp (:mod:`pipeline.stamps`: ``mtime_ns``, size,
+inode, ``ctime_ns``; folders too, so an added or removed file shows) of
 
 - every file and folder of the world (the cache and output folders left out), of the
   rule sets and of the shader library,
@@ -33,7 +33,9 @@ import re
 import sys
 import time
 
-VERSION = 3
+from pipeline.stamps import of_stat, stamp_of, why_dirty
+
+VERSION = 4  # 4: the stamps of pipeline.stamps (folders with their size, a missing file as [path])
 STAMPS = "noop-stamps"
 _VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
                   "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
@@ -111,14 +113,9 @@ def _today() -> int:
 
 
 # ---------------------------------------------------------------- the stat walk
-def _signature(st: os.stat_result, size: int) -> list:
-    return [st.st_mtime_ns, size, st.st_ino, st.st_ctime_ns]
-
-
 def _walk(root: str, skip: tuple[str, ...]) -> list:
-    """[path, mtime_ns, size, inode, ctime_ns] of ``root`` and everything under it, folders
-    included, in walk order: the fingerprint the full cook trusts (:func:`pipeline.fileio.stamp`,
-    written again here so this module needs nothing but the standard library)."""
+    """[path, *stamp] of ``root`` and everything under it, folders included, in walk order:
+    the stamp the full cook trusts (:mod:`pipeline.stamps`)."""
     out = []
     stack = [root]
     while stack:
@@ -128,7 +125,7 @@ def _walk(root: str, skip: tuple[str, ...]) -> list:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             raise _Unstampable(folder) from exc
-        out.append([folder, *_signature(st, -1)])
+        out.append([folder, *of_stat(st)])
         for entry in entries:
             if entry.is_symlink():
                 raise _Unstampable(entry.path)
@@ -136,25 +133,36 @@ def _walk(root: str, skip: tuple[str, ...]) -> list:
                 if entry.path not in skip and entry.name != "__pycache__":
                     stack.append(entry.path)
             else:
-                st = entry.stat()
-                out.append([entry.path, *_signature(st, st.st_size)])
+                out.append([entry.path, *of_stat(entry.stat())])
     return out
 
 
 def _files(paths: list[str]) -> list:
     out = []
     for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            out.append([path, None, None])
-            continue
-        out.append([path, *_signature(st, st.st_size)])
+        stamp = stamp_of(path)
+        out.append([path, *(stamp or ())])  # [path] alone: missing
     return out
 
 
 def _state(roots: list[str], skip: tuple[str, ...], files: list[str]) -> list:
     return [_walk(root, skip) for root in roots] + [_files(files)]
+
+
+def _unchanged(state: list, recorded) -> bool:
+    """Each walk of ``state`` lists the paths ``recorded`` lists, in the same order, each one
+    current by :func:`pipeline.stamps.why_dirty` (a path missing then is missing now)."""
+    try:
+        pairs = [(now, old) for walk, was in zip(state, recorded, strict=True)
+                 for now, old in zip(walk, was, strict=True)]
+    except (TypeError, ValueError):
+        return False
+    for (path, *now), old in pairs:
+        if not isinstance(old, list) or old[:1] != [path]:
+            return False
+        if (now or old[1:]) and why_dirty(old[1:], tuple(now) if now else None) is not None:
+            return False
+    return True
 
 
 def _cache_files(cache: str) -> list[str]:
@@ -224,7 +232,7 @@ def check(args: dict) -> dict | None:
         state = _state(roots, skip, _cache_files(cache))
     except (_Unstampable, KeyError, TypeError):
         return None
-    return stamp if state == stamp["state"] else None
+    return stamp if _unchanged(state, stamp["state"]) else None
 
 
 _DURATION = re.compile(r'^  "duration": [^,\n]*', re.M)  # the top-level field of an indented, sorted document

@@ -19,6 +19,7 @@ from pipeline.outputs.records import (
     as_tuple,
     outputs_current,
     outputs_entry,
+    pak_current,
     record_ok,
     stat_of,
 )
@@ -75,6 +76,7 @@ class CookOptions:
     scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.compile.farm); None: this machine
     audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.compile.farm_trust)
     farm_timeout: float | None = None  # seconds a farm batch may take at least (None: the farm's default)
+    verify: bool = False  # trust no output stamp: every pak's checksum checked, every manifest compared
 
 
 JSON_FORMAT = 1  # the layout version of the cook's JSON document (its "format" field)
@@ -213,10 +215,11 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
 
     Nothing is rebuilt for a chunk whose inputs (its chunk record, the job results,
-    its errors) and output files (mtime, size, inode) are those this tool last
-    wrote or checked.  Otherwise its manifest is built from the job records (no blob
+    its errors) and output files (their stamps, :mod:`pipeline.stamps`) are those this tool
+    last wrote or checked.  Otherwise its manifest is built from the job records (no blob
     read), and when the files on disk already are those outputs (manifest bytes
-    equal, .pak index equal and the .pak untouched since) the chunk is done; else
+    equal, .pak index equal and the .pak untouched since, or under ``options.verify`` intact
+    by its own checksum; then level manifests are rebuilt and compared too) the chunk is done; else
     its blobs are read from the store and both files written as needed.  A level
     manifest is rebuilt only when a chunk manifest of its folder (or itself)
     changed on disk.  Temp files left by a killed earlier cook are removed first
@@ -235,7 +238,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     for chunk, level in sorted(chunk_levels.items()):
         try:
             json_path, pak = _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store,
-                                            out, results, blobs)
+                                            out, results, blobs, options.verify)
             known[str(json_path)] = (chunk, pak, file_signature(json_path))
             levels[level].add(chunk)
         except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
@@ -247,7 +250,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
     for level in sorted(levels):
         try:
-            _level_outputs(result, level, levels[level], store, out)
+            _level_outputs(result, level, levels[level], store, out, options.verify)
         except (mf.ManifestError, OSError) as exc:
             _stop_if_environment(exc, out)
             result.errors.append(_output_error(level, exc))
@@ -269,7 +272,7 @@ def _prefetch_reflections(result: CookResult, store: Store, jobs: int, blobs: di
 
 
 def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
-                   store: Store, out: Path, results: bytes, blobs: dict) -> tuple[Path, str]:
+                   store: Store, out: Path, results: bytes, blobs: dict, verify: bool = False) -> tuple[Path, str]:
     """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are);
     returns the manifest's path and the pak it names."""
     json_path = mf.chunk_manifest_path(out, chunk)
@@ -277,9 +280,9 @@ def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str,
     digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
     record = as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
     pak_name = record[2] if record_ok(record) else None
-    if not outputs_current(record, digest, json_path):
+    if verify or not outputs_current(record, digest, json_path):
         manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
-                                blobs, record)
+                                blobs, record, verify)
         pak_name = manifest.pak
         new = outputs_entry(digest, json_path, pak_name)
         if as_tuple(new) != record:
@@ -288,12 +291,14 @@ def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str,
     return json_path, pak_name
 
 
-def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path) -> None:
+def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path,
+                   verify: bool = False) -> None:
     path = mf.level_manifest_path(out, level)
     result.outputs.append(str(path))
     with locked(path.parent):  # another cook may be rebuilding this level manifest
         chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-        if as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))) == as_tuple([chunks_state, stat_of(path)]):
+        recorded = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
+        if not verify and recorded == as_tuple([chunks_state, stat_of(path)]):
             return
         if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
             result.written.append(str(path))
@@ -319,16 +324,15 @@ def _output_error(name: str, exc: Exception) -> CookDiagnostic:
 
 
 def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
-                 store: Store, out: Path, blobs: dict, record) -> mf.ChunkManifest:
+                 store: Store, out: Path, blobs: dict, record, verify: bool = False) -> mf.ChunkManifest:
     """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
 
     manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    pak_stat = stat_of(mf.chunk_pak_path(out, manifest))
-    if record_ok(record) and record[2] == manifest.pak and record[3] == as_tuple(pak_stat) is not None \
+    if pak_current(record, manifest.pak, mf.chunk_pak_path(out, manifest), verify=verify) \
             and mf.chunk_outputs_current(out, manifest):
-        return manifest  # the .pak is untouched since last written or compared, and indexes exactly these blobs
+        return manifest  # the .pak is untouched since last written or checked, and indexes exactly these blobs
     for digest in mf.stage_hashes(manifest) - set(blobs):
         blobs[digest] = store.get_blob(digest)
     if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run

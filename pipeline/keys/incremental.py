@@ -9,11 +9,11 @@ store as a ``chunk-keys`` record (:mod:`pipeline.keys.records`) under a *fingerp
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
   folder) and the optional facts they read;
-- the chunk's name, level and ``(file, mtime_ns, size)`` of each of its glTF files
-  (one ``stat`` per file, the scan cache's own test).
+- the chunk's name, level and ``(file, *stamp)`` of each of its glTF files
+  (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test).
 
 The record also lists the external buffers its files read for optional facts
-(``(path, mtime_ns, size)``, from the scan cache entry); a changed buffer is a miss.
+(``(path, *stamp)``, from the scan cache entry); a changed buffer is a miss.
 Chunks that miss are scanned (through the scan cache) and evaluated as in
 :func:`pipeline.api.keys_of`, then recorded.  The cook's numbers and outputs are the
 same as the full path's; report and explain keep the full path (they need draws).
@@ -43,6 +43,7 @@ from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
 from pipeline.scan import scanner as _scan
+from pipeline.stamps import stamp_of
 from pipeline.world import World
 
 FORMAT_VERSION = 1
@@ -175,11 +176,10 @@ def _fingerprint(base: str, root: Path, chunk) -> str | None:
     """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans)."""
     stats = []
     for file in chunk.files:
-        try:
-            st = os.stat(os.path.join(root, file))
-        except OSError:
+        stamp = stamp_of(os.path.join(root, file))
+        if stamp is None:
             return None
-        stats.append((file, *_scan.stamp(st)))
+        stats.append((file, *stamp))
     return stable_hash([base, chunk.name, chunk.level, stats])
 
 

@@ -224,5 +224,15 @@ def read_index(path: Path | str) -> frozenset[str] | None:
     return frozenset(hashes)
 
 
+def pak_intact(path: Path | str) -> bool:
+    """True when the .pak at ``path`` reads as one and its bytes match its own checksum and its
+    blobs their hashes (every byte read: :meth:`PakReader.verify`); False when missing or not."""
+    try:
+        PakReader(path).verify()
+    except PakError:
+        return False
+    return True
+
+
 def _read_file(path: Path) -> bytes:
     return read_regular(path, str(path), limit=MAX_PAK_BYTES, error=PakError, what=".pak")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.atomic import locked
-from pipeline.fileio import stamp
+from pipeline.stamps import stamp_of, why_dirty
 
 LEVEL_JSON = mf.LEVEL_SUFFIX + ".json"
 
@@ -47,11 +47,8 @@ Known = Mapping[str, tuple[str, str, tuple]]  # manifest path -> (chunk, pak nam
 
 
 def file_signature(path: Path | str) -> tuple | None:
-    """The :func:`pipeline.fileio.stamp` of a file, or None when it cannot be stat'ed."""
-    try:
-        return stamp(os.stat(path))
-    except OSError:
-        return None
+    """The :mod:`pipeline.stamps` stamp of a file, or None when it cannot be stat'ed."""
+    return stamp_of(path)
 
 
 def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = "",
@@ -80,7 +77,7 @@ def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = ""
 def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, str, str] | None:
     """(chunk, level, pak) of a chunk manifest, or None when it is not one of ours."""
     entry = known.get(str(path))
-    if entry is not None and entry[0] in chunk_levels and file_signature(path) == entry[2]:
+    if entry is not None and entry[0] in chunk_levels and why_dirty(entry[2], stamp_of(path)) is None:
         return entry[0], chunk_levels[entry[0]], entry[1]
     try:
         manifest = mf.load_chunk_manifest(path)

@@ -21,11 +21,12 @@ from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
 from pipeline.facts import Draw, DrawFacts, DrawSource
-from pipeline.fileio import InsideRoots, same_stamp, stamp
+from pipeline.fileio import InsideRoots
 from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
 from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.draws import SharedFacts
+from pipeline.stamps import of_stat, why_dirty
 
 if typing.TYPE_CHECKING:
     pass
@@ -72,7 +73,7 @@ class ChunkScan:
         except OSError as exc:
             self.add_error(file, f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and not self.verify and same_stamp(old[0], stat) and deps_fresh(old[3]):
+        if old is not None and not self.verify and why_dirty(old[0], of_stat(stat)) is None and deps_fresh(old[3]):
             self.cached += 1
             return self.keep(file, old)
         self.read_and_scan(file, path, stat, old)
@@ -87,7 +88,7 @@ class ChunkScan:
             return self.keep_last_good(file, old, exc.diagnostics)
         self.read += 1
         digest = bytes_hash(data)
-        entry = (stamp(stat), stat.st_size, digest)
+        entry = (of_stat(stat), stat.st_size, digest)
         if old is not None and not self.verify and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1

@@ -10,11 +10,12 @@ from pathlib import Path
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, GltfError
 from pipeline.facts import Draw, DrawSource
-from pipeline.fileio import check_inside, same_stamp, stamp
+from pipeline.fileio import check_inside
 from pipeline.scan.buffers import OPTIONAL_FACTS, BufferData, primitive_facts
 from pipeline.scan.gltf import parse_gltf, read_bytes
 from pipeline.scan.gltf.draws import FileDraw, SharedFacts, chunk_lights, draws_of
 from pipeline.scan.gltf.grid import grid_chunk_of
+from pipeline.stamps import of_stat, stamp_of, why_dirty
 
 if typing.TYPE_CHECKING:
     pass
@@ -83,18 +84,12 @@ def relative_name(path: Path, root: Path) -> str:
 
 
 def stat_dep(path: Path) -> tuple:
-    return (str(path), *stamp(os.stat(path)))
+    return (str(path), *of_stat(os.stat(path)))
 
 
 def deps_fresh(deps) -> bool:
-    """True when every recorded (path, mtime_ns, size, inode, ctime_ns) still matches the file on disk."""
-    for path, *recorded in deps:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return False
-        if not same_stamp(recorded, stat):
-            return False
-    return True
+    """True when every recorded (path, mtime_ns, size, inode, ctime_ns) still matches the file on disk
+    (:func:`pipeline.stamps.why_dirty`)."""
+    return all(why_dirty(recorded, stamp_of(path)) is None for path, *recorded in deps)
 
 

@@ -12,8 +12,8 @@ schema and :data:`pipeline.scan.scanner.FORMAT_VERSION`)::
      "facts": [<DrawFacts as JSON>, ...],        # de-duplicated within the chunk
      "signatures": ["<facts signature>", ...]}   # parallel to "facts"
 
-A file is reused when its stat (mtime_ns, size, inode, ctime_ns, as ninja and git
-judge a file unchanged) matches, else when its content hash does, and its external
+A file is reused when its stamp (:mod:`pipeline.stamps`: mtime_ns, size, inode,
+ctime_ns) matches, else when its content hash does, and its external
 buffers' stats are unchanged.  Facts read back are validated again (a
 cache is input, not trusted code).  Anything that does not decode is a miss.
 """

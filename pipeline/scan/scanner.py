@@ -8,7 +8,7 @@ diagnostic; every other file still scans.
 Scan records (:mod:`pipeline.scan.records`, layout documented there), one per
 folder chunk, keyed by :func:`chunk_key` (scanner format version, facts schema, world
 root, chunk, level, grid, reader limits, requested optional facts).  A file whose
-(mtime_ns, size) match is reused without being opened; otherwise it is read and
+stamp (:mod:`pipeline.stamps`) matches is reused without being opened; otherwise it is read and
 hashed, and only a changed hash re-parses it (:mod:`pipeline.scan.chunk_scan`).  A
 record that cannot be used (another version, corrupt) is a miss.
 
@@ -51,7 +51,6 @@ from pipeline.scan.files import (  # noqa: F401
     relative_name,
     scan_bytes,
     scan_file,
-    stamp,
     to_draw,
 )
 from pipeline.scan.gltf.draws import LIGHT_TYPES, SharedFacts
@@ -169,7 +168,7 @@ def _load_entry(store: Store | None, key: str) -> dict:
 
 def recorded_deps(store: Store, root: Path, info: ChunkInfo, config: WorldConfig,
                   optional: frozenset[str]) -> tuple | None:
-    """External buffers a chunk's files read, ``(path, mtime_ns, size)``, from its scan record.
+    """External buffers a chunk's files read, ``(path, *stamp)``, from its scan record.
 
     None when there is no usable record for exactly these files.
     """
