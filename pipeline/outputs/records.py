@@ -2,12 +2,13 @@
 
 ``outputs:<absolute chunk manifest path>`` (version 2)::
 
-    ["<inputs digest>" | null, <manifest stat>, "<pak file name>", <pak stat>]
+    [[["<input name>", "<digest>"], ...] | null, <manifest stat>, "<pak file name>", <pak stat>]
 
 where a stat is ``[mtime_ns, size, inode]`` or null (no file), and the pak file name is
-the content-addressed name the manifest gives (``c00.<16 hex>.pak``).  The inputs digest
-covers the chunk's keys, its job results, its level and errors; equal digest and
-stats mean the chunk's files need not be read or written.
+the content-addressed name the manifest gives (``c00.<16 hex>.pak``).  The named input
+digests (:mod:`pipeline.outputs.chunk_inputs`) cover the writing code, the job results,
+the chunk's keys, its level and errors; equal digests and stats mean the chunk's files
+need not be read or written, and the names of those that differ say why they are.
 
 ``level-outputs:<absolute level manifest path>`` (version 1)::
 
@@ -48,7 +49,54 @@ def outputs_entry(digest: str | None, json_path: Path, pak_name: str) -> list:
     return [digest, stat_of(json_path), pak_name, stat_of(json_path.with_name(pak_name))]
 
 
-def outputs_current(record, digest: str | None, json_path: Path) -> bool:
-    """``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of the
-    inputs ``digest`` covers, untouched since they were written or compared."""
-    return digest is not None and record_ok(record) and record == as_tuple(outputs_entry(digest, json_path, record[2]))
+def outputs_current(record, inputs, json_path: Path) -> str | None:
+    """None when ``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of
+    ``inputs`` (its named input digests), untouched since they were written or compared; else why not,
+    as ``--explain`` prints it."""
+    if inputs is None:
+        return "inputs unknown (the chunk's files could not all be stat-ed)"
+    if not record_ok(record):
+        return "recorded state absent" if json_path.exists() or record is not None else "new"
+    if record == as_tuple(outputs_entry(inputs, json_path, record[2])):
+        return None
+    changed = changed_inputs(record[0], as_tuple(inputs))
+    if changed:
+        return f"inputs changed: {changed}"
+    return (_file_change(json_path.name, record[1], stat_of(json_path))
+            or _file_change(record[2], record[3], stat_of(json_path.with_name(record[2]))))
+
+
+def level_outputs_current(record, state: str, path: Path) -> str | None:
+    """The same decision for a level manifest: None when ``record`` holds ``state`` (the stats of the
+    level's chunk manifests) and the file's stat; else why it is rebuilt."""
+    if not (isinstance(record, tuple) and len(record) == 2):
+        return "recorded state absent" if path.exists() or record is not None else "new"
+    if record[0] != state:
+        return "inputs changed: chunk manifests"
+    return _file_change(path.name, record[1], stat_of(path))
+
+
+def changed_inputs(recorded, inputs) -> str:
+    """The names of the inputs whose digests differ, comma-separated ("" when none does); a record of
+    another layout names them all."""
+    try:
+        old = dict(recorded)
+    except (TypeError, ValueError):
+        old = {}
+    return ", ".join(name for name, digest in inputs if old.get(name) != digest)
+
+
+_STAT_FIELDS = ("mtime", "size", "inode")  # the fields of a stat, by position (:func:`stat_of`)
+
+
+def _file_change(name: str, recorded, now) -> str | None:
+    """Why a file's stat is not the recorded one: missing, or which of its fields changed."""
+    now = as_tuple(now)
+    if recorded == now:
+        return None
+    if now is None:
+        return f"file missing: {name}"
+    if recorded is None or len(recorded) != len(now) or len(now) != len(_STAT_FIELDS):
+        return f"modified on disk: {name}"
+    fields = "/".join(f for f, a, b in zip(_STAT_FIELDS, recorded, now) if a != b)
+    return f"modified on disk ({fields}): {name}"
