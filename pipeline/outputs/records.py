@@ -53,17 +53,16 @@ def outputs_current(record, inputs, json_path: Path) -> str | None:
     """None when ``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of
     ``inputs`` (its named input digests), untouched since they were written or compared; else why not,
     as ``--explain`` prints it."""
-    if inputs is None:
-        return "inputs unknown (the chunk's files could not all be stat-ed)"
     if not record_ok(record):
         return "recorded state absent" if json_path.exists() or record is not None else "new"
-    if record == as_tuple(outputs_entry(inputs, json_path, record[2])):
+    if inputs is not None and record == as_tuple(outputs_entry(inputs, json_path, record[2])):
         return None
-    changed = changed_inputs(record[0], as_tuple(inputs))
+    changed = changed_inputs(record[0], as_tuple(inputs)) if inputs is not None else ""
     if changed:
         return f"inputs changed: {changed}"
-    return (_file_change(json_path.name, record[1], stat_of(json_path))
-            or _file_change(record[2], record[3], stat_of(json_path.with_name(record[2]))))
+    files = (_file_change(json_path.name, record[1], stat_of(json_path))
+             or _file_change(record[2], record[3], stat_of(json_path.with_name(record[2]))))
+    return files if files or inputs is not None else "inputs unknown (no fingerprint of the chunk's files)"
 
 
 def level_outputs_current(record, state: str, path: Path) -> str | None:

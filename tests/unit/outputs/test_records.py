@@ -79,9 +79,12 @@ def test_inputs_changed_come_before_the_files(tmp_path):
     assert outputs_current(record, with_input("level", "l2"), json_path) == "inputs changed: level"
 
 
-def test_a_chunk_without_fingerprint_is_never_current(tmp_path):
+def test_a_chunk_without_fingerprint_is_never_current_and_a_changed_file_still_says_so(tmp_path):
     json_path = chunk_files(tmp_path)
-    assert outputs_current(recorded(json_path), None, json_path).startswith("inputs unknown")
+    record = recorded(json_path)
+    assert outputs_current(record, None, json_path) == "inputs unknown (no fingerprint of the chunk's files)"
+    (tmp_path / PAK).unlink()
+    assert outputs_current(record, None, json_path) == f"file missing: {PAK}"
 
 
 def test_a_record_of_an_older_layout_names_every_input():
