@@ -96,6 +96,8 @@ def comparable(doc: dict, out: Path) -> dict:
         doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
     doc["changes"] = {**doc["changes"], "written": doc["written"], "removed": doc["removed"]}
     doc["explain"] = [{k: v for k, v in line.items() if k != "seconds"} for line in doc["explain"]]  # wall time
+    # the reasons come from each output folder's own records (absent for the copy): the files must agree
+    doc["explain_outputs"] = sorted(Path(item["path"]).relative_to(out).as_posix() for item in doc["explain_outputs"])
     doc.pop("timing_log")  # in each cache folder
     assert doc.pop("duration") >= 0  # wall time
     return doc

@@ -21,9 +21,9 @@ from pipeline.outputs.manifest import (
     level_manifest_path,
     load_chunk_manifest,
     load_level_manifest,
-    write_chunk_outputs,
-    write_level_manifest,
 )
+from pipeline.outputs.write_chunk import write_chunk_outputs
+from pipeline.outputs.write_level import write_level_manifest
 from pipeline.outputs.pak import PakReader
 from pipeline.digest import bytes_hash
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from robust_helpers import check_readable, cli, cook, copy_world, outputs, run_cli
 
-from pipeline.outputs import manifest as mf
-from pipeline.cook import run as cook_module
+from pipeline.outputs import write_chunk, write_level
 
 TIMEOUT = 180
 
@@ -101,7 +100,8 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
     cache, out = tmp_path / "cache", tmp_path / "out"
     assert cook(world, cache, tmp_path / "warm").errors == []
     a_read, b_wrote_level = threading.Event(), threading.Event()
-    real_level_chunks, real_chunk, real_level = cook_module._level_chunks, mf.write_chunk_outputs, mf.write_level_manifest
+    real_level_chunks, real_chunk = write_level.level_chunks, write_chunk.write_chunk_outputs
+    real_level = write_level.write_level_manifest
 
     def level_chunks(folder, level):
         found = real_level_chunks(folder, level)
@@ -110,21 +110,21 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
             b_wrote_level.wait(3)
         return found
 
-    def write_chunk(folder, manifest, blobs):
+    def write_chunk_outputs(folder, manifest, blobs):
         if threading.current_thread().name == "B":
             a_read.wait(3)
         return real_chunk(folder, manifest, blobs)
 
-    def write_level(folder, manifest):
+    def write_level_manifest(folder, manifest):
         try:
             return real_level(folder, manifest)
         finally:
             if threading.current_thread().name == "B":
                 b_wrote_level.set()
 
-    monkeypatch.setattr(cook_module, "_level_chunks", level_chunks)
-    monkeypatch.setattr(mf, "write_chunk_outputs", write_chunk)
-    monkeypatch.setattr(mf, "write_level_manifest", write_level)
+    monkeypatch.setattr(write_level, "level_chunks", level_chunks)
+    monkeypatch.setattr(write_chunk, "write_chunk_outputs", write_chunk_outputs)
+    monkeypatch.setattr(write_level, "write_level_manifest", write_level_manifest)
     threads = [threading.Thread(target=cook, name=name, args=(world, cache, out), kwargs={"chunk": chunk})
                for name, chunk in (("A", "forest/c00"), ("B", "forest/c01"))]
     for thread in threads:

@@ -55,7 +55,8 @@ from pipeline.report.render import render_json
               help="Recompile N% of the farm's results here (at least one job; the same jobs each run) and compare "
                    "the bytes: a worker that differs fails the cook and none of its results is used.")
 @click.option("--explain", is_flag=True,
-              help="Print why each compiled job ran, and where: the key, the reason, the defines that changed.")
+              help="Print why each compiled job ran, and where (the key, the reason, the defines that changed), "
+                   "and why each output file was rewritten.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first compile error.")
 @click.option("--dry-run", "-n", is_flag=True,
               help="Say what would be compiled, written and removed, and why; compile, write and record nothing.")
@@ -177,6 +178,8 @@ def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
     elif explain:  # asked for by name: shown with --quiet too
         for line in doc["explain"]:
             click.echo(job_line(line, level > 0))
+        for item in doc.get("explain_outputs") or []:
+            click.echo(output_line(item))
     click.echo(summary(doc))
     if doc["farm"]:
         click.echo(_farm_line(doc["farm"]))
@@ -229,7 +232,11 @@ def change_block(doc: dict, explain: bool = False, limit: int | None = CHANGE_LI
     changes, ran = doc["changes"], doc["explain"]
     full = limit is None
     lines: list[str] = []
-    if changes["written"]:
+    why = doc.get("explain_outputs") or []
+    if changes["written"] and explain and why:  # each file with why it was rewritten
+        lines.append(f"  files written ({len(changes['written'])}):")
+        lines += [f"    {output_line(item)}" for item in why]
+    elif changes["written"]:
         lines.append(f"  files written ({len(changes['written'])}): "
                      + ", ".join(_cut([display_path(p) for p in changes["written"]], limit)))
     if changes.get("removed"):
@@ -291,6 +298,11 @@ def job_line(line: dict, full: bool = False) -> str:
     if line.get("changed"):
         text += "; " + _changed(line["changed"])
     return text
+
+
+def output_line(item: dict) -> str:
+    """``build/forest/c00.json: inputs changed: keys``: an output file a cook rewrote, and why."""
+    return f"{display_path(item['path'])}: {item['reason']}"
 
 
 def _show(value) -> str:

@@ -9,9 +9,7 @@ that differ from the nearest job of the same source and stage the cache already 
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
-from pipeline.outputs import manifest as mf
 from pipeline.plan.jobs import JobPlan
 from pipeline.compile.scheduler import RunResult
 
@@ -48,17 +46,6 @@ def define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
         if best:
             changes[job_key] = best
     return changes
-
-
-def manifest_keys(path: Path) -> dict[str, str] | None:
-    """Key text -> key hash of the chunk manifest on disk (None when missing, unreadable or of
-    another format)."""
-    if not path.is_file():
-        return None
-    try:
-        return {text: entry.hash for text, entry in mf.load_chunk_manifest(path).keys.items()}
-    except mf.ManifestError:
-        return None
 
 
 def record_key_changes(result, chunk: str, before: dict[str, str] | None, now: dict) -> None:

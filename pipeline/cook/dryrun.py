@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
+from pipeline.outputs.records import LEVEL_OUTPUTS, OUTPUTS, as_tuple, level_outputs_current, outputs_current
 from pipeline.cache.store import Store
 from pipeline.outputs import manifest as mf
 from pipeline.cook.changes import first_keys
@@ -23,14 +23,11 @@ from pipeline.cook.error_docs import compile_errors, errors_by_chunk, job_users,
 from pipeline.plan.jobs import JobPlan
 from pipeline.plan.setup import plan_jobs
 from pipeline.outputs.reflection import reflect_cached
-from pipeline.cook.run import (
-    CookOptions,
-    CookResult,
-    _chunk_digest,
-    _chunk_manifest,
-    _results_digest,
-    cook_setup,
-)
+from pipeline.outputs.chunk_build import CookedJobs, build_chunk
+from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
+from pipeline.outputs.write_chunk import chunk_outputs_current
+from pipeline.outputs.write_level import level_state
+from pipeline.cook.run import CookOptions, CookResult, cook_setup, cooked_jobs
 from pipeline.compile.scheduler import look_up
 from pipeline.outputs.sweep import sweep_outputs
 from pipeline.errors import CookDiagnostic
@@ -95,13 +92,16 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
 
 
 def _writes(result: CookResult, found: CookInput, families, store: Store, out: Path) -> list[dict]:
-    """The output files a cook would write, each with why."""
+    """The output files a cook would write, each with why (the cook's ``--explain`` reasons)."""
     writes: list[dict] = []
-    results = _results_digest(result)
+    jobs = cooked_jobs(result, families)
+    shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     file_errors = errors_by_chunk(found, found.chunk_levels)
     changed_levels = set()
     for chunk, level in sorted(found.chunk_levels.items()):
-        reason = _chunk_reason(result, found, chunk, level, file_errors.get(chunk, []), families, store, out, results)
+        errors = file_errors.get(chunk, [])
+        inputs = chunk_inputs(shared, found.fingerprints.get(chunk), level, errors)
+        reason = _chunk_reason(result, jobs, found, chunk, level, errors, inputs, store, out)
         if reason is not None:
             json_path = mf.chunk_manifest_path(out, chunk)
             writes.append({"path": str(json_path), "chunk": chunk, "reason": reason})  # and its .pak
@@ -109,29 +109,28 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
     for level in sorted(set(found.chunk_levels.values())):
         path = mf.level_manifest_path(out, level)
         if level in changed_levels or not path.exists():
-            writes.append({"path": str(path), "chunk": None, "reason": "a chunk manifest of the level may change"
-                           if path.exists() else "new level manifest"})
+            record = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
+            reason = level_outputs_current(record, level_state(out, level), path) if not path.exists() else None
+            writes.append({"path": str(path), "chunk": None, "reason": reason or "inputs changed: chunk manifests"})
     return writes
 
 
-def _chunk_reason(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
-                  store: Store, out: Path, results: str) -> str | None:
+def _chunk_reason(result: CookResult, jobs: CookedJobs, found: CookInput, chunk: str, level: str,
+                  errors: list[dict], inputs, store: Store, out: Path) -> str | None:
     """Why the chunk's manifest and .pak would be written, or None when they are exactly right."""
     required = found.by_chunk.get(chunk) or {}
     missing = {job for key in required for job in result.plan.all_jobs_for(key)} & set(result.run.reasons)
     json_path = mf.chunk_manifest_path(out, chunk)
-    if not json_path.exists():
-        return "new chunk outputs"
+    reason = outputs_current(as_tuple(store.get(OUTPUTS, str(json_path.resolve()))), inputs, json_path)
+    if reason is None or not json_path.exists():
+        return reason  # the cook's own record: inputs and files unchanged; or no manifest yet
     if missing:
-        return f"{len(missing)} job{'s' if len(missing) != 1 else ''} to compile (rewritten if a blob changes)"
-    fingerprint = found.fingerprints.get(chunk)
-    digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
-    if outputs_current(as_tuple(store.get(OUTPUTS, str(json_path.resolve()))), digest, json_path):
-        return None  # the cook's own record: inputs and files unchanged
+        return f"{reason}; {len(missing)} job{'s' if len(missing) != 1 else ''} to compile " \
+               "(rewritten if a blob changes)"
 
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, store.get_blob)
 
-    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    return None if mf.chunk_outputs_current(out, manifest) else "its manifest or .pak differ from what it holds"
-
+    built = build_chunk(jobs, chunk, level, required, errors, lambda digest: True, reflection)
+    result.warnings += [w for w in built.warnings if w not in result.warnings]
+    return None if chunk_outputs_current(out, built.manifest) else reason

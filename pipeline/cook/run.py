@@ -1,9 +1,10 @@
 """The cook: required keys -> stage jobs -> cache / compile -> per-chunk outputs.
 
-Outputs are written chunk by chunk with :mod:`pipeline.outputs.manifest` (atomic, and a
+Outputs are written chunk by chunk with :mod:`pipeline.outputs.write_chunk` (atomic, and a
 file whose bytes would not change is not rewritten), then each touched level's
-union manifest is rebuilt from the chunk manifests on disk, so cooking one chunk
-keeps its level manifest whole.
+union manifest is rebuilt from the chunk manifests on disk (:mod:`pipeline.outputs.write_level`),
+so cooking one chunk keeps its level manifest whole.  Each writer returns what it did;
+this module merges that into the one :class:`CookResult`.
 """
 
 from __future__ import annotations
@@ -13,28 +14,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pipeline.outputs.records import (
-    LEVEL_OUTPUTS,
-    OUTPUTS,
-    as_tuple,
-    outputs_current,
-    outputs_entry,
-    pak_current,
-    record_ok,
-    stat_of,
-)
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.atomic import cleanup_stale_temps, locked
-from pipeline.cook.changes import (
-    define_changes,
-    first_keys,
-    manifest_keys,
-    record_key_changes,
-)
+from pipeline.outputs.atomic import cleanup_stale_temps
+from pipeline.outputs.chunk_build import CookedJobs
+from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
+from pipeline.cook.changes import define_changes, first_keys, record_key_changes
 from pipeline.compilers import SourceTree
-from pipeline.outputs.contract import ContractBuilder, add_fallbacks, bindings_by_pass
+from pipeline.outputs.contract import add_fallbacks
 from pipeline.cook.error_docs import (
     cancelled_doc,
     compact,
@@ -48,16 +36,15 @@ from pipeline.cook.error_docs import (
     scan_errors,
     world_named,
 )
-from pipeline.plan.jobs import JobPlan, blobs_of, unknown_compile_families
+from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_jobs, record_exact, world_setup
-from pipeline.outputs.reflection import prefetch as reflection_prefetch
-from pipeline.outputs.reflection import reflect_cached
+from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, update_chunk
+from pipeline.outputs.write_level import update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
-from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs
+from pipeline.outputs.sweep import file_signature, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
-from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
-from pipeline.keys.incremental import CookInput, KeyUses, from_keys
+from pipeline.keys.incremental import CookInput, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.world import World
@@ -106,6 +93,7 @@ class CookResult:
     keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
     keys_removed: list[dict] = field(default_factory=list)  # {chunk, key, hash} gone from it
     new_chunks: list[str] = field(default_factory=list)                # chunks with no manifest before
+    explain_outputs: list[dict] = field(default_factory=list)  # {path, chunk | level, reason}: each file written
     first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
     first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
     timing_log: str | None = None                                      # where this cook's job times went
@@ -145,7 +133,7 @@ class CookResult:
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": [e.to_json() for e in self.errors], "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "removed": self.removed,
-            "explain": self.explain_lines(), "changes": self.changes_json(), "timing_log": self.timing_log,
+            "explain": self.explain_lines(), "explain_outputs": self.explain_outputs, "changes": self.changes_json(), "timing_log": self.timing_log,
         }
 
 
@@ -212,34 +200,32 @@ def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
-    """Write every cooked chunk's .pak and .json, then each touched level's union manifest.
-
-    Nothing is rebuilt for a chunk whose inputs (its chunk record, the job results,
-    its errors) and output files (their stamps, :mod:`pipeline.stamps`) are those this tool
-    last wrote or checked.  Otherwise its manifest is built from the job records (no blob
-    read), and when the files on disk already are those outputs (manifest bytes
-    equal, .pak index equal and the .pak untouched since, or under ``options.verify`` intact
-    by its own checksum; then level manifests are rebuilt and compared too) the chunk is done; else
-    its blobs are read from the store and both files written as needed.  A level
-    manifest is rebuilt only when a chunk manifest of its folder (or itself)
-    changed on disk.  Temp files left by a killed earlier cook are removed first
-    (only those whose writing process is gone, so a concurrent cook's temps survive).
+    """Bring every cooked chunk's .pak and .json up to date (:func:`pipeline.outputs.write_chunk.update_chunk`),
+    remove the outputs of chunks that no longer exist, then each touched level's union manifest
+    (:func:`pipeline.outputs.write_level.update_level`); what each did is merged into ``result``.
+    Under ``options.verify`` no output stamp is trusted: every pak's checksum is checked and every
+    manifest rebuilt and compared.
+    Temp files left by a killed earlier cook are removed first (only those whose writing process
+    is gone, so a concurrent cook's temps survive).
     """
     out = options.out
     cleanup_stale_temps(out)
+    jobs = cooked_jobs(result, families)
     levels: dict[str, set[str]] = defaultdict(set)
-    chunk_levels = found.chunk_levels
-    file_errors = errors_by_chunk(found, chunk_levels)
-    results = _results_digest(result)
+    file_errors = errors_by_chunk(found, found.chunk_levels)
+    shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
     known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
-    _prefetch_reflections(result, store, options.jobs, blobs)
-    progress.start("writing outputs", len(chunk_levels))
-    for chunk, level in sorted(chunk_levels.items()):
+    prefetch_reflections(jobs, store, options.jobs, blobs)
+    progress.start("writing outputs", len(found.chunk_levels))
+    for chunk, level in sorted(found.chunk_levels.items()):
+        errors = file_errors.get(chunk, [])
         try:
-            json_path, pak = _chunk_outputs(result, found, chunk, level, file_errors.get(chunk, []), families, store,
-                                            out, results, blobs, options.verify)
-            known[str(json_path)] = (chunk, pak, file_signature(json_path))
+            done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
+                                chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store, out, blobs,
+                                verify=options.verify)
+            _merge_chunk(result, chunk, done)
+            known[str(done.json_path)] = (chunk, done.pak, file_signature(done.json_path))
             levels[level].add(chunk)
         except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
             _stop_if_environment(exc, out)
@@ -250,59 +236,29 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
     for level in sorted(levels):
         try:
-            _level_outputs(result, level, levels[level], store, out, options.verify)
+            result.outputs.append(str(mf.level_manifest_path(out, level)))
+            done = update_level(level, levels[level], store, out, verify=options.verify)
+            if done.written:
+                result.written.append(str(done.path))
+                result.explain_outputs.append({"path": str(done.path), "level": level, "reason": done.reason})
         except (mf.ManifestError, OSError) as exc:
             _stop_if_environment(exc, out)
             result.errors.append(_output_error(level, exc))
 
 
-def _prefetch_reflections(result: CookResult, store: Store, jobs: int, blobs: dict[str, bytes | None]) -> None:
-    """The runtime contract reflects every Vulkan blob; those new to this cook are reflected in parallel
-    first.  The blobs read for it stay in ``blobs``, where the chunks' .pak writing finds them."""
-    def load(digest: str) -> bytes | None:
-        if digest not in blobs:
-            blobs[digest] = store.get_blob(digest)
-        return blobs[digest]
-
-    digests = [r.blob for key in [*result.run.compiled, *result.run.fetched]
-               if (r := result.run.results.get(key)) is not None and r.blob
-               and result.plan.jobs[key].request.target.startswith("vulkan")]
-    if digests:
-        reflection_prefetch(store, digests, load, jobs)
+def _merge_chunk(result: CookResult, chunk: str, done: ChunkWrite) -> None:
+    """What bringing one chunk's outputs up to date did, into the cook's result."""
+    result.warnings += [w for w in done.warnings if w not in result.warnings]
+    result.written += done.written
+    if done.written:
+        record_key_changes(result, chunk, done.keys_before, done.keys)
+        result.explain_outputs += [{"path": path, "chunk": chunk, "reason": done.reason} for path in done.written]
+    result.outputs += done.outputs
 
 
-def _chunk_outputs(result: CookResult, found: CookInput, chunk: str, level: str, errors: list[dict], families,
-                   store: Store, out: Path, results: bytes, blobs: dict, verify: bool = False) -> tuple[Path, str]:
-    """Bring one chunk's .json and .pak up to date (nothing is rebuilt when the record says they are);
-    returns the manifest's path and the pak it names."""
-    json_path = mf.chunk_manifest_path(out, chunk)
-    fingerprint = found.fingerprints.get(chunk)
-    digest = _chunk_digest(results, fingerprint, chunk, level, errors) if fingerprint else None
-    record = as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
-    pak_name = record[2] if record_ok(record) else None
-    if verify or not outputs_current(record, digest, json_path):
-        manifest = _write_chunk(result, chunk, level, found.by_chunk.get(chunk) or {}, families, errors, store, out,
-                                blobs, record, verify)
-        pak_name = manifest.pak
-        new = outputs_entry(digest, json_path, pak_name)
-        if as_tuple(new) != record:
-            store.set(OUTPUTS, str(json_path.resolve()), new)
-    result.outputs += [str(json_path), str(json_path.with_name(pak_name))]
-    return json_path, pak_name
-
-
-def _level_outputs(result: CookResult, level: str, fresh: set[str], store: Store, out: Path,
-                   verify: bool = False) -> None:
-    path = mf.level_manifest_path(out, level)
-    result.outputs.append(str(path))
-    with locked(path.parent):  # another cook may be rebuilding this level manifest
-        chunks_state = _level_state(out, level)  # taken before reading: a later change is seen next time
-        recorded = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
-        if not verify and recorded == as_tuple([chunks_state, stat_of(path)]):
-            return
-        if mf.write_level_manifest(out, mf.level_manifest(level, _level_chunks(out, level), fresh)):
-            result.written.append(str(path))
-        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, stat_of(path)])
+def cooked_jobs(result: CookResult, families) -> CookedJobs:
+    """What the output writers read of a cook (or dry run) result."""
+    return CookedJobs(result.plan, result.run, families, result.fallbacks, lambda key: _key_errors(key, result))
 
 
 # Write errors that no other chunk would escape (a full or read-only disk, no permission): one line, stop.
@@ -323,58 +279,6 @@ def _output_error(name: str, exc: Exception) -> CookDiagnostic:
     return CookDiagnostic(Location(str(file)), one_line(f"cannot write the outputs of {name!r}: {reason}"))
 
 
-def _write_chunk(result: CookResult, chunk: str, level: str, required: dict, families, errors: list[dict],
-                 store: Store, out: Path, blobs: dict, record, verify: bool = False) -> mf.ChunkManifest:
-    """Build one chunk's manifest; write its files unless they are already exactly those outputs."""
-    def reflection(digest: str) -> dict:
-        return reflect_cached(store, digest, lambda d: blobs[d] if blobs.get(d) else store.get_blob(d))
-
-    manifest = _chunk_manifest(chunk, level, required, result, families, errors, lambda digest: True, reflection)
-    if pak_current(record, manifest.pak, mf.chunk_pak_path(out, manifest), verify=verify) \
-            and mf.chunk_outputs_current(out, manifest):
-        return manifest  # the .pak is untouched since last written or checked, and indexes exactly these blobs
-    for digest in mf.stage_hashes(manifest) - set(blobs):
-        blobs[digest] = store.get_blob(digest)
-    if any(blobs[digest] is None for digest in mf.stage_hashes(manifest)):  # gone since the run
-        manifest = _chunk_manifest(chunk, level, required, result, families, errors,
-                                   lambda digest: blobs.get(digest) is not None, reflection)
-    needed = {digest: blobs[digest] for digest in mf.stage_hashes(manifest)}
-    before = manifest_keys(mf.chunk_manifest_path(out, chunk))
-    written = mf.write_chunk_outputs(out, manifest, needed)
-    result.written += [str(p) for p in written]
-    if written:
-        record_key_changes(result, chunk, before, manifest.keys)
-    return manifest
-
-
-OUTPUTS_VERSION = 1  # what the outputs-unchanged digest covers
-
-
-def _results_digest(result: CookResult) -> str:
-    """What every chunk's outputs depend on besides its own keys: the job mapping and results."""
-    doc = [OUTPUTS_VERSION, mf.FORMAT_VERSION, _code_hash(), result.manifest_prefix,
-           sorted((key.text, sorted(stages.items())) for key, stages in result.plan.stages.items()),
-           sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in result.run.results.items()),
-           sorted(result.run.cancelled)]
-    return stable_hash(doc)
-
-
-def _chunk_digest(results: str, fingerprint: str, chunk: str, level: str, errors: list[dict]) -> str:
-    return stable_hash([results, fingerprint, chunk, level, errors])
-
-
-def _code_hash() -> str:
-    """The source of the modules that write outputs: a change there rebuilds every output once."""
-    return code_hash("cook/run.py", "cook/error_docs.py", "outputs/manifest.py", "outputs/pak.py", "outputs/contract.py",
-                     "outputs/reflection.py")
-
-
-def _level_state(out: Path, level: str) -> str:
-    """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
-    files = level_files(out, level)
-    return stable_hash([(str(p), stat_of(p)) for p in files])
-
-
 def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     """The located compile errors of the stage jobs ``key`` needs (or why a stage is missing)."""
     errors = []
@@ -388,55 +292,3 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
             errors += [compact(compile_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
     return [world_named(e, result.display_prefix, result.manifest_prefix) for e in errors]
-
-
-def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,
-                    file_errors: list[dict], has_blob, reflection) -> mf.ChunkManifest:
-    """The chunk's manifest from the job records; a stage whose blob ``has_blob`` denies is left out (an error).
-    ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.outputs.contract`)."""
-    entries, errors = [], list(file_errors)
-    contract = ContractBuilder(reflection, families)
-    fallbacks = result.fallbacks.get(chunk, {})
-    fallback_stages = {}
-    for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
-        jobs = result.plan.jobs_for(key)
-        stages = blobs_of(jobs, result.run.results, has_blob)
-        per_target = result.plan.targets.get(key)
-        targets = {label: blobs_of(j, result.run.results, has_blob) for label, j in per_target.items()} if per_target else None
-        entries.append(_entry(key, info, stages, families[key.shader], targets))
-        vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
-        if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
-            contract.add_key(key, vulkan, info.bindings)
-        if fallbacks.get(f"{key.shader}/{key.pass_name}") == key.text and vulkan is not None:
-            fallback_stages[key] = vulkan
-        if len(stages) < len(jobs) or (targets and any(len(targets[t]) < len(per_target[t]) for t in targets)):
-            missing = {"key": key.text, "message": "a stage blob is missing from the cache"}
-            errors += _key_errors(key, result) or [missing]
-    by_pass = bindings_by_pass(required)
-    for key, stages in fallback_stages.items():
-        contract.add_fallback(key, stages, by_pass)
-    result.warnings += [w for w in dict.fromkeys(contract.warnings) if w not in result.warnings]
-    return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
-                             reflection=contract.blobs, fallbacks=fallbacks)
-
-
-def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,
-           targets: dict[str, dict[str, str]] | None = None) -> mf.ManifestEntry:
-    spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
-            for name, values in info.specialization.items()}
-    return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                            features=dict(key.features), stages=stages, draws=info.draws,
-                            render_states=tuple(info.render_states), specialization=spec, targets=targets)
-
-
-def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
-    """Every chunk manifest of ``level`` on disk (this cook's and earlier ones)."""
-    manifests = []
-    for path in level_files(out, level):
-        try:
-            manifest = mf.load_chunk_manifest(path)
-        except mf.ManifestError:
-            continue
-        if manifest.level == level:
-            manifests.append(manifest)
-    return manifests

@@ -29,7 +29,8 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 - A chunk's pak is named by its content (``<name>.<16 hex>.pak``, the hex from the
   sorted blob hashes it holds) and written before the manifest that names it; the
   chunk's older paks are removed after the manifest is in place, all under a lock
-  on the folder.  So the manifest on disk names a pak that exists and holds every
+  on the folder (:mod:`pipeline.outputs.write_chunk`; the level manifest:
+  :mod:`pipeline.outputs.write_level`).  So the manifest on disk names a pak that exists and holds every
   blob it names, at every instant, even after a ``kill -9``.
 - The chunk ``.`` (glTF files directly in the world root) and its level ``.``
   write ``<out>/.root.json``, ``<out>/.root.<hex>.pak`` and ``<out>/.root.level.json``
@@ -45,7 +46,6 @@ See docs/formats.md.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -55,8 +55,6 @@ from typing import Any
 
 import orjson
 
-from pipeline.outputs import atomic
-from pipeline.outputs.pak import read_index, write_pak
 from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
@@ -256,7 +254,7 @@ def _sorted_unique(items: Iterable[Any]) -> list:
     return [by_bytes[k] for k in sorted(by_bytes)]
 
 
-# ------------------------------------------------------------------ writing
+# ------------------------------------------------------------------ bytes and paths
 def dump_json(doc: Mapping[str, Any]) -> bytes:
     """Deterministic JSON bytes: sorted keys, 2-space indent, trailing newline."""
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
@@ -288,45 +286,6 @@ def pak_stem(name: str) -> str | None:
     return match["stem"] if match else None
 
 
-def write_chunk_outputs(out: Path | str, manifest: ChunkManifest,
-                        blobs: Mapping[str, bytes]) -> list[Path]:
-    """Write the chunk's pak, then the manifest naming it, then remove the chunk's other paks.
-
-    All under a lock on the folder, so a concurrent cook of the same chunk never
-    removes the pak the manifest on disk names.  ``blobs`` maps SHA-256 hex ->
-    SPIR-V and must hold every stage blob the manifest names (extra blobs are
-    ignored).  Returns the files actually rewritten.
-    """
-    needed = stage_hashes(manifest)
-    missing = sorted(needed - set(blobs))
-    if missing:
-        raise ValueError(f"{manifest.chunk}: no blob for {len(missing)} stage hash(es), e.g. {missing[0][:12]}")
-    json_path = chunk_manifest_path(out, manifest.chunk)
-    writes = [(chunk_pak_path(out, manifest), write_pak({h: blobs[h] for h in needed})),
-              (json_path, dump_json(manifest.to_json()))]
-    with atomic.locked(json_path.parent):
-        written = [path for path, data in writes if atomic.write_if_changed(path, data)]
-        remove_other_paks(json_path.parent, json_path.stem, manifest.pak)
-    return written
-
-
-def remove_other_paks(folder: Path, stem: str, keep: str | None) -> list[Path]:
-    """Remove the paks of chunk file name ``stem`` in ``folder`` except ``keep``; call under the folder lock."""
-    removed = []
-    try:
-        names = [e.name for e in os.scandir(folder) if e.name.endswith(".pak")]
-    except OSError:
-        return removed
-    for name in names:
-        if name != keep and pak_stem(name) == stem:
-            try:
-                os.unlink(folder / name)
-                removed.append(folder / name)
-            except FileNotFoundError:
-                pass
-    return removed
-
-
 def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
     """Every stage blob hash the manifest names: what its .pak holds."""
     return frozenset(h for e in manifest.keys.values()
@@ -339,22 +298,6 @@ def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
     return frozenset(h for e in manifest.keys.values()
                      if e.targets is None or any(t.startswith("vulkan") for t in e.targets)
                      for h in e.stages.values())
-
-
-def chunk_outputs_current(out: Path | str, manifest: ChunkManifest) -> bool:
-    """True when ``<out>/<chunk>.json`` holds exactly this manifest's bytes and ``<out>/<chunk>.pak``
-    indexes exactly its stage blobs (the pak's header and index are read, never its blobs)."""
-    on_disk = atomic.read_if_exists(chunk_manifest_path(out, manifest.chunk))
-    if on_disk is None:
-        return False
-    if on_disk != dump_json(manifest.to_json()):
-        return False
-    return read_index(chunk_pak_path(out, manifest)) == stage_hashes(manifest)
-
-
-def write_level_manifest(out: Path | str, manifest: LevelManifest) -> bool:
-    """Write ``<out>/<level>.level.json`` unless unchanged; True when rewritten."""
-    return atomic.write_if_changed(level_manifest_path(out, manifest.level), dump_json(manifest.to_json()))
 
 
 # ------------------------------------------------------------------ reading

@@ -1,7 +1,7 @@
 """Reading a chunk's outputs while a cook may replace them: the manifest with the pak it names.
 
 A cook writes a chunk's new pak, then renames the manifest naming it over the old one,
-then removes the old pak (:func:`pipeline.outputs.manifest.write_chunk_outputs`).  A reader
+then removes the old pak (:func:`pipeline.outputs.write_chunk.write_chunk_outputs`).  A reader
 that read the old manifest just before the rename finds its pak gone: a newer manifest
 is in place, so it reads the manifest again (docs/formats.md, "A manifest and its pak
 agree at every instant").  :func:`load_chunk` does that, a bounded number of times.

@@ -2,20 +2,22 @@
 
 ``outputs:<absolute chunk manifest path>`` (version 3)::
 
-    ["<inputs digest>" | null, <manifest stamp>, "<pak file name>", <pak stamp>]
+    [[["<input name>", "<digest>"], ...] | null, <manifest stamp>, "<pak file name>", <pak stamp>]
 
 where a stamp is :mod:`pipeline.stamps`' ``[mtime_ns, size, inode, ctime_ns]`` or null
-(no file), and the pak file name is the content-addressed name the manifest gives
-(``c00.<16 hex>.pak``).  The inputs digest covers the chunk's keys, its job results,
-its level and errors; an equal digest and current stamps mean the chunk's files need
-not be read or written.  A pak changed in place with its size and mtime put back
-still has another ctime, so it is written again.
+(no file), and the pak file name is
+the content-addressed name the manifest gives (``c00.<16 hex>.pak``).  The named input
+digests (:mod:`pipeline.outputs.chunk_inputs`) cover the writing code, the job results,
+the chunk's keys, its level and errors; equal digests and stats mean the chunk's files
+need not be read or written, and the names of those that differ say why they are.  A pak
+changed in place with its size and mtime put back still has another ctime, so it is
+written again.
 
 ``level-outputs:<absolute level manifest path>`` (version 2)::
 
     ["<digest of the stamps of the level's chunk manifests>", <level manifest stamp>]
 
-Version 2 and 1 records held ``[mtime_ns, size, inode]`` stats: they are misses.
+Records of earlier versions held three-field stats: they are misses.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from pipeline.cache.store import RecordKind
 from pipeline.outputs.pak import pak_intact
-from pipeline.stamps import Stamp, stamp_of, why_dirty
+from pipeline.stamps import MISSING, NOT_RECORDED, Stamp, stamp_of, why_dirty
 
 OUTPUTS = RecordKind("outputs", 3)  # 3: four-field stamps
 LEVEL_OUTPUTS = RecordKind("level-outputs", 2)  # 2: four-field stamps
@@ -50,12 +52,40 @@ def outputs_entry(digest: str | None, json_path: Path, pak_name: str) -> list:
     return [digest, stat_of(json_path), pak_name, stat_of(json_path.with_name(pak_name))]
 
 
-def outputs_current(record, digest: str | None, json_path: Path) -> bool:
-    """``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of the
-    inputs ``digest`` covers, untouched since they were written or compared."""
-    return digest is not None and record_ok(record) and record[0] == digest \
-        and why_dirty(record[1], stat_of(json_path)) is None \
-        and pak_current(record, record[2], json_path.with_name(record[2]))
+def outputs_current(record, inputs, json_path: Path) -> str | None:
+    """None when ``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of
+    ``inputs`` (its named input digests), untouched since they were written or compared; else why not,
+    as ``--explain`` prints it."""
+    if not record_ok(record):
+        return "recorded state absent" if json_path.exists() or record is not None else "new"
+    if inputs is not None and record == as_tuple(outputs_entry(inputs, json_path, record[2])):
+        return None
+    changed = changed_inputs(record[0], as_tuple(inputs)) if inputs is not None else ""
+    if changed:
+        return f"inputs changed: {changed}"
+    files = (_file_change(json_path.name, record[1], stat_of(json_path))
+             or _file_change(record[2], record[3], stat_of(json_path.with_name(record[2]))))
+    return files if files or inputs is not None else "inputs unknown (no fingerprint of the chunk's files)"
+
+
+def level_outputs_current(record, state: str, path: Path) -> str | None:
+    """The same decision for a level manifest: None when ``record`` holds ``state`` (the stats of the
+    level's chunk manifests) and the file's stat; else why it is rebuilt."""
+    if not (isinstance(record, tuple) and len(record) == 2):
+        return "recorded state absent" if path.exists() or record is not None else "new"
+    if record[0] != state:
+        return "inputs changed: chunk manifests"
+    return _file_change(path.name, record[1], stat_of(path))
+
+
+def changed_inputs(recorded, inputs) -> str:
+    """The names of the inputs whose digests differ, comma-separated ("" when none does); a record of
+    another layout names them all."""
+    try:
+        old = dict(recorded)
+    except (TypeError, ValueError):
+        old = {}
+    return ", ".join(name for name, digest in inputs if old.get(name) != digest)
 
 
 def pak_current(record, pak_name: str, pak_path: Path, *, verify: bool = False) -> bool:
@@ -68,3 +98,15 @@ def pak_current(record, pak_name: str, pak_path: Path, *, verify: bool = False) 
     if verify:
         return pak_intact(pak_path)
     return record_ok(record) and record[2] == pak_name and why_dirty(record[3], stat_of(pak_path)) is None
+
+
+def _file_change(name: str, recorded, now) -> str | None:
+    """Why a file's stamp is not the recorded one (:func:`pipeline.stamps.why_dirty`), naming the file."""
+    why = why_dirty(recorded, as_tuple(now))
+    if why is None:
+        return None
+    if why == MISSING:
+        return f"file missing: {name}"
+    if why == NOT_RECORDED:
+        return f"modified on disk: {name}"
+    return f"modified on disk ({why}): {name}"

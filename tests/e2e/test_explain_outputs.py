@@ -1,0 +1,101 @@
+"""``pipeline cook --explain``: every output file a cook rewrites comes with why (real compiler)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_world"
+ROCKS = "forest/c01/rocks.gltf"
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    shutil.copytree(SAMPLE, tmp_path / "world")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def cook(*extra: str) -> str:
+    result = CliRunner().invoke(main, ["cook", "world", "--cache", "cache", "--out", "build", "-j", "1",
+                                       "--color", "never", *extra])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def cook_json(*extra: str) -> dict:
+    return json.loads(cook("--json", *extra))
+
+
+def reasons(doc: dict) -> dict[str, str]:
+    """Output path (relative to the site) -> why the cook rewrote it."""
+    return {Path(item["path"]).as_posix(): item["reason"] for item in doc["explain_outputs"]}
+
+
+def changed_inputs(reason: str) -> list[str]:
+    head, _, names = reason.partition(": ")
+    assert head == "inputs changed", reason
+    return names.split(", ")
+
+
+def pak_of(site: Path, chunk: str) -> str:
+    return json.loads((site / "build" / f"{chunk}.json").read_text())["pak"]
+
+
+def drop_normal_map(site: Path) -> None:
+    """The "rock" material of forest/c01 loses its normal texture: the chunk's keys change."""
+    path = site / "world" / ROCKS
+    doc = json.loads(path.read_text())
+    (rock,) = [m for m in doc["materials"] if m.get("name") == "rock"]
+    del rock["normalTexture"]
+    path.write_text(json.dumps(doc, indent=1))
+
+
+def test_a_first_cook_says_every_file_is_new(site):
+    doc = cook_json()
+    assert sorted(reasons(doc)) == sorted(doc["written"]) and len(doc["written"]) == len(doc["outputs"])
+    assert set(reasons(doc).values()) == {"new"}
+
+
+def test_a_deleted_pak_is_written_again_because_it_is_missing(site):
+    cook()
+    pak = pak_of(site, "forest/c00")
+    (site / "build" / "forest" / pak).unlink()
+    out = cook("--explain")
+    assert f"    build/forest/{pak}: file missing: {pak}\n" in out
+    assert "files written (1):" in out
+    (site / "build" / "forest" / pak).unlink()
+    assert reasons(cook_json()) == {f"build/forest/{pak}": f"file missing: {pak}"}
+
+
+def test_a_material_edit_rewrites_its_chunk_for_its_keys_and_the_level_for_its_chunk_manifests(site):
+    cook()
+    drop_normal_map(site)
+    planned = CliRunner().invoke(main, ["cook", "world", "--cache", "cache", "--out", "build", "--dry-run"]).stdout
+    assert "would write build/forest/c01.json and its .pak: inputs changed: " in planned
+    assert "keys" in changed_inputs(planned.split("c01.json and its .pak: ", 1)[1].splitlines()[0])
+    assert "would write build/forest.level.json: inputs changed: chunk manifests\n" in planned
+
+    doc = cook_json()
+    why = reasons(doc)
+    pak = pak_of(site, "forest/c01")
+    assert sorted(why) == sorted(["build/forest/c01.json", f"build/forest/{pak}", "build/forest.level.json"])
+    assert "keys" in changed_inputs(why["build/forest/c01.json"]) and why[f"build/forest/{pak}"] == \
+        why["build/forest/c01.json"]
+    assert why["build/forest.level.json"] == "inputs changed: chunk manifests"
+    assert [item.get("chunk") or item.get("level") for item in doc["explain_outputs"]] == \
+        ["forest/c01", "forest/c01", "forest"]
+
+
+def test_a_level_manifest_edited_on_disk_is_written_back_and_says_so(site):
+    cook()
+    level = site / "build" / "town.level.json"
+    level.write_bytes(level.read_bytes() + b" ")
+    out = cook("-q", "--explain")  # asked for by name: shown with --quiet too
+    assert "build/town.level.json: modified on disk (" in out and "): town.level.json\n" in out
