@@ -21,7 +21,7 @@ from pipeline.cook.changes import first_keys
 from pipeline.outputs.contract import add_fallbacks
 from pipeline.cook.error_docs import compile_errors, errors_by_chunk, job_users, manifest_prefix, scan_errors
 from pipeline.plan.jobs import JobPlan
-from pipeline.plan.setup import plan_jobs
+from pipeline.plan.setup import plan_for
 from pipeline.outputs.reflection import reflect_cached
 from pipeline.cook.run import (
     CookOptions,
@@ -29,7 +29,6 @@ from pipeline.cook.run import (
     _chunk_digest,
     _chunk_manifest,
     _results_digest,
-    cook_setup,
 )
 from pipeline.compile.scheduler import look_up
 from pipeline.outputs.sweep import sweep_outputs
@@ -72,8 +71,8 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
     families = world.families
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
-    setup = cook_setup(world, options, prefix, identity)
-    plan = plan_jobs(setup, found.keys, store)
+    plan = plan_for(world, found.keys, identity, store=store, target=options.target, optimize=options.optimize,
+                    prefix=prefix)
     run, _ = look_up(plan.jobs, store, prefix)
     first = first_keys(found.keys, plan)
     result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, len(found.keys) - required,

@@ -35,7 +35,7 @@ from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.compilers import BackendError, ToolchainError, get_backend
 from pipeline.plan.jobs import JobPlan
-from pipeline.plan.setup import plan_jobs, world_setup
+from pipeline.plan.setup import plan_for
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
@@ -200,8 +200,7 @@ def job_plan(world: "World", keys, options: ReportOptions, store: Store | None =
     """The stage jobs of ``keys`` and the compiler identity, planned exactly as ``pipeline cook`` plans
     them (:mod:`pipeline.plan.setup`); ``store``: the exact keys the cook recorded are read, not remade."""
     identity = compiler_identity(options)
-    setup = world_setup(world, identity or "", target=options.target)
-    return plan_jobs(setup, keys, store), identity
+    return plan_for(world, keys, identity or "", store=store, target=options.target), identity
 
 
 @dataclass(frozen=True)
