@@ -17,7 +17,6 @@ still done.  A bad argument value is located at the argument, by its name here:
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, replace
@@ -29,6 +28,7 @@ from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store
 from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
+from pipeline.outputs.atomic import check_folder as _check_folder
 from pipeline.outputs.atomic import cleanup_stale_temps as _cleanup_stale_temps
 from pipeline.compile.farm_address import check_audit as _check_audit
 from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
@@ -172,7 +172,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False``.  ``verify``
+    rules again; the result is the same as with ``incremental=False`` (either way the cook
+    takes one ``CookInput``).  ``verify``
     trusts no recorded file stat: every input is read and hashed again (and the
     records refreshed), and every output compared with what it should hold.
 
@@ -244,15 +245,6 @@ def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: W
     with open_store(cache) as store:
         local = _gc.gc(store, keep_days)
     return _gc.CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
-
-
-def _check_folder(path: Path, what: str) -> None:
-    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
-    probe = path
-    while not os.path.lexists(probe) and probe != probe.parent:
-        probe = probe.parent
-    if os.path.lexists(probe) and not probe.is_dir():
-        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
 
 
 def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:

@@ -56,7 +56,8 @@ from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
 from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
-from pipeline.keys.incremental import CookInput, KeyUses
+from pipeline.keys.incremental import CookInput
+from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.world import World
@@ -393,7 +394,8 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
         stages = blobs_of(jobs, result.run.results, has_blob)
         per_target = result.plan.targets.get(key)
         targets = {label: blobs_of(j, result.run.results, has_blob) for label, j in per_target.items()} if per_target else None
-        entries.append(_entry(key, info, stages, families[key.shader], targets))
+        constant_ids = {name: f.constant_id for name, f in families[key.shader].features.items()}
+        entries.append(mf.ManifestEntry.of(key, info, stages, constant_ids, targets))
         vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
         if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
             contract.add_key(key, vulkan, info.bindings)
@@ -408,15 +410,6 @@ def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUs
     result.warnings += [w for w in dict.fromkeys(contract.warnings) if w not in result.warnings]
     return mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(), pipelines=contract.pipelines,
                              reflection=contract.blobs, fallbacks=fallbacks)
-
-
-def _entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,
-           targets: dict[str, dict[str, str]] | None = None) -> mf.ManifestEntry:
-    spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
-            for name, values in info.specialization.items()}
-    return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                            features=dict(key.features), stages=stages, draws=info.draws,
-                            render_states=tuple(info.render_states), specialization=spec, targets=targets)
 
 
 def _level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
