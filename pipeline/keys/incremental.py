@@ -75,13 +75,20 @@ class ChunkKeys:
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
         uses = {}
         name, level = str(record["name"]), record["level"]
+        draws: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
+
+        def draw(ident) -> object:
+            found = draws.get(tuple(ident))
+            if found is None:
+                found = draws[tuple(ident)] = draw_of(ident, name, level)
+            return found
         for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
             ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            drawn = [(draw_of(d, name, level), dict(st), dict(sp)) for d, st, sp in bindings]
+            drawn = [(draw(d), dict(st), dict(sp)) for d, st, sp in bindings]
             if len(drawn) != int(count):
                 raise ValueError("a chunk-keys record whose bindings are not one per draw")
             uses[key] = KeyUses([d for d, _, _ in drawn], list(states), {n: list(v) for n, v in spec.items()},
