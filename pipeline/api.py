@@ -17,7 +17,6 @@ still done.  A bad argument value is located at the argument, by its name here:
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, replace
@@ -29,10 +28,11 @@ from pipeline.cache import gc as _gc
 from pipeline.cache.store import Store
 from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
+from pipeline.outputs.atomic import check_folder as _check_folder
 from pipeline.outputs.atomic import cleanup_stale_temps as _cleanup_stale_temps
 from pipeline.compile.farm_address import check_audit as _check_audit
-from pipeline.compile.farm_address import parse_scheduler as _parse_scheduler
-from pipeline.compile.shared import SharedTier as _SharedTier
+from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
+from pipeline.compile.shared import world_tier as _world_tier
 from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.errors import (
@@ -49,6 +49,7 @@ from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
 from pipeline.keys.required import optional_facts as _optional_facts
 from pipeline.progress import NullProgress, Progress
+from pipeline.progress import scan_progress as _scan_progress
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
@@ -124,22 +125,6 @@ def scan(path: Path | str, *, cache: Path | str | None = None, level: str | None
         return _scan(w, store=store, **options)
 
 
-def _scan_progress(progress: Progress | None):
-    if progress is None or isinstance(progress, NullProgress):
-        return None
-    state = {"started": False}
-
-    def report(done: int, total: int) -> None:
-        if not state["started"]:
-            progress.start("scanning", total)
-            state["started"] = True
-        progress.advance(1)
-        if done >= total:
-            progress.finish()
-
-    return report
-
-
 # ------------------------------------------------------------------ keys
 def keys(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
          cache: Path | str | None = None, progress: Progress | None = None,
@@ -165,9 +150,9 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
 
 def _key_defines(w: World, result: KeysResult) -> dict:
-    from pipeline.compilers import SourceTree
     from pipeline.plan.jobs import ClosureCache, key_defines
-    sources = ClosureCache(SourceTree(w.materials_dir, allowed=w.allowed_roots))
+    from pipeline.plan.setup import world_setup
+    sources = ClosureCache(world_setup(w).tree())
     return {key.text: key_defines(key, w.families[key.shader], sources) for key, _ in result.required.sorted()}
 
 
@@ -187,9 +172,10 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
 
     ``incremental`` (the default) takes each unchanged chunk's keys from its record in
     the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False``.  ``verify`` trusts no
-    recorded file stat: every input is read and hashed again (and the records refreshed), every
-    output compared with what it should hold and every .pak's own checksum checked (a bad one is rewritten).
+    rules again; the result is the same as with ``incremental=False`` (either way the cook
+    takes one ``CookInput``).  ``verify`` trusts no recorded file stat: every input is read and
+    hashed again (and the records refreshed), every output compared with what it should hold and
+    every .pak's own checksum checked (a bad one is rewritten).
 
     ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
     a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
@@ -202,70 +188,45 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     """
     started = time.perf_counter()
     w = _world(world, cache)
-    chosen_scheduler, audit = _scheduler(w, scheduler), _check_audit(audit)
+    chosen_scheduler, audit = _chosen_scheduler(scheduler, w.config.farm.scheduler), _check_audit(audit)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
     with _read_store(w) if dry_run else w.open_store() as store:
-        found = None
+        found = None  # one cook input (CookInput): from chunk records, else from a full evaluation
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
         if found is None:
-            found = keys(w, level=level, chunk=chunk, progress=progress, store=store, verify=verify)
+            found = _chunkcache.from_keys(keys(w, level=level, chunk=chunk, progress=progress, store=store,
+                                               verify=verify), w)
         options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=chosen_scheduler, audit=audit,
-                                    farm_timeout=w.config.farm.batch_timeout, allowed_roots=w.allowed_roots,
-                                    sweep=_sweep_scope(w, level, chunk), verify=verify)
+                                    farm_timeout=w.config.farm.batch_timeout, sweep=_sweep_scope(w, level, chunk),
+                                    verify=verify)
         if dry_run:
             from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run
 
-            prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
             identity = compiler.identity if compiler is not None else get_backend(backend).identity
-            return _dry_run(w, found, store, options, identity, prefix)
-        remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
+            return _dry_run(w, found, store, options, identity, _prefix(w, compiler))
+        remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _prefix(w, compiler))
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
     result.duration = round(time.perf_counter() - started, 3)
     return result
 
 
-def _scheduler(w: World, explicit: str | None) -> str | None:
-    """Argument > $PIPELINE_SCHEDULER > pipeline.toml; ``none`` (or nothing): this machine."""
-    chosen = explicit or os.environ.get("PIPELINE_SCHEDULER") or w.config.farm.scheduler
-    if chosen and chosen != "none":
-        _parse_scheduler(chosen)  # a malformed address is a user error before any work
-        return chosen
-    return None
-
-
-def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | None, compiler):
-    """The shared cache tier of a cook, or None; a folder named in pipeline.toml is relative to the world."""
-    if url is None and w.config.cache.remote is not None:
-        url = w.config.cache.remote
-        if "://" not in url and not Path(url).is_absolute():
-            url = str(w.root / url)
-    if not url:
-        return None
-    try:
-        from pipeline.cache.remote import RemoteCache, RemoteCacheError  # fsspec: the [remote] extra
-        from pipeline.cache.remote_records import team_key
-    except ImportError as exc:
-        raise ConfigError.at(url, f"a shared cache needs fsspec: pip install 'permutation-pipeline[remote]' ({exc})")
-    try:
-        remote = RemoteCache(url, mode=mode or w.config.cache.remote_mode, storage_options=options,
-                             key=team_key(w.root, w.config.cache.key_file))
-    except RemoteCacheError as exc:
-        raise ConfigError.at(url, str(exc)) from None
-    prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
-    return _SharedTier(remote, prefix)
+def _prefix(w: World, compiler) -> str:
+    """How messages name the shader library: the given compiler's way, else from the working folder."""
+    return compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
 
 
 # ------------------------------------------------------------------ cache
 def _open_remote(world: World | Path | str | None, url: str | None, mode: str | None, options: dict | None):
     """The shared tier named by ``url``, else by the world's (default: this folder's) pipeline.toml."""
-    tier = _shared_tier(_world(world if world is not None else Path.cwd()), url, mode, options, None)
+    w = _world(world if world is not None else Path.cwd())
+    tier = _world_tier(w, url, mode, options, _prefix(w, None))
     return tier.cache if tier is not None else None
 
 
@@ -285,15 +246,6 @@ def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: W
     with open_store(cache) as store:
         local = _gc.gc(store, keep_days)
     return _gc.CacheReport(local, remote.gc(keep_days) if remote is not None else None, keep_days)
-
-
-def _check_folder(path: Path, what: str) -> None:
-    """A folder that exists or can be made: its nearest existing ancestor is a folder."""
-    probe = path
-    while not os.path.lexists(probe) and probe != probe.parent:
-        probe = probe.parent
-    if os.path.lexists(probe) and not probe.is_dir():
-        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
 
 
 def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:

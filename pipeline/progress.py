@@ -112,3 +112,20 @@ def for_stream(stream=None, quiet: bool = False) -> Progress:
     if quiet:
         return NullProgress()
     return RichProgress() if stream.isatty() else PlainProgress(stream)
+
+
+def scan_progress(progress: Progress | None):
+    """The scanner's ``(done, total)`` callback reporting to ``progress`` (None for none or a NullProgress)."""
+    if progress is None or isinstance(progress, NullProgress):
+        return None
+    state = {"started": False}
+
+    def report(done: int, total: int) -> None:
+        if not state["started"]:
+            progress.start("scanning", total)
+            state["started"] = True
+        progress.advance(1)
+        if done >= total:
+            progress.finish()
+
+    return report

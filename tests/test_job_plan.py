@@ -74,7 +74,7 @@ def test_report_reads_a_shader_library_reaching_into_an_allowed_root(tmp_path: P
 def test_verify_plans_the_jobs_a_cook_plans(tmp_path: Path) -> None:
     pbr = next(rs for rs in load_rulesets(builtin_rules_dir()) if rs.shader == "pbr")
     options = VerifyOptions(sample=6, seed=3)
-    setup = family_setup(pbr, ROOT / "materials", options)
+    setup = family_setup(api.open_world(tmp_path, materials=ROOT / "materials"), pbr, options, identity="test")
     verified = plan_family(pbr, setup, options, NullProgress())
     keys = [k for p in sorted(pbr.compiled.passes) for k in family_keys(pbr, p, options.sample, options.seed)]
     cooked = plan_jobs(setup, keys)

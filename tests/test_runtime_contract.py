@@ -154,7 +154,7 @@ def test_reflect_a_real_blob(cooked: Path) -> None:
 
 def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:
     """prefetch reflects every new Vulkan blob (in parallel); writing the outputs then reflects nothing."""
-    import pipeline.cook.run as run
+    import pipeline.outputs.write_chunk as run
     from pipeline.outputs.reflection_records import REFLECTION
     from pipeline.cache.store import Store
     from pipeline.outputs import reflection

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from pipeline import api
-from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli._common import (
     output_options,
     EXIT_OK,
@@ -19,7 +16,7 @@ from pipeline.cli._common import (
     materials_option,
     rules_option,
 )
-from pipeline.cook.error_docs import breaks, display_prefix
+from pipeline.cook.error_docs import breaks
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
 from pipeline.cpus import usable_cpus
 from pipeline.errors import Location
@@ -34,6 +31,9 @@ from pipeline.rules.load import load_rulesets
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
               help="Check N keys per pass, drawn with --seed (ignored with --all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--world", type=click.Path(exists=True, file_okay=False), default=".", show_default=True,
+              help="The world whose rule sets, shader library, allowed_roots and [cook] settings to use "
+                   "(pipeline.toml at or above the folder; without one, the built-in rules and materials).")
 @rules_option
 @materials_option
 @cache_option
@@ -43,7 +43,7 @@ from pipeline.rules.load import load_rulesets
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @guarded
-def command(family, every, sample, seed, rules, materials, cache, jobs, backend, as_json, quiet):
+def command(family, every, sample, seed, world, rules, materials, cache, jobs, backend, as_json, quiet):
     """Compile FAMILY's valid permutation keys and report every one that fails.
 
     The keys come from the rule set (every valid canonical key of each pass, or
@@ -52,14 +52,13 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
     nothing, and a remembered failure is reported again.  Exit code 1 when any
     job fails.
     """
-    materials_dir = Path(materials) if materials else builtin_materials_dir()
-    ruleset = find_family(load_rulesets(rules or builtin_rules_dir()), family)
+    w = api.open_world(world, rules=rules, materials=materials)
+    ruleset = find_family(w.rulesets, family)
     options = VerifyOptions(sample=None if every else sample, seed=seed, jobs=jobs or usable_cpus(),
                             backend=backend)
     progress = for_stream(quiet=quiet or as_json)
     with api.open_store(cache) as store:
-        result = verify_family(ruleset, materials_dir, store, options,
-                               display_prefix=display_prefix(materials_dir), progress=progress)
+        result = verify_family(w, ruleset, store, options, progress=progress)
     _failures(result)  # on stderr, with --json too
     if as_json:
         echo_json(result.to_json())

@@ -10,6 +10,7 @@ naming the value.  This module imports no Dask, so the check costs nothing.
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
 from pipeline.cpus import usable_cpus
@@ -66,3 +67,13 @@ def local_workers(requested: int) -> tuple[int, str | None]:
         return requested, None
     return limit, (f"{LOCAL_PREFIX}{requested}: {requested} worker processes for {cpus} usable CPUs; "
                    f"starting {limit} ({LOCAL_PER_CPU} per CPU)")
+
+
+def chosen_scheduler(explicit: str | None, configured: str | None) -> str | None:
+    """The scheduler a cook uses: argument > ``$PIPELINE_SCHEDULER`` > pipeline.toml (``configured``);
+    ``none`` (or nothing): this machine.  A malformed address is a user error before any work."""
+    chosen = explicit or os.environ.get("PIPELINE_SCHEDULER") or configured
+    if chosen and chosen != "none":
+        parse_scheduler(chosen)
+        return chosen
+    return None

@@ -22,17 +22,19 @@ written back.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.compilers import CompileOutput
 from pipeline.compilers.blob_check import blob_problem
 from pipeline.plan.jobs import StageJob
 from pipeline.digest import bytes_hash
-from pipeline.errors import Diagnostic, Location
+from pipeline.errors import ConfigError, Diagnostic, Location
 
 if TYPE_CHECKING:
     from pipeline.cache.remote import RemoteCache
     from pipeline.cache.remote_records import JobRecord, RecordDiagnostic
+    from pipeline.world import World
 
 WRITE_BACK_EVERY = 32
 
@@ -130,3 +132,26 @@ class SharedTier:
         began = time.perf_counter()
         self.cache.record_use(list(job_keys))
         self.seconds += time.perf_counter() - began
+
+
+def world_tier(world: "World", url: str | None, mode: str | None, options: dict | None,
+               prefix: str) -> SharedTier | None:
+    """The shared tier named by ``url``, else by the world's pipeline.toml ``[cache] remote`` (a folder
+    there is relative to the world), or None; ``options`` go to fsspec, ``prefix`` names the library."""
+    if url is None and world.config.cache.remote is not None:
+        url = world.config.cache.remote
+        if "://" not in url and not Path(url).is_absolute():
+            url = str(world.root / url)
+    if not url:
+        return None
+    try:
+        from pipeline.cache.remote import RemoteCache, RemoteCacheError  # fsspec: the [remote] extra
+        from pipeline.cache.remote_records import team_key
+    except ImportError as exc:
+        raise ConfigError.at(url, f"a shared cache needs fsspec: pip install 'permutation-pipeline[remote]' ({exc})")
+    try:
+        remote = RemoteCache(url, mode=mode or world.config.cache.remote_mode, storage_options=options,
+                             key=team_key(world.root, world.config.cache.key_file))
+    except RemoteCacheError as exc:
+        raise ConfigError.at(url, str(exc)) from None
+    return SharedTier(remote, prefix)

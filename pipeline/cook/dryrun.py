@@ -21,13 +21,13 @@ from pipeline.cook.changes import first_keys
 from pipeline.outputs.contract import add_fallbacks
 from pipeline.cook.error_docs import compile_errors, errors_by_chunk, job_users, manifest_prefix, scan_errors
 from pipeline.plan.jobs import JobPlan
-from pipeline.plan.setup import plan_jobs
+from pipeline.plan.setup import plan_for
 from pipeline.outputs.reflection import reflect_cached
 from pipeline.outputs.chunk_build import CookedJobs, build_chunk
 from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
 from pipeline.outputs.write_chunk import chunk_outputs_current
 from pipeline.outputs.write_level import level_state
-from pipeline.cook.run import CookOptions, CookResult, cook_setup, cooked_jobs
+from pipeline.cook.run import CookOptions, CookResult, cooked_jobs
 from pipeline.compile.scheduler import look_up
 from pipeline.outputs.sweep import sweep_outputs
 from pipeline.errors import CookDiagnostic
@@ -69,8 +69,8 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
     families = world.families
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
-    setup = cook_setup(world, options, prefix, identity)
-    plan = plan_jobs(setup, found.keys, store)
+    plan = plan_for(world, found.keys, identity, store=store, target=options.target, optimize=options.optimize,
+                    prefix=prefix)
     run, _ = look_up(plan.jobs, store, prefix)
     first = first_keys(found.keys, plan)
     result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, len(found.keys) - required,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.cache.store import Store
@@ -37,14 +37,14 @@ from pipeline.cook.error_docs import (
     world_named,
 )
 from pipeline.plan.jobs import JobPlan, unknown_compile_families
-from pipeline.plan.setup import JobSetup, plan_jobs, record_exact, world_setup
+from pipeline.plan.setup import JobSetup, plan_for, world_setup
 from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, update_chunk
 from pipeline.outputs.write_level import update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
-from pipeline.keys.incremental import CookInput, from_keys
+from pipeline.keys.incremental import CookInput
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
 from pipeline.world import World
@@ -58,7 +58,6 @@ class CookOptions:
     fail_fast: bool = False
     optimize: bool = False
     target: str = "vulkan1.2"
-    allowed_roots: tuple[Path, ...] = ()  # folders outside materials that sources may lead to
     sweep: str | None = None  # remove outputs of chunks that no longer exist: "" whole world, else a level
     scheduler: str | None = None  # a Dask scheduler address or local:N (pipeline.compile.farm); None: this machine
     audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.compile.farm_trust)
@@ -137,22 +136,21 @@ class CookResult:
         }
 
 
-def cook_keys(world: World, found, store: Store, options: CookOptions,
+def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions,
               progress: Progress | None = None, compiler: JobRunner | None = None, remote=None) -> CookResult:
-    """Plan, compile and write outputs for the keys ``found`` (an ``api.KeysResult`` or a
-    :class:`~pipeline.keys.incremental.CookInput`); ``remote``: a shared cache tier
-    (:class:`~pipeline.compile.shared.SharedTier`) behind ``store``."""
+    """Plan, compile and write outputs for the keys ``found`` (:class:`~pipeline.keys.incremental.CookInput`:
+    from chunk records, or :func:`~pipeline.keys.incremental.from_keys` of a full evaluation);
+    ``remote``: a shared cache tier (:class:`~pipeline.compile.shared.SharedTier`) behind ``store``."""
     families, materials_dir = world.families, world.materials_dir
-    found = found if isinstance(found, CookInput) else from_keys(found, world)
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
     prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    tree = cook_setup(world, options, prefix).tree()
-    compiler = compiler or _compiler(options, materials_dir, tree)
-    setup = cook_setup(world, options, prefix, compiler.identity)
-    plan = plan_jobs(setup, found.keys, store, tree)
-    record_exact(store, setup, plan)
+    library = world_setup(world, prefix=prefix)  # the library and allowed roots, as the plan reads them
+    tree = library.tree()
+    compiler = compiler or _compiler(options, library, tree)
+    plan = plan_for(world, found.keys, compiler.identity, store=store, record=True, target=options.target,
+                    optimize=options.optimize, prefix=prefix, tree=tree)
     stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
@@ -181,15 +179,11 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     return result
 
 
-def cook_setup(world: World, options: CookOptions, prefix: str, identity: str = "") -> JobSetup:
-    """The job setup of a cook with these options (the world's, with the cook's target and roots)."""
-    return replace(world_setup(world, identity, target=options.target, optimize=options.optimize, prefix=prefix),
-                   allowed_roots=options.allowed_roots)
-
-
-def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
-    """The local process pool, or the build farm when a scheduler is configured."""
-    runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
+def _compiler(options: CookOptions, library: JobSetup, tree: SourceTree):
+    """The local process pool, or the build farm when a scheduler is configured; either reads the
+    library and the folders its sources may lead to as the plan does (``library``)."""
+    runner = JobRunner(library.materials_dir, options.backend, options.jobs, tree.display_prefix,
+                       library.allowed_roots)
     if options.scheduler:
         from pipeline.compile.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,

@@ -3,9 +3,11 @@
 Content only ever asks for the keys it uses, so a feature combination no asset
 has yet can hide a compile error until an artist makes one.  ``verify_family``
 closes that gap: it takes the family's *valid* canonical keys per pass
-(:func:`pipeline.rules.counts.enumerate_valid`), plans their stage jobs with the
-same projection and cache keys as a cook, and compiles the ones the cache lacks.
-A rerun is a cache lookup; a failure is remembered and reported again.
+(:func:`pipeline.rules.counts.enumerate_valid`), plans their stage jobs through the
+world's one job setup (:func:`pipeline.plan.setup.world_setup`: its shader library,
+``allowed_roots`` and ``[cook]`` settings), so with the same projection and cache keys
+as a cook, and compiles the ones the cache lacks.  A rerun is a cache lookup; a
+failure is remembered and reported again.
 
 Sampling (``sample=N``): a pass with at most :data:`ENUMERATE_LIMIT` valid keys
 is enumerated and ``N`` keys are drawn uniformly with ``random.Random(seed)``.
@@ -21,14 +23,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline.cache.store import Store
 from pipeline.compilers import get_backend
 from pipeline.cook.error_docs import group_errors
-from pipeline.plan.jobs import JobOptions, JobPlan
-from pipeline.plan.setup import JobSetup, record_exact
+from pipeline.plan.jobs import JobPlan
+from pipeline.plan.setup import JobSetup, record_exact, world_setup
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.errors import PipelineError
 from pipeline.keys.key import PermutationKey
@@ -36,6 +37,7 @@ from pipeline.progress import NullProgress, Progress
 from pipeline.rules.counts import OPEN, count_space, enumerate_valid
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import run_normalize
+from pipeline.world import World
 
 ENUMERATE_LIMIT = 100_000
 MAX_DRAWS_PER_KEY = 50
@@ -52,7 +54,7 @@ class VerifyOptions:
     jobs: int = 1
     backend: str = "capi"
     target: str = "vulkan1.2"
-    optimize: bool = False
+    optimize: bool | None = None      # None: the world's pipeline.toml [cook] spirv_opt
 
 
 @dataclass
@@ -142,11 +144,13 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 
 
 # ------------------------------------------------------------------ plan and run
-def family_setup(ruleset: RuleSet, materials_dir: Path, options: VerifyOptions,
-                 display_prefix: str = "materials/") -> JobSetup:
-    """The job setup of a family checked against a shader library (no world: its defaults)."""
-    job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
-    return JobSetup({ruleset.shader: ruleset}, materials_dir, job_options, display_prefix)
+def family_setup(world: World, ruleset: RuleSet, options: VerifyOptions, display_prefix: str | None = None,
+                 identity: str | None = None) -> JobSetup:
+    """The job setup of one family of ``world``, as a cook of the world sets it up (its shader library,
+    allowed roots and ``[cook]`` settings), with the options' target (and optimize, when given)."""
+    identity = get_backend(options.backend).identity if identity is None else identity
+    return world_setup(world, identity, target=options.target, optimize=options.optimize, prefix=display_prefix,
+                       families={ruleset.shader: ruleset})
 
 
 def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progress: Progress,
@@ -167,15 +171,17 @@ def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progr
     return plan
 
 
-def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
-                  display_prefix: str = "materials/", progress: Progress | None = None,
+def verify_family(world: World, ruleset: RuleSet, store: Store, options: VerifyOptions, *,
+                  display_prefix: str | None = None, progress: Progress | None = None,
                   compiler: JobRunner | None = None) -> VerifyResult:
-    """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
+    """Plan the keys to check of ``ruleset`` (a family of ``world``), compile the jobs the cache lacks,
+    collect the failures."""
     progress = progress or NullProgress()
-    setup = family_setup(ruleset, materials_dir, options, display_prefix)
+    setup = family_setup(world, ruleset, options, display_prefix, compiler.identity if compiler else None)
     plan = plan_family(ruleset, setup, options, progress, store)
     record_exact(store, setup, plan.jobs)
-    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
+    compiler = compiler or JobRunner(setup.materials_dir, options.backend, options.jobs, setup.display_prefix,
+                                     setup.allowed_roots)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
     return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, setup, options, store))

@@ -41,7 +41,7 @@ from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.required import RequiredKeys, optional_facts, required_keys
+from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of, optional_facts, required_keys
 from pipeline.scan import scanner as _scan
 from pipeline.stamps import stamp_of
 from pipeline.world import World
@@ -52,17 +52,6 @@ _KEY_MODULES = ("facts.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "k
 
 
 # ------------------------------------------------------------------ data
-@dataclass
-class KeyUses:
-    """What a chunk's outputs record of one key: draws, render states, specialization values."""
-
-    draws: int
-    render_states: list[dict]
-    specialization: dict[str, list]
-    # per draw: [[file, node, mesh, primitive, material, variant], render state, specialization values]
-    bindings: list = field(default_factory=list)
-
-
 @dataclass
 class ChunkKeys:
     """One chunk as the cook sees it."""
@@ -77,8 +66,8 @@ class ChunkKeys:
 
     def to_record(self) -> dict:
         """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.keys.records`)."""
-        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, u.draws, u.render_states, u.specialization,
-                 u.bindings] for k, u in self.keys.items()]
+        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, len(u.draws), u.render_states, u.specialization,
+                 [[draw_id(d), st, sp] for d, st, sp in u.bindings]] for k, u in self.keys.items()]
         return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
                 "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                 "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
@@ -87,16 +76,27 @@ class ChunkKeys:
     def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
         """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
         uses = {}
+        name, level = str(record["name"]), record["level"]
+        draws: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
+
+        def draw(ident) -> object:
+            found = draws.get(tuple(ident))
+            if found is None:
+                found = draws[tuple(ident)] = draw_of(ident, name, level)
+            return found
         for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
             ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            uses[key] = KeyUses(int(count), list(states), {n: list(v) for n, v in spec.items()},
-                                [(list(d), dict(st), dict(sp)) for d, st, sp in bindings])
+            drawn = [(draw(d), dict(st), dict(sp)) for d, st, sp in bindings]
+            if len(drawn) != int(count):
+                raise ValueError("a chunk-keys record whose bindings are not one per draw")
+            uses[key] = KeyUses([d for d, _, _ in drawn], list(states), {n: list(v) for n, v in spec.items()},
+                                bindings=drawn)
         deps = record["deps"]
-        return cls(str(record["name"]), record["level"], int(record["draws"]), uses,
+        return cls(name, level, int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
@@ -104,32 +104,23 @@ class ChunkKeys:
 
 @dataclass
 class CookInput:
-    """What a cook needs of its keys, from the full path (:func:`from_keys`) or chunk records."""
+    """The one input of a cook and its dry run: its keys, from chunk records (:func:`cook_input`) or
+    from a full evaluation (:func:`from_keys`)."""
 
     chunks: list[str]
     draws: int
     keys: dict[PermutationKey, object]              # every key of every chunk
-    by_chunk: dict[str, dict[PermutationKey, KeyUses]]
+    by_chunk: dict[str, dict[PermutationKey, KeyUses]]  # chunk -> what each of its keys is used for
     chunk_levels: dict[str, str]                    # chunk -> level its outputs go to
     diagnostics: list[Diagnostic]
     fingerprints: dict[str, str] = field(default_factory=dict)  # chunk -> the fingerprint its keys came from
-
-
-def uses_of(required: RequiredKeys) -> dict[PermutationKey, KeyUses]:
-    return {key: KeyUses(len(info.draws), list(info.render_states), {n: list(v) for n, v in info.specialization.items()},
-                         [(_draw_id(src), state, spec) for src, state, spec in info.bindings])
-            for key, info in required.keys.items()}
-
-
-def _draw_id(src) -> list:
-    return [src.file, src.node, src.mesh, src.primitive, src.material, src.variant]
 
 
 def from_keys(found, world: World) -> CookInput:
     """The cook input of a full :class:`pipeline.api.KeysResult`."""
     levels = {name: world.level_of(name) for name in found.scan.chunks}
     return CookInput(list(found.scan.chunks), len(found.scan.draws), found.required.keys,
-                     {name: uses_of(required) for name, required in found.by_chunk.items()},
+                     {name: dict(required.keys) for name, required in found.by_chunk.items()},
                      levels, found.diagnostics)
 
 
@@ -262,7 +253,7 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
         chunk_draws = draws[info.name]
         required = required_keys(world.rulesets, chunk_draws, memo) if chunk_draws else RequiredKeys()
         level_of = chunk_draws[0].source.level if chunk_draws else None
-        records.append(ChunkKeys(info.name, level_of, len(chunk_draws), uses_of(required), diags[info.name],
+        records.append(ChunkKeys(info.name, level_of, len(chunk_draws), dict(required.keys), diags[info.name],
                                  list(required.diagnostics), _deps(store, target.root, info, config, optional)))
     return records
 

@@ -2,8 +2,8 @@
 
 :func:`required_keys` groups draws by the values of only the fact paths the rule sets
 read (:class:`FactProjection`), evaluates each group once and merges draws, render
-states and specialization values per key; :func:`keys_of` does it per chunk and
-unions the chunks (:class:`KeysResult`).
+states and specialization values per key (:class:`KeyUses`, what a key is used for);
+:func:`keys_of` does it per chunk and unions the chunks (:class:`KeysResult`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,32 @@ from pipeline.scan.scanner import ScanResult
 
 
 # ---------------------------------------------------------------- over many draws
+DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")  # a draw's id in records and manifests
+
+
+def draw_id(source: DrawSource) -> list:
+    """A draw as records and the runtime contract name it: ``[file, node, mesh, primitive, material, variant]``."""
+    return [source.file, source.node, source.mesh, source.primitive, source.material, source.variant]
+
+
+def draw_of(ident, chunk: str, level: str) -> DrawSource:
+    """The draw a :func:`draw_id` of a chunk names (its values were validated when it was first made)."""
+    return DrawSource.model_construct(chunk=chunk, level=level, **dict(zip(DRAW_FIELDS, ident)))
+
+
 @dataclass
-class KeyInfo:
-    """Who needs a key and with which pipeline states and specialization values."""
+class KeyUses:
+    """What a key is used for, the one shape every stage passes around: the draws that need it
+    (``draws``; a fallback key no draw needs has none), the render states and specialization values
+    they draw it with, per draw both of these (``bindings``), and a draw's rule trace.
+
+    Keys evaluated from draws, keys read back from a chunk's record (:mod:`pipeline.keys.incremental`)
+    and the keys a cook writes into a chunk manifest (``ManifestEntry.of``) all take this shape."""
 
     draws: list[DrawSource] = field(default_factory=list)
     render_states: list[dict] = field(default_factory=list)
     specialization: dict[str, list] = field(default_factory=dict)
-    trace: Trace | None = None
+    trace: Trace | None = field(default=None, compare=False)  # a full evaluation's; records keep none
     bindings: list[tuple[DrawSource, dict, dict]] = field(default_factory=list)  # per draw: render state, spec values
 
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
@@ -42,8 +60,8 @@ class KeyInfo:
         if self.trace is None:
             self.trace = use.trace
 
-    def merge(self, other: "KeyInfo") -> None:
-        """Take in another KeyInfo of the same key (from another chunk, say)."""
+    def merge(self, other: "KeyUses") -> None:
+        """Take in the uses of the same key elsewhere (another chunk, say)."""
         self.draws.extend(other.draws)
         self.bindings.extend(other.bindings)
         self._add_states(other.render_states, other.specialization)
@@ -65,11 +83,11 @@ class KeyInfo:
 
 @dataclass
 class RequiredKeys:
-    keys: dict[PermutationKey, KeyInfo] = field(default_factory=dict)
+    keys: dict[PermutationKey, KeyUses] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     signatures_evaluated: int = 0
 
-    def sorted(self) -> list[tuple[PermutationKey, KeyInfo]]:
+    def sorted(self) -> list[tuple[PermutationKey, KeyUses]]:
         return sorted(self.keys.items(), key=lambda item: item[0].text)
 
     @classmethod
@@ -80,7 +98,7 @@ class RequiredKeys:
             total.signatures_evaluated += part.signatures_evaluated
             _add_unique(total.diagnostics, part.diagnostics, seen)
             for key, info in part.keys.items():
-                total.keys.setdefault(key, KeyInfo()).merge(info)
+                total.keys.setdefault(key, KeyUses()).merge(info)
         return total
 
     def to_json(self) -> dict:
@@ -134,7 +152,7 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
             _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
         sources = [d.source for d in group]
         for use in uses:
-            result.keys.setdefault(use.key, KeyInfo()).add(use, sources)
+            result.keys.setdefault(use.key, KeyUses()).add(use, sources)
     return result
 
 

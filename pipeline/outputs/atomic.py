@@ -33,6 +33,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pipeline.errors import PipelineError
 from pipeline.fileio import FileReadError, read_regular
 
 TEMP_MARK = ".tmp-"
@@ -47,6 +48,16 @@ _replace = os.replace
 
 class AtomicWriteError(OSError):
     """An output file could not be written; the previous content (if any) is intact."""
+
+
+def check_folder(path: Path, what: str) -> None:
+    """A folder that exists or can be made (its nearest existing ancestor is a folder), else a located
+    error: ``cannot use as the {what}: ... is not a folder``."""
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if os.path.lexists(probe) and not probe.is_dir():
+        raise PipelineError.at(str(path), f"cannot use as the {what}: {probe} is not a folder")
 
 
 def temp_path_for(path: Path | str) -> Path:

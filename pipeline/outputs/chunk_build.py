@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pipeline.compile.scheduler import RunResult
-from pipeline.keys.incremental import KeyUses
+from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.contract import ContractBuilder, bindings_by_pass
@@ -55,7 +55,8 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
         stages = blobs_of(key_jobs, results, has_blob)
         per_target = plan.targets.get(key)
         targets = {label: blobs_of(j, results, has_blob) for label, j in per_target.items()} if per_target else None
-        entries.append(entry(key, info, stages, jobs.families[key.shader], targets))
+        constant_ids = {name: f.constant_id for name, f in jobs.families[key.shader].features.items()}
+        entries.append(mf.ManifestEntry.of(key, info, stages, constant_ids, targets))
         vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
         if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
             contract.add_key(key, vulkan, info.bindings)
@@ -69,13 +70,3 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     manifest = mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(),
                                  pipelines=contract.pipelines, reflection=contract.blobs, fallbacks=fallbacks)
     return BuiltChunk(manifest, tuple(dict.fromkeys(contract.warnings)))
-
-
-def entry(key: PermutationKey, info: KeyUses, stages: dict[str, str], ruleset,
-          targets: dict[str, dict[str, str]] | None = None) -> mf.ManifestEntry:
-    """One key's manifest entry: its features, draws, render states, specialization values and blobs."""
-    spec = {name: mf.SpecConstant(ruleset.features[name].constant_id, tuple(values))
-            for name, values in info.specialization.items()}
-    return mf.ManifestEntry(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                            features=dict(key.features), stages=stages, draws=info.draws,
-                            render_states=tuple(info.render_states), specialization=spec, targets=targets)

@@ -19,9 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pipeline.outputs.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.keys.fallback import fallback_keys
-from pipeline.keys.incremental import KeyUses
-
-DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")
+from pipeline.keys.required import DRAW_FIELDS, KeyUses, draw_id
 
 
 def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Mapping[str, tuple[int, object]]
@@ -56,15 +54,16 @@ class ContractBuilder:
         return {n: (features[n].constant_id, v) for n, v in values.items()}
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
-        """Every draw of ``key`` (``bindings``: (draw id, render state, specialization values))."""
+        """Every draw of ``key`` (``bindings``: (draw, render state, specialization values), :class:`KeyUses`)."""
         layout = None
         if len(stages) >= 2:  # else a stage failed to compile: no pipeline (the manifest lists the error)
             try:
                 layout = self._layout(key.shader, stages)
             except ReflectionError as exc:
                 self.warnings += [d.message for d in exc.diagnostics]
-        for draw_id, state, spec in bindings:
-            record = self.draws.setdefault(tuple(draw_id), dict(zip(DRAW_FIELDS, draw_id)) | {"passes": {}})
+        for draw, state, spec in bindings:
+            ident = draw_id(draw)
+            record = self.draws.setdefault(tuple(ident), dict(zip(DRAW_FIELDS, ident)) | {"passes": {}})
             use = record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text}
             if layout is not None:
                 pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
@@ -81,9 +80,9 @@ class ContractBuilder:
             self.warnings += [d.message for d in exc.diagnostics]
             return
         label = f"{key.shader}/{key.pass_name}"
-        for draw_id, state, spec in by_pass.get(label, ()):
+        for draw, state, spec in by_pass.get(label, ()):
             pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
-            record = self.draws.get(tuple(draw_id))
+            record = self.draws.get(tuple(draw_id(draw)))
             if record is not None and label in record["passes"]:  # else its own key failed to compile
                 self.pipelines[pid] = doc
                 record["passes"][label]["fallback"] = pid
@@ -109,14 +108,14 @@ def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
                     for u in same:
                         for name, values in u.specialization.items():
                             spec.setdefault(name, []).extend(v for v in values if v not in spec.get(name, []))
-                    uses[key] = KeyUses(0, states, spec, [])
+                    uses[key] = KeyUses([], states, spec)
                 found.keys.setdefault(key, None)
                 chosen.setdefault(chunk, {})[f"{shader}/{pass_name}"] = key.text
     return chosen
 
 
 def bindings_by_pass(required: Mapping) -> dict[str, list]:
-    """shader/pass -> every (draw id, render state, specialization values) of the chunk's keys."""
+    """shader/pass -> every (draw, render state, specialization values) of the chunk's keys."""
     out: dict[str, list] = {}
     for key, uses in required.items():
         out.setdefault(f"{key.shader}/{key.pass_name}", []).extend(uses.bindings)

@@ -58,6 +58,8 @@ import orjson
 from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import KeyUses
 
 FORMAT_VERSION = 3
 ROOT = "."            # the chunk (and level) of glTF files directly in the world root
@@ -103,6 +105,16 @@ class ManifestEntry:
     specialization: Mapping[str, SpecConstant] = field(default_factory=dict)
     chunks: tuple[str, ...] = ()  # level manifests only
     targets: Mapping[str, Mapping[str, str]] | None = None  # target label -> stage -> blob (families naming targets)
+
+    @classmethod
+    def of(cls, key: PermutationKey, uses: KeyUses, stages: Mapping[str, str], constant_ids: Mapping[str, int],
+           targets: Mapping[str, Mapping[str, str]] | None = None) -> "ManifestEntry":
+        """The entry of ``key`` from what it is used for (:class:`~pipeline.keys.required.KeyUses`): its draw
+        count, render states and specialization values (``constant_ids``: the family's, by feature)."""
+        spec = {name: SpecConstant(constant_ids[name], tuple(values)) for name, values in uses.specialization.items()}
+        return cls(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
+                   features=dict(key.features), stages=stages, draws=len(uses.draws),
+                   render_states=tuple(uses.render_states), specialization=spec, targets=targets)
 
     def to_json(self, *, with_chunks: bool = False) -> dict:
         doc = {

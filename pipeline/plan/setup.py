@@ -1,11 +1,12 @@
-"""The one job plan: which compile jobs a set of keys needs, for cook, report and verify alike.
+"""The one job plan: which compile jobs a set of keys needs, for every command alike.
 
 A :class:`JobSetup` is everything a plan depends on besides the keys: the families, the
 shader library with the folders its sources may lead to (``allowed_roots``), how
 messages name it, and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
-compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` makes it
-from a world; :func:`plan_jobs` (or :meth:`JobSetup.planner`, one key at a time) makes
-the plan.
+compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` is the only
+way to make one, always from a world (its library, allowed roots and ``[cook]``
+settings); :func:`plan_for` plans a world's keys (cook, dry run, report, explain) and
+:meth:`JobSetup.planner` streams keys one at a time (``verify-family``).
 
 With a store, the plan reads the exact keys earlier plans found (``job-exact`` records,
 :mod:`pipeline.cache.job_records`): a job whose define-based key (its source closure by
@@ -52,19 +53,35 @@ class JobSetup:
                        _recorded(store, self) if store is not None else None)
 
 
-def world_setup(world: "World", identity: str, *, target: str = "vulkan1.2", optimize: bool | None = None,
-                prefix: str | None = None) -> JobSetup:
-    """The job setup of a world's cook: its families, library, allowed roots and ``[cook]`` settings;
-    ``identity`` is the compiler's (:attr:`Backend.identity`)."""
+def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2", optimize: bool | None = None,
+                prefix: str | None = None, families: dict[str, RuleSet] | None = None) -> JobSetup:
+    """The job setup of a world: its families (or ``families``), library, allowed roots and ``[cook]``
+    settings (``optimize``: pipeline.toml's unless given); ``identity`` is the compiler's
+    (:attr:`Backend.identity`), ``prefix`` how messages name the library (from the working folder)."""
     options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
                          tuple(sorted(world.config.cook.compile.items())))
-    return JobSetup(world.families, world.materials_dir, options,
+    return JobSetup(world.families if families is None else families, world.materials_dir, options,
                     prefix if prefix is not None else display_prefix(world.materials_dir), world.allowed_roots)
 
 
+def plan_for(world: "World", keys, identity: str = "", *, store: Store | None = None, record: bool = False,
+             target: str = "vulkan1.2", optimize: bool | None = None, prefix: str | None = None,
+             tree: SourceTree | None = None) -> JobPlan:
+    """The stage jobs of a world's ``keys``, as every command plans them (:func:`world_setup`).
+
+    ``store``: the exact keys it records are read instead of preprocessing again; ``record``
+    writes the ones found here back to it (a cook does).  ``tree``: the shader library as the
+    compiler reads it, shared with the plan."""
+    setup = world_setup(world, identity, target=target, optimize=optimize, prefix=prefix)
+    plan = plan_jobs(setup, keys, store, tree)
+    if record and store is not None:
+        record_exact(store, setup, plan)
+    return plan
+
+
 def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None) -> JobPlan:
-    """The unique stage jobs of ``keys`` and which job each key's stages map to (``store``: the
-    exact keys it records are used instead of preprocessing again)."""
+    """The unique stage jobs of ``keys`` under ``setup`` and which job each key's stages map to
+    (``store``: the exact keys it records are used instead of preprocessing again)."""
     planner = setup.planner(store, tree)
     for key in sorted(keys):
         planner.add(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from pipeline.config import CONFIG_NAME
-from pipeline.keys.required import KeyInfo, KeysResult, RequiredKeys
+from pipeline.keys.required import KeysResult, KeyUses, RequiredKeys
 from pipeline.report.features import contributor_rows
 from pipeline.report.rows import AreaRow, BudgetCheck, FeatureRow
 from pipeline.world import World
@@ -46,7 +46,7 @@ def _level_keys(found: KeysResult, level: str) -> RequiredKeys:
     for chunk, required in found.by_chunk.items():
         for key, info in required.keys.items():
             if any(s.level == level for s in info.draws):
-                merged.keys.setdefault(key, KeyInfo()).draws.extend(info.draws)
+                merged.keys.setdefault(key, KeyUses()).draws.extend(info.draws)
     return merged
 
 

@@ -35,11 +35,11 @@ from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.compilers import BackendError, ToolchainError, get_backend
 from pipeline.plan.jobs import JobPlan
-from pipeline.plan.setup import plan_jobs, world_setup
+from pipeline.plan.setup import plan_for
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.required import KeyInfo, RequiredKeys
+from pipeline.keys.required import KeyUses, RequiredKeys
 from pipeline.report.budget import budget_checks
 from pipeline.report.errors import ReportError  # noqa: F401  (re-exported)
 from pipeline.report.fallbacks import fallback_rows
@@ -200,8 +200,7 @@ def job_plan(world: "World", keys, options: ReportOptions, store: Store | None =
     """The stage jobs of ``keys`` and the compiler identity, planned exactly as ``pipeline cook`` plans
     them (:mod:`pipeline.plan.setup`); ``store``: the exact keys the cook recorded are read, not remade."""
     identity = compiler_identity(options)
-    setup = world_setup(world, identity or "", target=options.target)
-    return plan_jobs(setup, keys, store), identity
+    return plan_for(world, keys, identity or "", store=store, target=options.target), identity
 
 
 @dataclass(frozen=True)
@@ -244,7 +243,7 @@ def stage_count(rs) -> int:
     return len(rs.sources) if rs.kind == "ubershader" else 2
 
 
-def _generated(rs, keys: dict[PermutationKey, KeyInfo], plan: JobPlan, row: FunnelRow) -> FunnelRow:
+def _generated(rs, keys: dict[PermutationKey, KeyUses], plan: JobPlan, row: FunnelRow) -> FunnelRow:
     """A generated family's row also counts materials and (materialx) graph shapes:
     materials -> graph shapes -> generated sources (``unique_sources``) -> binaries."""
     if rs.kind == "ubershader":
@@ -266,7 +265,7 @@ def total_rows(families, required: RequiredKeys, plan: JobPlan, states: dict[str
 
 
 def _funnel(shader: str, pass_name: str, stages: int, possible: int, valid: int,
-            keys: dict[PermutationKey, KeyInfo], plan: JobPlan, states: dict[str, JobState]) -> FunnelRow:
+            keys: dict[PermutationKey, KeyUses], plan: JobPlan, states: dict[str, JobState]) -> FunnelRow:
     jobs = {j for k in keys for j in plan.all_jobs_for(k)}
     found = [states[j] for j in jobs if j in states]
     counts = Counter(s.state for s in found)
@@ -282,7 +281,7 @@ def _funnel(shader: str, pass_name: str, stages: int, possible: int, valid: int,
         pso=_pso(keys, plan, states) if complete else None)
 
 
-def _pso(keys: dict[PermutationKey, KeyInfo], plan: JobPlan, states: dict[str, JobState]) -> int:
+def _pso(keys: dict[PermutationKey, KeyUses], plan: JobPlan, states: dict[str, JobState]) -> int:
     """Distinct (stage blobs, render state) pairs: the pipeline objects the content creates."""
     seen = set()
     for key, info in keys.items():

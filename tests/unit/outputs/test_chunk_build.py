@@ -5,15 +5,23 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pipeline.compile.scheduler import JobResult, RunResult
-from pipeline.keys.incremental import KeyUses
+from pipeline.facts import DrawSource
+from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs.chunk_build import MISSING_BLOB, CookedJobs, build_chunk
 from pipeline.plan.jobs import JobPlan
 
+
+def draws(n: int) -> list[DrawSource]:
+    """``n`` draws of one mesh."""
+    return [DrawSource(file="a.gltf", chunk="forest/c00", level="forest", node=node, mesh=0, primitive=0,
+                       material=None) for node in range(n)]
+
+
 GOOD = PermutationKey("pbr", "forward", (("NORMAL_MAP", False),))
 BAD = PermutationKey("pbr", "forward", (("NORMAL_MAP", True),))
 FAMILIES = {"pbr": SimpleNamespace(features={}, instance_inputs=())}
-USES = {GOOD: KeyUses(3, [{"cull": "back"}], {}), BAD: KeyUses(1, [], {})}
+USES = {GOOD: KeyUses(draws(3), [{"cull": "back"}], {}), BAD: KeyUses(draws(1), [], {})}
 
 
 def jobs(bad_blob: str | None, key_errors=lambda key: []) -> CookedJobs:

@@ -8,13 +8,21 @@ import pytest
 
 from pipeline.cache.store import Store
 from pipeline.compile.scheduler import JobResult, RunResult
-from pipeline.keys.incremental import KeyUses
+from pipeline.facts import DrawSource
+from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.pak import PakReader
 from pipeline.outputs.write_chunk import chunk_outputs_current, manifest_keys, update_chunk, write_chunk_outputs
 from pipeline.plan.jobs import JobPlan
+
+
+def draws(n: int) -> list[DrawSource]:
+    """``n`` draws of one mesh."""
+    return [DrawSource(file="a.gltf", chunk="forest/c00", level="forest", node=node, mesh=0, primitive=0,
+                       material=None) for node in range(n)]
+
 
 KEY = PermutationKey("pbr", "forward", (("NORMAL_MAP", False),))
 OTHER = PermutationKey("pbr", "forward", (("NORMAL_MAP", True),))
@@ -41,7 +49,7 @@ def plan_of(stages: dict) -> JobPlan:
 
 
 def update(site, required=None, keys: str = "k1"):
-    required = {KEY: KeyUses(2, [], {})} if required is None else required
+    required = {KEY: KeyUses(draws(2), [], {})} if required is None else required
     return update_chunk(site.jobs, "forest/c00", "forest", required, [], inputs(keys), site.store, site.out, {})
 
 
@@ -71,7 +79,7 @@ def test_a_deleted_pak_alone_is_written_again_with_its_reason(site):
 
 def test_changed_keys_rewrite_the_chunk_and_say_so(site):
     update(site)
-    done = update(site, {KEY: KeyUses(2, [], {}), OTHER: KeyUses(1, [], {})}, keys="k2")
+    done = update(site, {KEY: KeyUses(draws(2), [], {}), OTHER: KeyUses(draws(1), [], {})}, keys="k2")
     assert done.reason == "inputs changed: keys" and len(done.written) == 2
     assert done.keys_before == {KEY.text: KEY.hash} and sorted(done.keys) == sorted([KEY.text, OTHER.text])
     assert manifest_keys(site.out / "forest/c00.json") == {KEY.text: KEY.hash, OTHER.text: OTHER.hash}

@@ -1,0 +1,66 @@
+"""One shape for what a key is used for (``KeyUses``): evaluated draws, chunk records and manifest entries."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pipeline import api
+from pipeline.keys import incremental
+from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of
+from pipeline.outputs.manifest import ManifestEntry, load_chunk_manifest
+from pipeline.keys.incremental import ChunkKeys
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = ROOT / "examples" / "sample_world"
+
+
+def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    found = api.keys(world)
+    for name, required in sorted(found.by_chunk.items()):
+        level = world.level_of(name)
+        record = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_record()
+        back = ChunkKeys.from_record(record, {})
+        assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
+        assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
+
+
+def test_the_cook_input_of_records_is_the_cook_input_of_a_full_evaluation(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    full = incremental.from_keys(api.keys(world), world)
+    with world.open_store() as store:
+        incremental.cook_input(world, store)              # evaluates and records every chunk
+        recorded = incremental.cook_input(world, store)   # reads every chunk back from its record
+    assert recorded.by_chunk == full.by_chunk and recorded.draws == full.draws
+
+
+def test_a_draw_id_names_its_draw_within_its_chunk() -> None:
+    found = api.keys(SAMPLE)
+    for uses in found.required.keys.values():
+        for draw in uses.draws:
+            assert draw_of(draw_id(draw), draw.chunk, draw.level) == draw
+
+
+def test_uses_merge_across_chunks() -> None:
+    found = api.keys(SAMPLE)
+    merged = RequiredKeys.union(found.by_chunk.values())
+    for key, uses in merged.keys.items():
+        assert len(uses.draws) == len(uses.bindings) == sum(len(r.keys[key].draws) for r in found.by_chunk.values()
+                                                            if key in r.keys)
+
+
+def test_a_manifest_entry_is_made_from_the_key_s_uses(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "world")
+    result = api.cook(tmp_path / "world", cache=tmp_path / "cache", out=tmp_path / "out", jobs=1)
+    assert result.errors == []
+    world = api.open_world(tmp_path / "world")
+    found = api.keys(world, cache=tmp_path / "cache")
+    chunk = sorted(found.by_chunk)[0]
+    manifest = load_chunk_manifest(tmp_path / "out" / f"{chunk}.json")
+    for key, uses in found.by_chunk[chunk].keys.items():
+        ruleset = world.families[key.shader]
+        constant_ids = {name: f.constant_id for name, f in ruleset.features.items()}
+        written = manifest.keys[key.text]
+        made = ManifestEntry.of(key, uses, written.stages, constant_ids, written.targets)
+        assert made.to_json() == written.to_json()
