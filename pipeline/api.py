@@ -221,9 +221,9 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run
 
-            prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+            library = compiler.library if compiler is not None else _cook.canonical_folder(w.materials_dir)
             identity = compiler.identity if compiler is not None else get_backend(backend).identity
-            return _dry_run(w, found, store, options, identity, prefix)
+            return _dry_run(w, found, store, options, identity, library)
         remote = _shared_tier(w, remote_cache, remote_cache_mode, remote_options, compiler)
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
@@ -258,8 +258,7 @@ def _shared_tier(w: World, url: str | None, mode: str | None, options: dict | No
                              key=team_key(w.root, w.config.cache.key_file))
     except RemoteCacheError as exc:
         raise ConfigError.at(url, str(exc)) from None
-    prefix = compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
-    return _SharedTier(remote, prefix)
+    return _SharedTier(remote, compiler.library if compiler is not None else _cook.canonical_folder(w.materials_dir))
 
 
 # ------------------------------------------------------------------ cache

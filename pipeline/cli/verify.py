@@ -13,13 +13,16 @@ from pipeline.cli._common import (
     EXIT_OK,
     EXIT_USER,
     cache_option,
+    display_path,
+    display_text,
     echo_json,
     guarded,
     jobs_option,
     materials_option,
     rules_option,
+    shown_document,
 )
-from pipeline.cook.error_docs import breaks, display_prefix
+from pipeline.cook.error_docs import breaks
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
 from pipeline.cpus import usable_cpus
 from pipeline.errors import Location
@@ -58,11 +61,10 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
                             backend=backend)
     progress = for_stream(quiet=quiet or as_json)
     with api.open_store(cache) as store:
-        result = verify_family(ruleset, materials_dir, store, options,
-                               display_prefix=display_prefix(materials_dir), progress=progress)
+        result = verify_family(ruleset, materials_dir, store, options, progress=progress)
     _failures(result)  # on stderr, with --json too
     if as_json:
-        echo_json(result.to_json())
+        echo_json(shown_document(result.to_json()))
     else:
         _render(result)
     return EXIT_OK if result.ok else EXIT_USER
@@ -70,8 +72,8 @@ def command(family, every, sample, seed, rules, materials, cache, jobs, backend,
 
 def _failures(result: VerifyResult) -> None:
     for failure in result.failures:
-        where = Location(failure["file"], failure["line"], failure["col"])
-        click.echo(f"{where}: error: {failure['message']}{breaks(failure)} [{', '.join(failure['stages'])}]",
+        where = Location(display_path(failure["file"]), failure["line"], failure["col"])
+        click.echo(f"{where}: error: {display_text(failure['message'])}{breaks(failure)} [{', '.join(failure['stages'])}]",
                    err=True)
 
 

@@ -40,7 +40,6 @@ from pipeline.cook.error_docs import (
     compile_doc,
     compile_errors,
     cook_error,
-    display_prefix,
     errors_by_chunk,
     job_users,
     manifest_prefix,
@@ -55,7 +54,7 @@ from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
 from pipeline.digest import code_hash, stable_hash
-from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
+from pipeline.errors import CookDiagnostic, Location, PipelineError, canonical_folder, one_line
 from pipeline.keys.incremental import CookInput, KeyUses, from_keys
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -97,7 +96,7 @@ class CookResult:
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     fallback_keys: int = 0                               # of ``keys``: fallbacks no draw requires
-    display_prefix: str = "materials/"                   # how errors name the shader library (cwd-relative)
+    library: str = ""                                    # the shader library's canonical folder (errors name files under it)
     manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
@@ -157,10 +156,10 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
-    prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    tree = cook_setup(world, options, prefix).tree()
+    tree = cook_setup(world, options).tree()
     compiler = compiler or _compiler(options, materials_dir, tree)
-    setup = cook_setup(world, options, prefix, compiler.identity)
+    library = compiler.library
+    setup = cook_setup(world, options, compiler.identity)
     plan = plan_jobs(setup, found.keys, store, tree)
     record_exact(store, setup, plan)
     stamp = cook_stamp()
@@ -170,13 +169,13 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
         remote.record_use(plan.jobs)
     first_both = first_keys(found.keys, plan)
     first = {job: text for job, (text, _) in first_both.items()}
-    errors = scan_errors(found) + compile_errors(plan, run, prefix, job_users(found.keys, plan))
+    errors = scan_errors(found) + compile_errors(plan, run, library, job_users(found.keys, plan))
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
-                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), library=library,
                         manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks, result.fallback_keys = fallbacks, len(found.keys) - required
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
-    result.warnings += [f"{display_prefix(world.root)}{d.file}: {d.message}" for d in found.diagnostics
+    result.warnings += [f"{canonical_folder(world.root)}{d.file}: {d.message}" for d in found.diagnostics
                         if d in world.folder_warnings()]  # folder links not followed
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
@@ -191,15 +190,15 @@ def cook_keys(world: World, found, store: Store, options: CookOptions,
     return result
 
 
-def cook_setup(world: World, options: CookOptions, prefix: str, identity: str = "") -> JobSetup:
+def cook_setup(world: World, options: CookOptions, identity: str = "") -> JobSetup:
     """The job setup of a cook with these options (the world's, with the cook's target and roots)."""
-    return replace(world_setup(world, identity, target=options.target, optimize=options.optimize, prefix=prefix),
+    return replace(world_setup(world, identity, target=options.target, optimize=options.optimize),
                    allowed_roots=options.allowed_roots)
 
 
 def _compiler(options: CookOptions, materials_dir: Path, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured."""
-    runner = JobRunner(materials_dir, options.backend, options.jobs, tree.display_prefix, options.allowed_roots)
+    runner = JobRunner(materials_dir, options.backend, options.jobs, options.allowed_roots)
     if options.scheduler:
         from pipeline.compile.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
@@ -378,12 +377,12 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     for stage, job_key in sorted((s, j) for stages in per_target.values() for s, j in stages.items()):
         job = result.run.results.get(job_key)
         if job_key in result.run.cancelled:
-            doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
+            doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.library)
             errors.append(compact(doc) | {"stage": stage})
         elif job is not None and not job.ok:
             errors += [compact(compile_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
-    return [world_named(e, result.display_prefix, result.manifest_prefix) for e in errors]
+    return [world_named(e, result.library, result.manifest_prefix) for e in errors]
 
 
 def _chunk_manifest(chunk: str, level: str, required: dict[PermutationKey, KeyUses], result: CookResult, families,

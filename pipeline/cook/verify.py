@@ -142,11 +142,10 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 
 
 # ------------------------------------------------------------------ plan and run
-def family_setup(ruleset: RuleSet, materials_dir: Path, options: VerifyOptions,
-                 display_prefix: str = "materials/") -> JobSetup:
+def family_setup(ruleset: RuleSet, materials_dir: Path, options: VerifyOptions) -> JobSetup:
     """The job setup of a family checked against a shader library (no world: its defaults)."""
     job_options = JobOptions(options.target, options.optimize, get_backend(options.backend).identity)
-    return JobSetup({ruleset.shader: ruleset}, materials_dir, job_options, display_prefix)
+    return JobSetup({ruleset.shader: ruleset}, materials_dir, job_options)
 
 
 def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progress: Progress,
@@ -168,14 +167,14 @@ def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progr
 
 
 def verify_family(ruleset: RuleSet, materials_dir: Path, store: Store, options: VerifyOptions, *,
-                  display_prefix: str = "materials/", progress: Progress | None = None,
+                  progress: Progress | None = None,
                   compiler: JobRunner | None = None) -> VerifyResult:
     """Plan the family's keys to check, compile the jobs the cache lacks, collect the failures."""
     progress = progress or NullProgress()
-    setup = family_setup(ruleset, materials_dir, options, display_prefix)
+    setup = family_setup(ruleset, materials_dir, options)
     plan = plan_family(ruleset, setup, options, progress, store)
     record_exact(store, setup, plan.jobs)
-    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs, display_prefix)
+    compiler = compiler or JobRunner(materials_dir, options.backend, options.jobs)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
     return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, setup, options, store))

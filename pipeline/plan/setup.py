@@ -1,8 +1,7 @@
 """The one job plan: which compile jobs a set of keys needs, for cook, report and verify alike.
 
 A :class:`JobSetup` is everything a plan depends on besides the keys: the families, the
-shader library with the folders its sources may lead to (``allowed_roots``), how
-messages name it, and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
+shader library with the folders its sources may lead to (``allowed_roots``), and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
 compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` makes it
 from a world; :func:`plan_jobs` (or :meth:`JobSetup.planner`, one key at a time) makes
 the plan.
@@ -39,12 +38,11 @@ class JobSetup:
     families: dict[str, RuleSet]
     materials_dir: Path
     options: JobOptions
-    display_prefix: str = "materials/"
     allowed_roots: tuple[Path, ...] = ()
 
     def tree(self) -> SourceTree:
         """The shader library as the plan reads it (and a cook compiles it)."""
-        return SourceTree(self.materials_dir, self.display_prefix, self.allowed_roots)
+        return SourceTree(self.materials_dir, self.allowed_roots)
 
     def planner(self, store: Store | None = None, tree: SourceTree | None = None, exact: bool = True) -> Planner:
         """A planner taking keys one at a time (``planner.plan`` is the plan so far)."""
@@ -52,14 +50,13 @@ class JobSetup:
                        _recorded(store, self) if store is not None else None)
 
 
-def world_setup(world: "World", identity: str, *, target: str = "vulkan1.2", optimize: bool | None = None,
-                prefix: str | None = None) -> JobSetup:
+def world_setup(world: "World", identity: str, *, target: str = "vulkan1.2", optimize: bool | None = None
+                ) -> JobSetup:
     """The job setup of a world's cook: its families, library, allowed roots and ``[cook]`` settings;
     ``identity`` is the compiler's (:attr:`Backend.identity`)."""
     options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
                          tuple(sorted(world.config.cook.compile.items())))
-    return JobSetup(world.families, world.materials_dir, options,
-                    prefix if prefix is not None else display_prefix(world.materials_dir), world.allowed_roots)
+    return JobSetup(world.families, world.materials_dir, options, world.allowed_roots)
 
 
 def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None) -> JobPlan:
@@ -95,11 +92,3 @@ def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:
     for define_key, exact in sorted(plan.preprocessed.items()):
         store.set(JOB_EXACT, _record_key(setup, define_key), exact)
 
-
-def display_prefix(materials_dir: Path) -> str:
-    """How compile errors name the shader library: relative to the working directory when inside it."""
-    path = materials_dir.resolve()
-    try:
-        return str(path.relative_to(Path.cwd().resolve())) + "/"
-    except ValueError:
-        return str(path) + "/"
