@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from pipeline import interrupt
-from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line  # noqa: F401  (one_line re-exported)
+from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, canonical_folder, one_line  # noqa: F401  (one_line re-exported)
 from pipeline.report.render import render_json
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
@@ -97,17 +97,25 @@ def display_text(text: str) -> str:
     return re.sub(rf"(?<![\w.~/-]){re.escape(here)}(?=[^\s/])", "", text)
 
 
-def shown_document(doc: dict) -> dict:
+def shown_document(doc: dict, root: Path | str | None = None) -> dict:
     """A command's JSON document as the user reads it: the canonical file of each error (``errors``,
-    ``failures``) and the paths in their messages and in ``warnings`` as :func:`display_path` and
-    :func:`display_text` show them (files named from the world's root are kept as they are)."""
+    ``failures``) and the paths in their messages as :func:`display_path` and :func:`display_text` show
+    them (files named from the world's root are kept as they are); a warning about a file of the world
+    ``root``, which names it canonically, starts with its path as :func:`display_path` shows it."""
     shown = dict(doc)
     for field in ("errors", "failures"):
         if isinstance(doc.get(field), list):
             shown[field] = [_shown_error(e) if isinstance(e, dict) else e for e in doc[field]]
-    if isinstance(doc.get("warnings"), list):
-        shown["warnings"] = [display_text(w) if isinstance(w, str) else w for w in doc["warnings"]]
+    if root is not None and isinstance(doc.get("warnings"), list):
+        shown["warnings"] = [_shown_warning(w, canonical_folder(root)) for w in doc["warnings"]]
     return shown
+
+
+def _shown_warning(warning, folder: str):
+    if not isinstance(warning, str) or not warning.startswith(folder) or ": " not in warning:
+        return warning
+    path, rest = warning.split(": ", 1)
+    return f"{display_path(path)}: {rest}"
 
 
 def _shown_error(error: dict) -> dict:

@@ -109,7 +109,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
-        echo_json(shown_document(result.to_json()))
+        echo_json(shown_document(result.to_json(), w.root))
     else:
         _render(result, explain, verbosity(quiet), w.root)
     _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
@@ -121,7 +121,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     w = api.open_world(world, rules=rules, materials=materials)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, backend=backend,
                       progress=for_stream(quiet=quiet or as_json), dry_run=True)
-    doc = shown_document(result.to_json())
+    doc = shown_document(result.to_json(), w.root)
     _problems(doc, w.root)
     if as_json:
         echo_json(doc)
@@ -144,7 +144,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
 def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
     """After a local cook that changed nothing: the stamp that answers the next identical cook by
     file stats, with what this one printed (:mod:`pipeline.cook.noop`)."""
-    doc = shown_document(result.to_json())
+    doc = shown_document(result.to_json(), w.root)
     if unusual or args["backend"] != "capi" or doc["compiled"] or doc["fetched"] or doc["written"] \
             or doc["removed"] or doc["warnings"] or doc["cancelled"] or doc["farm"] or doc["remote"] \
             or w.allowed_roots:
@@ -170,7 +170,7 @@ def _problems(doc: dict, root) -> None:
 
 
 def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
-    doc = shown_document(result.to_json())
+    doc = shown_document(result.to_json(), root)
     _problems(doc, root)
     if level >= 0:
         for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
