@@ -40,7 +40,7 @@ def job_sets(corpus: Path) -> dict[str, tuple[SourceTree, list]]:
     sets = {}
     for name, world in (("pbr", api.open_world(corpus)),
                         ("legacy", api.open_world(corpus, rules=LEGACY / "rules", materials=LEGACY / "materials"))):
-        tree = SourceTree(world.materials_dir, "materials/")
+        tree = SourceTree(world.materials_dir, world.allowed_roots)
         found = api.keys(world)
         plan = plan_jobs(found.required.keys, world.families, tree, JobOptions(), exact=False)
         by_target: dict[str, list] = {}

@@ -57,7 +57,6 @@ from pipeline import api  # noqa: E402
 from pipeline.builtin import builtin_materials_dir  # noqa: E402
 from pipeline.cache.job_records import JOB
 from pipeline.compilers import compile_batch, get_backend  # noqa: E402
-from pipeline.cook.run import display_prefix  # noqa: E402
 from pipeline.cpus import usable_cpus
 
 WORKERS = 2  # compile workers of every cook; on this machine: all its cores
@@ -147,7 +146,6 @@ class CompileClock:
 
     def __init__(self, materials: Path):
         self.materials = materials
-        self.prefix = display_prefix(materials)
         self.seconds: dict[str, float] = {}
         self._warm = False
 
@@ -160,10 +158,10 @@ class CompileClock:
 
     def _time(self, request) -> float:
         if not self._warm:
-            compile_batch([request], self.materials, "capi", self.prefix)  # load glslang, parse includes
+            compile_batch([request], self.materials, "capi")  # load glslang, parse includes
             self._warm = True
         start = time.perf_counter()
-        compile_batch([request], self.materials, "capi", self.prefix)
+        compile_batch([request], self.materials, "capi")
         return time.perf_counter() - start
 
 

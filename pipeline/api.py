@@ -45,6 +45,7 @@ from pipeline.errors import (
     PipelineError,
     RuleError,
 )
+from pipeline.errors import canonical_folder as _canonical_folder
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
 from pipeline.keys.required import optional_facts as _optional_facts
@@ -209,24 +210,24 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             from pipeline.cook.dryrun import dry_run as _dry_run
 
             identity = compiler.identity if compiler is not None else get_backend(backend).identity
-            return _dry_run(w, found, store, options, identity, _prefix(w, compiler))
-        remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _prefix(w, compiler))
+            return _dry_run(w, found, store, options, identity, _library(w, compiler))
+        remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _library(w, compiler))
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
     result.duration = round(time.perf_counter() - started, 3)
     return result
 
 
-def _prefix(w: World, compiler) -> str:
-    """How messages name the shader library: the given compiler's way, else from the working folder."""
-    return compiler.display_prefix if compiler is not None else _cook.display_prefix(w.materials_dir)
+def _library(w: World, compiler) -> str:
+    """The canonical folder diagnostics name shader library files under: the given compiler's, else the world's."""
+    return compiler.library if compiler is not None else _canonical_folder(w.materials_dir)
 
 
 # ------------------------------------------------------------------ cache
 def _open_remote(world: World | Path | str | None, url: str | None, mode: str | None, options: dict | None):
     """The shared tier named by ``url``, else by the world's (default: this folder's) pipeline.toml."""
     w = _world(world if world is not None else Path.cwd())
-    tier = _world_tier(w, url, mode, options, _prefix(w, None))
+    tier = _world_tier(w, url, mode, options, _library(w, None))
     return tier.cache if tier is not None else None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MAX_MESSAGE = 400  # characters of a message kept; the rest is elided
 MAX_NAME = 200     # characters of a file name or pointer printed
@@ -24,6 +25,14 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
         return text
     keep = max(limit - 40, 8)
     return f"{text[:keep // 2]}...[{len(text) - keep} characters]...{text[-(keep - keep // 2):]}"
+
+
+def canonical_folder(path: Path | str) -> str:
+    """A folder as diagnostics name the files it holds: its resolved absolute path, ending in ``/``.
+
+    Paths inside the package are canonical (the same from any working folder); the command line
+    shows them relative to the folder it runs in when they are inside it."""
+    return Path(path).resolve().as_posix().rstrip("/") + "/"
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,10 @@ class CookDiagnostic(Diagnostic):
 class PipelineError(Exception):
     """A user error with one or more located diagnostics."""
 
+    # True when the diagnostics name files by canonical (absolute) paths, which a front end shows
+    # relative to its working folder; other absolute paths (the toolchain's) are shown as they are
+    canonical_paths = False
+
     def __init__(self, diagnostics: Diagnostic | list[Diagnostic]):
         self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
@@ -169,4 +182,6 @@ class ConfigError(PipelineError):
 
 
 class CompileError(PipelineError):
-    """A shader failed to compile; located in materials/."""
+    """A shader failed to compile; located in the shader library, by canonical path."""
+
+    canonical_paths = True

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import api
-from pipeline.errors import Diagnostic, PipelineError
+from pipeline.errors import CookDiagnostic, Diagnostic, PipelineError
 from pipeline.world import World
 
 GLTF_SUFFIXES = (".gltf", ".glb")
@@ -142,8 +142,9 @@ class Watcher:
         for chunk in sorted(chunks) if chunks else [self.chunk]:
             try:
                 cooked = api.cook(self.world, chunk=chunk, cache=self.cache, out=self.out, jobs=self.jobs)
-            except PipelineError as exc:
-                result.errors.extend(exc.diagnostics)
+            except PipelineError as exc:  # a shader file's, named canonically, prints as a cook's error does
+                result.errors.extend(CookDiagnostic(d.location, d.message, d.severity) if exc.canonical_paths else d
+                                     for d in exc.diagnostics)
                 continue
             result.compiled += len(cooked.run.compiled)
             result.errors.extend(cooked.errors)

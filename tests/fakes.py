@@ -48,9 +48,8 @@ class FakeCompiler(JobRunner):
 
     identity = "fake-compiler 1 (tests)"  # part of the job keys: never mixed with real compiles
 
-    def __init__(self, materials_dir: Path, *, fail: Callable[[StageJob], bool] | None = None,
-                 display_prefix: str = "materials/"):
-        super().__init__(materials_dir, "fake", jobs=1, display_prefix=display_prefix)
+    def __init__(self, materials_dir: Path, *, fail: Callable[[StageJob], bool] | None = None):
+        super().__init__(materials_dir, "fake", jobs=1)
         self.fail = fail or (lambda job: False)
         self.compiled: Counter[str] = Counter()  # job key -> times compiled
         self.runs: list[list[str]] = []           # job keys compiled, per run() call
@@ -67,7 +66,7 @@ class FakeCompiler(JobRunner):
             self.runs[-1].append(job.key)
             if self.fail(job):
                 self.failed.append(job.key)
-                where = Location(self.display_prefix + job.request.source, 1, 1)
+                where = Location(self.library + job.request.source, 1, 1)
                 outputs.append(CompileOutput(None, (Diagnostic(where, f"{FAKE_ERROR} ({job.request.stage})"),)))
             else:
                 outputs.append(CompileOutput(fake_blob(job.key)))

@@ -61,7 +61,7 @@ def set_fault(fault: str) -> str:
 def tiny_blob(stage: str, target: str, backend: str) -> bytes:
     """A valid shader of ``stage`` that is no job's output."""
     request = CompileRequest("tiny." + stage[:4], stage, text=TINY[stage], target=target)
-    output = compile_one(request, SourceTree(Path("/"), "tiny/"), get_backend(backend))
+    output = compile_one(request, SourceTree(Path("/")), get_backend(backend))
     assert output.spirv is not None, output.diagnostics
     return output.spirv
 

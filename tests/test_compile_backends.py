@@ -30,6 +30,8 @@ from pipeline.compilers import (
 from pipeline.keys.defines import project_defines
 
 DATA = Path(__file__).parent / "data"
+GLSL = (DATA / "glsl").resolve().as_posix() + "/"  # diagnostics name files by their absolute paths
+HLSL = (DATA / "hlsl").resolve().as_posix() + "/"
 ALPHA = (("ALPHA_MODE_OPAQUE", "0"), ("ALPHA_MODE_MASK", "1"), ("ALPHA_MODE_BLEND", "2"))
 FRAGMENT = CompileRequest("mesh/mesh.frag", "fragment", defines=ALPHA + (
     ("ALPHA_MODE", "1"), ("UV_SETS", "1"), ("NORMAL_MAP", "1"), ("BASE_COLOR_MAP", "1"), ("CLEARCOAT", "1")))
@@ -88,14 +90,14 @@ def test_defines_change_the_code(glsl):
 def test_error_in_included_file_names_its_original_line(glsl, backend):
     output = compile_one(CompileRequest("broken/uses_bad.frag", "fragment"), glsl, get_backend(backend))
     assert output.spirv is None
-    assert str(output.errors[0]) == "materials/broken/bad.glsl:5: error: 'undeclaredThing' : undeclared identifier"
+    assert str(output.errors[0]) == f"{GLSL}broken/bad.glsl:5: error: 'undeclaredThing' : undeclared identifier"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_error_in_top_file_keeps_line_numbers_despite_defines(glsl, backend):
     request = CompileRequest("broken/top_error.frag", "fragment", defines=(("BROKEN", "1"), ("OTHER", "2")))
     output = compile_one(request, glsl, get_backend(backend))
-    assert str(output.errors[0]) == "materials/broken/top_error.frag:6: error: 'notDefinedHere' : undeclared identifier"
+    assert str(output.errors[0]) == f"{GLSL}broken/top_error.frag:6: error: 'notDefinedHere' : undeclared identifier"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -103,14 +105,14 @@ def test_missing_include_is_located(glsl, backend):
     output = compile_one(CompileRequest("broken/missing.frag", "fragment"), glsl, get_backend(backend))
     assert output.spirv is None
     error = output.errors[0]
-    assert (error.location.file, error.location.line) == ("materials/broken/missing.frag", 3)
+    assert (error.location.file, error.location.line) == (GLSL + "broken/missing.frag", 3)
     assert "does_not_exist.glsl" in error.message
 
 
-def test_display_prefix_names_the_materials_folder(glsl):
-    tree = SourceTree(DATA / "glsl", display_prefix="game/shaders/")
+def test_named_root_names_files_under_another_folder(glsl):
+    tree = SourceTree(DATA / "glsl", named_root="/game/shaders/")  # a tree rebuilt away from its library
     output = compile_one(CompileRequest("broken/uses_bad.frag", "fragment"), tree, get_backend("capi"))
-    assert output.errors[0].location.file == "game/shaders/broken/bad.glsl"
+    assert output.errors[0].location.file == "/game/shaders/broken/bad.glsl"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -138,7 +140,7 @@ def test_hlsl_backends_agree(hlsl):
 def test_hlsl_errors_are_located_and_missing_entry_is_an_error(hlsl, backend):
     broken = compile_one(CompileRequest("simple/broken.hlsl", "fragment", "hlsl", "PSMain"), hlsl,
                          get_backend(backend))
-    assert str(broken.errors[0]).startswith("materials/simple/broken.hlsl:5: error: 'missingValue'")
+    assert str(broken.errors[0]).startswith(f"{HLSL}simple/broken.hlsl:5: error: 'missingValue'")
     no_entry = compile_one(CompileRequest("simple/simple.hlsl", "fragment", "hlsl", "Nope"), hlsl,
                            get_backend(backend))
     assert no_entry.spirv is None and "Entry point not found" in no_entry.errors[0].message
@@ -170,14 +172,14 @@ def test_compile_batch_optimizes_and_reports_errors_without_raising():
                 CompileRequest(VERTEX.source, "vertex", defines=VERTEX.defines, optimize=True)]
     outputs = compile_batch(requests, DATA / "glsl", "capi")
     assert [o.ok for o in outputs] == [True, False, True]
-    assert outputs[1].errors[0].location.file == "materials/broken/bad.glsl"
+    assert outputs[1].errors[0].location.file == GLSL + "broken/bad.glsl"
 
 
 def test_compile_batch_in_a_process_pool():
     requests = [FRAGMENT, VERTEX, CompileRequest("broken/missing.frag", "fragment")]
     spawn = multiprocessing.get_context("spawn")  # nothing inherited: the call itself must pickle
     with cf.ProcessPoolExecutor(max_workers=2, mp_context=spawn) as pool:
-        futures = [pool.submit(compile_batch, [r], DATA / "glsl", "capi", "materials/") for r in requests]
+        futures = [pool.submit(compile_batch, [r], DATA / "glsl", "capi") for r in requests]
         outputs = [f.result()[0] for f in futures]
     local = compile_batch(requests[:2], DATA / "glsl", "capi")
     assert [o.spirv for o in outputs[:2]] == [o.spirv for o in local]

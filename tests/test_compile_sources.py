@@ -55,7 +55,8 @@ def test_defined_and_elif_forms(tmp_path):
 
 def test_missing_include_is_located_and_part_of_the_closure(tree):
     (diagnostic,) = tree.include_errors("broken/missing.frag")
-    assert str(diagnostic) == "materials/broken/missing.frag:3: error: cannot find include file 'does_not_exist.glsl'"
+    assert str(diagnostic) == (f"{tree.root.as_posix()}/broken/missing.frag:3: error: "
+                               "cannot find include file 'does_not_exist.glsl'")  # named by its absolute path
     closure = dict(tree.closure("broken/missing.frag"))  # planning never raises: the job fails instead
     assert closure["broken/missing.frag:3: #include does_not_exist.glsl"] == "missing"
     with pytest.raises(CompileError):

@@ -247,7 +247,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
     # jobs are keyed by preprocessed text: only those whose text the edit changed recompile (all of them fail)
     assert failed == forward_fragments and compiler.calls == len(failed)
     assert len(result.run.results) > len(failed)
-    assert result.errors and all(e.file == "materials/" + FRAGMENT_INCLUDE and e.line == line
+    assert result.errors and all(e.file == f"{site.materials.resolve()}/{FRAGMENT_INCLUDE}" and e.line == line
                                  for e in result.errors)
     assert all(e.key.startswith("pbr/forward{") for e in result.errors)
     with Store(site.cache) as store:                         # nothing cached as a success

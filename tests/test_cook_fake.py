@@ -106,7 +106,8 @@ def test_failed_job_is_cached_as_a_failure_never_a_success(site) -> None:
     assert {k for k, r in result.run.results.items() if not r.ok} == failed
     with Store(site / "cache") as store:
         assert all(store.get(JOB, k)["blob"] is None for k in failed)
-    assert result.errors and {(e.file, e.line, e.col) for e in result.errors} == {("materials/pbr/pbr.frag", 1, 1)}
+    assert result.errors and {(e.file, e.line, e.col) for e in result.errors} == \
+        {(f"{(site / 'materials').resolve()}/pbr/pbr.frag", 1, 1)}
     assert all(FAKE_ERROR in e.message and e.key.startswith("pbr/forward{") for e in result.errors)
     c00 = load_chunk_manifest(site / "out" / "forest" / "c00.json")
     assert {t for t, e in c00.keys.items() if "fragment" not in e.stages} == {e["key"] for e in c00.errors}

@@ -55,7 +55,7 @@ def reference(tmp_path_factory) -> tuple[Path, api.CookResult]:
 
 
 def farm_compiler(scheduler: str = "local:2", identity: str | None = None) -> FarmCompiler:
-    tree = SourceTree(MATERIALS, "materials/")
+    tree = SourceTree(MATERIALS)
     return FarmCompiler(scheduler, tree, "capi", identity or get_backend("capi").identity)
 
 
@@ -126,7 +126,7 @@ def test_workers_refuse_another_compiler(tmp_path: Path) -> None:
 
 def test_worker_function_refuses_a_batch_keyed_for_another_compiler() -> None:
     request = CompileRequest("pbr/pbr.vert", "vertex")
-    batch = FarmBatch((FarmJob("k", request, ()),), {}, "capi", "glslang 0.0 (C API)", "materials/")
+    batch = FarmBatch((FarmJob("k", request, ()),), {}, "capi", "glslang 0.0 (C API)", "/game/materials/")
     with pytest.raises(CompilerMismatch, match="the jobs were keyed for 'glslang 0.0 \\(C API\\)'"):
         compile_farm_batch(batch)
 
@@ -140,23 +140,23 @@ def test_job_sent_as_data_compiles_like_the_files_on_disk(tmp_path: Path, backen
     (lib / "ok.frag").write_text('#version 450\n#include "inc/common.glsl"\nlayout(location=0) out vec4 c;\n'
                                  "void main() { c = tint(); }\n")
     (lib / "bad.frag").write_text('#version 450\n#include "inc/common.glsl"\nvoid main() { undefined_call(); }\n')
-    tree = SourceTree(lib, "shaders/")
+    tree = SourceTree(lib)
     requests = [CompileRequest("ok.frag", "fragment", defines=(("TINT", "0.5"),)),
                 CompileRequest("bad.frag", "fragment", defines=(("TINT", "1.0"),))]
-    on_disk = compile_batch(requests, lib, backend, "shaders/")
+    on_disk = compile_batch(requests, lib, backend)
     jobs = tuple(FarmJob(r.source, r, tree.closure(r.source)) for r in requests)
     files = {sha: tree.parsed(rel).text for job in jobs for rel, sha in job.closure}
-    sent = compile_farm_batch(FarmBatch(jobs, files, backend, get_backend(backend).identity, "shaders/"))
+    sent = compile_farm_batch(FarmBatch(jobs, files, backend, get_backend(backend).identity, tree.named_root))
     assert on_disk[0].spirv and [r.spirv for r in sent.results] == [o.spirv for o in on_disk]
     assert [r.diagnostics for r in sent.results] == [o.diagnostics for o in on_disk]
-    assert sent.results[1].diagnostics[0].location.file == "shaders/bad.frag"
+    assert sent.results[1].diagnostics[0].location.file == f"{lib.resolve()}/bad.frag"  # as the client names it
     assert sent.results[1].diagnostics[0].location.line == 3
 
 
 def test_memory_tree_resolves_includes_like_the_folder() -> None:
     tree = SourceTree(MATERIALS)
     closure = tree.closure("pbr/pbr.frag")
-    memory = MemoryTree({rel: tree.read(rel) for rel, _ in closure}, "materials/")
+    memory = MemoryTree({rel: tree.read(rel) for rel, _ in closure}, tree.named_root)
     assert memory.closure("pbr/pbr.frag") == closure
     assert memory.tested_macros("pbr/pbr.frag") == tree.tested_macros("pbr/pbr.frag")
 

@@ -217,5 +217,5 @@ def test_an_error_in_an_included_document_is_located_there(tmp_path: Path) -> No
     made = _generate(tmp_path, PART.replace("EXTRA", '<sparkle name="glitter" type="color3" />\n  '))
     (problem,) = made.problems
     assert (str(problem.location), problem.message) == (
-        "materials/surfaces/parts/rough.mtlx:4:3", "unknown node 'sparkle' of type color3: no MaterialX node definition")
+        f"{tmp_path.resolve()}/surfaces/parts/rough.mtlx:4:3", "unknown node 'sparkle' of type color3: no MaterialX node definition")
     assert made.files == ("surfaces/a.mtlx", "surfaces/parts/rough.mtlx")

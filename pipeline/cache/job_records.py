@@ -5,8 +5,9 @@
     {"blob": "<sha256 of the SPIR-V/GLSL blob>" | null,
      "diagnostics": [{"file", "line", "col", "pointer", "severity", "message", "in_materials"?}, ...]}
 
-A diagnostic's file in the shader library is kept relative to it (``"in_materials": true``):
-how messages name the library depends on the current folder, the record does not.
+A diagnostic's file in the shader library is kept relative to it (``"in_materials": true``)
+and read back under the library's canonical folder: the record depends neither on the
+working folder nor on where the library is.
 
 A record with a blob is a hit only while the blob is in the store and intact; a
 record without one remembers a compile error (reported again, not recompiled until

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import sqlite3
 import sys
 import traceback
@@ -14,7 +15,7 @@ from pathlib import Path
 import click
 
 from pipeline import interrupt
-from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, one_line  # noqa: F401  (one_line re-exported)
+from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, canonical_folder, one_line  # noqa: F401  (one_line re-exported)
 from pipeline.report.render import render_json
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
@@ -74,7 +75,8 @@ def styled(text: str, **style) -> str:
 
 def display_path(path: str, root: Path | str | None = None) -> str:
     """A path for a message: relative to the current folder when inside it, else absolute
-    (``root`` resolves relative ones); the same rule as shader paths (``display_prefix``)."""
+    (``root`` resolves relative ones).  Paths inside the package are canonical (absolute, or
+    from the world's root); this is where they become what a user reads."""
     if not path or path == "?":
         return path
     full = Path(path) if Path(path).is_absolute() or root is None else Path(root) / path
@@ -84,6 +86,46 @@ def display_path(path: str, root: Path | str | None = None) -> str:
         return full.relative_to(here).as_posix()
     except ValueError:  # outside the current folder: the whole path, as shader errors show it
         return str(full)
+
+
+def display_text(text: str) -> str:
+    """A message with the canonical paths it names (``... of /home/me/game/materials/v.glsl:2``)
+    shown as :func:`display_path` shows a location: relative to the current folder when inside it."""
+    here = Path(os.path.abspath(Path.cwd())).as_posix().rstrip("/") + "/"
+    if here == "/" or here not in text:
+        return text
+    return re.sub(rf"(?<![\w.~/-]){re.escape(here)}(?=[^\s/])", "", text)
+
+
+def shown_document(doc: dict, root: Path | str | None = None) -> dict:
+    """A command's JSON document as the user reads it: the canonical file of each error (``errors``,
+    ``failures``) and the paths in their messages as :func:`display_path` and :func:`display_text` show
+    them (files named from the world's root are kept as they are); a warning about a file of the world
+    ``root``, which names it canonically, starts with its path as :func:`display_path` shows it."""
+    shown = dict(doc)
+    for field in ("errors", "failures"):
+        if isinstance(doc.get(field), list):
+            shown[field] = [_shown_error(e) if isinstance(e, dict) else e for e in doc[field]]
+    if root is not None and isinstance(doc.get("warnings"), list):
+        shown["warnings"] = [_shown_warning(w, canonical_folder(root)) for w in doc["warnings"]]
+    return shown
+
+
+def _shown_warning(warning, folder: str):
+    if not isinstance(warning, str) or not warning.startswith(folder) or ": " not in warning:
+        return warning
+    path, rest = warning.split(": ", 1)
+    return f"{display_path(path)}: {rest}"
+
+
+def _shown_error(error: dict) -> dict:
+    file, message = error.get("file"), error.get("message")
+    shown = dict(error)
+    if isinstance(file, str) and file and Path(file).is_absolute():
+        shown["file"] = display_path(file)
+    if isinstance(message, str):
+        shown["message"] = display_text(message)
+    return shown
 
 
 def key_name(text: str | None, digest: str | None, full: bool = False) -> str:
@@ -108,11 +150,12 @@ def echo_json(document: dict) -> None:
     sys.stdout.write(render_json(versioned(document)))
 
 
-def echo_diagnostics(diagnostics: list[Diagnostic], root: Path | str | None = None) -> None:
-    """Located lines on stderr; a file named from the world ``root`` is shown relative to the current folder,
-    an argument of the library call by its option (``--chunk: error: ...``)."""
+def echo_diagnostics(diagnostics: list[Diagnostic], root: Path | str | None = None, canonical: bool = False) -> None:
+    """Located lines on stderr; a file named from the world ``root`` (or by a canonical path, with
+    ``canonical``) is shown relative to the current folder, an argument of the library call by its
+    option (``--chunk: error: ...``)."""
     for d in diagnostics:
-        click.echo(color_severity(str(relocated(as_option(d), root))), err=True)
+        click.echo(color_severity(str(relocated(as_option(d), root, canonical))), err=True)
 
 
 def option_name(argument: str) -> str:
@@ -128,16 +171,22 @@ def as_option(d: Diagnostic) -> Diagnostic:
                                                                parameter=False))
 
 
-def relocated(d: Diagnostic, root: Path | str | None) -> Diagnostic:
+def relocated(d: Diagnostic, root: Path | str | None, canonical: bool = False) -> Diagnostic:
     """``d`` with its file as :func:`display_path` names it: from the world ``root`` when it is there,
     else a relative path from the current folder (``world/../rules`` -> ``rules``); an absolute path
-    and a name that is no existing file (``--level``, a URL) are kept."""
+    is kept unless ``canonical`` (the diagnostic names files by canonical paths: shader errors), and
+    so is a name that is no existing file (``--level``, a URL).  With ``canonical`` the paths its
+    message names are shown the same way (:func:`display_text`)."""
     file = d.location.file
-    if not file or "://" in file or d.location.parameter:
+    if d.location.parameter:
+        return d
+    if canonical and display_text(d.message) != d.message:
+        d = dataclasses.replace(d, message=display_text(d.message))
+    if not file or "://" in file:
         return d
     if root is not None and not Path(file).is_absolute() and (Path(root) / file).exists():
         shown = display_path(file, root)
-    elif not Path(file).is_absolute() and os.path.lexists(file):
+    elif (canonical and Path(file).is_absolute()) or (not Path(file).is_absolute() and os.path.lexists(file)):
         shown = display_path(file)
     else:
         return d
@@ -198,7 +247,7 @@ def guarded(fn):
             interrupt.finishing()
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except PipelineError as exc:
-            echo_diagnostics(exc.diagnostics)
+            echo_diagnostics(exc.diagnostics, canonical=exc.canonical_paths)
             sys.exit(EXIT_USER)
         except BrokenPipeError:  # `pipeline keys ... | head`: the reader has what it wanted
             _quiet_broken_pipe()

@@ -15,6 +15,7 @@ from pipeline.cli._common import (
     cache_option,
     color_severity,
     display_path,
+    display_text,
     echo_json,
     guarded,
     jobs_option,
@@ -22,6 +23,7 @@ from pipeline.cli._common import (
     materials_option,
     output_options,
     rules_option,
+    shown_document,
     styled,
     verbosity,
 )
@@ -109,7 +111,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
-        echo_json(result.to_json())
+        echo_json(shown_document(result.to_json(), w.root))
     else:
         _render(result, explain, verbosity(quiet), w.root)
     _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
@@ -121,7 +123,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     w = api.open_world(world, rules=rules, materials=materials)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, backend=backend,
                       progress=for_stream(quiet=quiet or as_json), dry_run=True)
-    doc = result.to_json()
+    doc = shown_document(result.to_json(), w.root)
     _problems(doc, w.root)
     if as_json:
         echo_json(doc)
@@ -144,7 +146,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
 def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
     """After a local cook that changed nothing: the stamp that answers the next identical cook by
     file stats, with what this one printed (:mod:`pipeline.cook.noop`)."""
-    doc = result.to_json()
+    doc = shown_document(result.to_json(), w.root)
     if unusual or args["backend"] != "capi" or doc["compiled"] or doc["fetched"] or doc["written"] \
             or doc["removed"] or doc["warnings"] or doc["cancelled"] or doc["farm"] or doc["remote"] \
             or w.allowed_roots:
@@ -170,7 +172,7 @@ def _problems(doc: dict, root) -> None:
 
 
 def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
-    doc = result.to_json()
+    doc = shown_document(result.to_json(), root)
     _problems(doc, root)
     if level >= 0:
         for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
@@ -321,9 +323,9 @@ def _located(e: dict, root=None) -> str:
     file = e["file"] or "?"
     where = Location(display_path(file, root if _in_world(file, root) else None), e.get("line"), e.get("col"),
                      e.get("pointer"))
-    return f"{where}: error: {one_line(e['message'])}{breaks(e, lambda key: one_line(key, MAX_NAME))}"
+    return f"{where}: error: {one_line(display_text(e['message']))}{breaks(e, lambda key: one_line(key, MAX_NAME))}"
 
 
 def _in_world(file: str, root) -> bool:
-    """Scan and rule errors name files from the world root; shader errors are already relative to here."""
+    """Scan and rule errors name files from the world root; shader errors by their canonical (absolute) paths."""
     return root is not None and not Path(file).is_absolute() and (Path(root) / file).exists()

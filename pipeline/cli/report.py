@@ -110,7 +110,7 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
         write_atomic(output, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    echo_diagnostics(result.diagnostics, result.world)
+    echo_diagnostics(result.diagnostics, result.world, canonical=True)  # a shader file by its canonical path
     if result.since is not None and result.since.warning:
         click.echo(f"{since}: {styled('warning:', fg='yellow', bold=True)} {result.since.warning}", err=True)
     for check in result.over_budget:

@@ -10,11 +10,14 @@ from pipeline.cli._common import (
     EXIT_OK,
     EXIT_USER,
     cache_option,
+    display_path,
+    display_text,
     echo_json,
     guarded,
     jobs_option,
     materials_option,
     rules_option,
+    shown_document,
 )
 from pipeline.cook.error_docs import breaks
 from pipeline.cook.verify import VerifyOptions, VerifyResult, find_family, verify_family
@@ -61,7 +64,7 @@ def command(family, every, sample, seed, world, rules, materials, cache, jobs, b
         result = verify_family(w, ruleset, store, options, progress=progress)
     _failures(result)  # on stderr, with --json too
     if as_json:
-        echo_json(result.to_json())
+        echo_json(shown_document(result.to_json()))
     else:
         _render(result)
     return EXIT_OK if result.ok else EXIT_USER
@@ -69,8 +72,8 @@ def command(family, every, sample, seed, world, rules, materials, cache, jobs, b
 
 def _failures(result: VerifyResult) -> None:
     for failure in result.failures:
-        where = Location(failure["file"], failure["line"], failure["col"])
-        click.echo(f"{where}: error: {failure['message']}{breaks(failure)} [{', '.join(failure['stages'])}]",
+        where = Location(display_path(failure["file"]), failure["line"], failure["col"])
+        click.echo(f"{where}: error: {display_text(failure['message'])}{breaks(failure)} [{', '.join(failure['stages'])}]",
                    err=True)
 
 

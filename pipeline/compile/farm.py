@@ -106,10 +106,10 @@ class FarmCompiler:
         self.connect_timeout = connect_timeout
         self.scheduler = scheduler
         self.tree = tree
-        self.display_prefix = tree.display_prefix
+        self.library = tree.named_root  # how diagnostics name the shader library's files
         self.backend = backend
         self.identity = identity
-        self.local = local or JobRunner(tree.root, backend, None, tree.display_prefix, tree.allowed[1:])
+        self.local = local or JobRunner(tree.root, backend, None, tree.allowed[1:])
         self.trust = Trust()
         self.calls = 0
         self.stats = FarmStats(scheduler)
@@ -205,10 +205,10 @@ class FarmCompiler:
                 if sha not in files:
                     parsed = self.tree.parsed(rel)
                     if parsed.sha256 != sha:
-                        raise FarmError.about(self.tree.display(rel), "changed during the cook; cook again")
+                        raise FarmError.about(self.tree.name(rel), "changed during the cook; cook again")
                     files[sha] = parsed.text
         return FarmBatch(tuple(FarmJob(j.key, j.request, j.closure) for j in jobs), files, self.backend,
-                         self.identity, self.display_prefix)
+                         self.identity, self.library)
 
 
 def _why(exc: Exception) -> str:

@@ -359,6 +359,6 @@ class FarmRun:
                 wrong.setdefault(worker, []).append(job)
         for worker, jobs in sorted(wrong.items()):
             audited = sum(1 for k in mine if held[k][2] == worker)
-            self.trust.audit_failed(worker, jobs, audited, self.farm.tree.display(jobs[0].request.source))
+            self.trust.audit_failed(worker, jobs, audited, self.farm.tree.name(jobs[0].request.source))
             self.stats.banned_workers.setdefault(worker, f"failed the audit on job {jobs[0].key[:12]}")
         return mine

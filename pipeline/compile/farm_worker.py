@@ -1,11 +1,12 @@
 """What a build-farm worker runs: compile jobs that carry their sources as data.
 
-A job sent to a Dask worker names no path of the machine that planned it.  A
+A job sent to a Dask worker reads no path of the machine that planned it.  A
 :class:`FarmBatch` carries, for each job, the compile request (source name,
 stage, language, entry, projected defines, target, optimize flag) and the
 stage's source closure as ``(relpath, sha256)`` pairs, plus the text of every
 file those closures name, once per batch and keyed by content hash.  It also
-names the backend and the compiler identity the job keys were made with.
+names the backend and the compiler identity the job keys were made with, and the
+client's shader library folder, only as the name its diagnostics give files.
 
 The worker:
 
@@ -15,8 +16,9 @@ The worker:
    sends the batch to another worker, or stops with a clear error);
 2. checks every file's text against its content hash;
 3. rebuilds each job's source tree in memory (:class:`MemoryTree`: includes
-   resolve exactly as in :class:`~pipeline.compilers.SourceTree`, errors are
-   named under the client's display prefix) and compiles with
+   resolve exactly as in :class:`~pipeline.compilers.SourceTree`, errors name
+   files under the client's shader library folder, as the client's own compiles
+   would) and compiles with
    :func:`~pipeline.compilers.compile_one`, the function the local process
    pool runs (compile, optimize when asked, spirv-val: the worker validates what
    it sends);
@@ -72,7 +74,7 @@ class FarmBatch:
     files: dict[str, str]  # sha256 -> text
     backend: str           # 'capi' or 'cli'
     compiler: str          # the backend identity the job keys were made with
-    display_prefix: str    # how diagnostics name the shader library on the client
+    library: str           # the client's shader library folder: diagnostics name its files under it
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,8 @@ class BatchFailure:
 class MemoryTree(SourceTree):
     """A source tree held in memory: root-relative path -> text (a job's source closure)."""
 
-    def __init__(self, files: dict[str, str], display_prefix: str):
-        super().__init__(Path("/"), display_prefix)
+    def __init__(self, files: dict[str, str], library: str):
+        super().__init__(Path("/"), named_root=library)
         self._texts = dict(files)
         self._parsed: dict[str, ParsedFile] = {}
 
@@ -119,7 +121,7 @@ class MemoryTree(SourceTree):
     def parsed(self, relpath: str) -> ParsedFile:
         if relpath not in self._parsed:
             if relpath not in self._texts:
-                raise CompileError.at(self.display(relpath), "shader source not sent with the job")
+                raise CompileError.at(self.name(relpath), "shader source not sent with the job")
             self._parsed[relpath] = parse_source(self._texts[relpath])
         return self._parsed[relpath]
 
@@ -184,11 +186,11 @@ def _tree(job: FarmJob, batch: FarmBatch, scratch: Path) -> SourceTree:
     """The job's closure as a tree: in memory for the C API, written out for glslangValidator."""
     files = {rel: batch.files[sha] for rel, sha in job.closure}
     if batch.backend != "cli":
-        return MemoryTree(files, batch.display_prefix)
+        return MemoryTree(files, batch.library)
     for rel, text in files.items():  # the CLI backend reads files from disk
         (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
         (scratch / rel).write_text(text, encoding="utf-8")
-    return SourceTree(scratch, batch.display_prefix)
+    return SourceTree(scratch, named_root=batch.library)
 
 
 def dask_setup(worker) -> None:

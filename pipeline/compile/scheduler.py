@@ -30,7 +30,7 @@ from pipeline.cache.store import Store
 from pipeline.compilers import CompileOutput, compile_batch, get_backend
 from pipeline.plan.jobs import JobPlan, StageJob
 from pipeline.cpus import usable_cpus
-from pipeline.errors import Diagnostic
+from pipeline.errors import Diagnostic, canonical_folder
 from pipeline.progress import NullProgress, Progress
 from pipeline.workers import process_pool
 
@@ -53,28 +53,28 @@ class JobResult:
     def ok(self) -> bool:
         return self.blob is not None
 
-    def to_record(self, prefix: str = "") -> dict:
-        """The job record; a file of the shader library is kept relative to it (``prefix``, the display
-        prefix, depends on the current folder: a cook run from elsewhere reads the record right)."""
-        return {"blob": self.blob, "diagnostics": [_portable(d.to_json(), prefix) for d in self.diagnostics]}
+    def to_record(self, library: str = "") -> dict:
+        """The job record; a file of the shader library (``library``, its canonical folder) is kept
+        relative to it, so the record reads right wherever the library is found next time."""
+        return {"blob": self.blob, "diagnostics": [_portable(d.to_json(), library) for d in self.diagnostics]}
 
     @classmethod
-    def from_record(cls, record: dict, prefix: str = "") -> "JobResult":
-        diags = tuple(Diagnostic.from_json(_displayed(d, prefix)) for d in record.get("diagnostics", ()))
+    def from_record(cls, record: dict, library: str = "") -> "JobResult":
+        diags = tuple(Diagnostic.from_json(_canonical(d, library)) for d in record.get("diagnostics", ()))
         return cls(record.get("blob"), diags, cached=True)
 
 
-def _portable(doc: dict, prefix: str) -> dict:
+def _portable(doc: dict, library: str) -> dict:
     file = doc.get("file") or ""
-    if prefix and file.startswith(prefix):
-        return doc | {"file": file[len(prefix):], "in_materials": True}
+    if library and file.startswith(library):
+        return doc | {"file": file[len(library):], "in_materials": True}
     return doc
 
 
-def _displayed(doc: dict, prefix: str) -> dict:
+def _canonical(doc: dict, library: str) -> dict:
     doc = dict(doc)
     if doc.pop("in_materials", False):
-        doc["file"] = prefix + str(doc["file"])
+        doc["file"] = library + str(doc["file"])
     return doc
 
 
@@ -97,12 +97,12 @@ class JobRunner:
     """The seam between the scheduler and a compiler: tests count what ran through it."""
 
     def __init__(self, materials_dir: Path, backend: str = "capi", jobs: int | None = None,
-                 display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
+                 allowed: tuple[Path, ...] = ()):
         self.materials_dir = Path(materials_dir)
         self.allowed = tuple(allowed)  # folders outside materials_dir that sources may lead to
         self.backend = backend
         self.jobs = max(1, jobs or usable_cpus())
-        self.display_prefix = display_prefix
+        self.library = canonical_folder(self.materials_dir)  # diagnostics name its files under this
         self.calls = 0  # requests compiled, for tests
 
     @property
@@ -121,8 +121,7 @@ class JobRunner:
         return self._run_pool(jobs, on_done, fail_fast)
 
     def _batch(self, jobs: list[StageJob]) -> list[CompileOutput]:
-        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.display_prefix,
-                                self.allowed)
+        outputs = compile_batch([j.request for j in jobs], self.materials_dir, self.backend, self.allowed)
         self.calls += len(outputs)
         return outputs
 
@@ -163,7 +162,7 @@ class JobRunner:
         batch = next(batches, None)
         if batch is not None:
             in_flight[pool.submit(compile_batch, [j.request for j in batch], self.materials_dir, self.backend,
-                                  self.display_prefix, self.allowed)] = batch
+                                  self.allowed)] = batch
 
     def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
         """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
@@ -174,13 +173,13 @@ class JobRunner:
         return any(o.spirv is None for o in outputs)
 
 
-def look_up(jobs: dict[str, StageJob], store: Store, prefix: str) -> tuple[RunResult, list[StageJob]]:
+def look_up(jobs: dict[str, StageJob], store: Store, library: str) -> tuple[RunResult, list[StageJob]]:
     """Each job's cached result from the local store, else the reason it must compile (:func:`why`):
-    the run so far and the misses, in job-key order."""
+    the run so far and the misses, in job-key order (``library``: the shader library's canonical folder)."""
     run, misses = RunResult(), []
     for key, job in sorted(jobs.items()):
         record = store.get(JOB, key)
-        cached = _cached_result(record, store, prefix)
+        cached = _cached_result(record, store, library)
         if cached is not None:
             run.results[key] = cached
         else:
@@ -198,15 +197,15 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
     (``fetched``).  What this cook compiles is handed back to it (write-back).
     """
     progress = progress or NullProgress()
-    prefix = getattr(compiler, "display_prefix", "")
-    run, misses = look_up(plan.jobs, store, prefix)
+    library = getattr(compiler, "library", "")
+    run, misses = look_up(plan.jobs, store, library)
     if misses and remote is not None:
-        misses = _fetch(misses, remote, store, run, prefix)
+        misses = _fetch(misses, remote, store, run, library)
     if misses:
         progress.start("compiling", len(misses))
 
         def on_done(job: StageJob, output: CompileOutput, where: str = "local") -> None:
-            run.results[job.key] = _store_result(job, output, store, prefix)
+            run.results[job.key] = _store_result(job, output, store, library)
             run.compiled.append(job.key)
             run.where[job.key] = where
             run.seconds[job.key] = output.seconds
@@ -221,7 +220,7 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
     return run
 
 
-def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, prefix: str) -> list[StageJob]:
+def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, library: str) -> list[StageJob]:
     """Copy what the shared tier holds into the store; the jobs still to compile.
 
     Only blobs are taken: a failed compile from elsewhere is never remembered here (the job compiles, and a
@@ -229,18 +228,18 @@ def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, prefix:
     found = {key: output for key, output in remote.fetch(misses).items() if output.spirv is not None}
     for job in misses:
         if job.key in found:
-            stored = _store_result(job, found[job.key], store, prefix)
+            stored = _store_result(job, found[job.key], store, library)
             run.results[job.key] = JobResult(stored.blob, stored.diagnostics, cached=True)
             run.fetched.append(job.key)
             run.reasons.pop(job.key, None)
     return [job for job in misses if job.key not in found]
 
 
-def _cached_result(record, store: Store, prefix: str = "") -> JobResult | None:
+def _cached_result(record, store: Store, library: str = "") -> JobResult | None:
     if not isinstance(record, dict):
         return None
     try:
-        result = JobResult.from_record(record, prefix)
+        result = JobResult.from_record(record, library)
     except (KeyError, TypeError, ValueError):
         return None
     if result.blob is not None and not store.has_blob(result.blob):
@@ -250,10 +249,10 @@ def _cached_result(record, store: Store, prefix: str = "") -> JobResult | None:
     return result
 
 
-def _store_result(job: StageJob, output: CompileOutput, store: Store, prefix: str = "") -> JobResult:
+def _store_result(job: StageJob, output: CompileOutput, store: Store, library: str = "") -> JobResult:
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
-    store.set(JOB, job.key, result.to_record(prefix))
+    store.set(JOB, job.key, result.to_record(library))
     store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
                                       "compiler": job.options.compiler, "target": job.request.target,
                                       "optimize": job.request.optimize})

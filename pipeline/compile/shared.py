@@ -13,8 +13,8 @@ local store and counts as a cache hit, ``fetched``.  What is still missing compi
 every result this machine compiled is written back, in groups of
 :data:`WRITE_BACK_EVERY` as they arrive, the rest when the cook's compiles end.
 
-Diagnostics are stored relative to the shader library and shown under this
-machine's display prefix, so a record written from one checkout reads right in
+Diagnostics are stored relative to the shader library and read back under this
+machine's shader library folder, so a record written from one checkout reads right in
 another.  A job whose diagnostics name a file outside the shader library is not
 written back.
 """
@@ -42,9 +42,9 @@ WRITE_BACK_EVERY = 32
 class SharedTier:
     """Read-through and write-back between a cook and a :class:`RemoteCache`."""
 
-    def __init__(self, cache: RemoteCache, display_prefix: str):
+    def __init__(self, cache: RemoteCache, library: str):
         self.cache = cache
-        self.prefix = display_prefix
+        self.library = library  # the shader library's canonical folder (``/home/me/game/materials/``)
         self.fetched = 0
         self.written = 0
         self.seconds = 0.0
@@ -90,7 +90,7 @@ class SharedTier:
         return CompileOutput(blob, tuple(self._diagnostic(d) for d in record.diagnostics))
 
     def _diagnostic(self, data: RecordDiagnostic) -> Diagnostic:
-        return Diagnostic(Location(self.prefix + data.file, data.line, data.col), data.message, data.severity)
+        return Diagnostic(Location(self.library + data.file, data.line, data.col), data.message, data.severity)
 
     # ------------------------------------------------------------ write-back
     def compiled(self, job: StageJob, output: CompileOutput) -> None:
@@ -109,9 +109,9 @@ class SharedTier:
             self.flush()
 
     def _relative(self, d: Diagnostic) -> dict | None:
-        if not d.location.file.startswith(self.prefix):
+        if not d.location.file.startswith(self.library):
             return None
-        return {"file": d.location.file[len(self.prefix):], "line": d.location.line, "col": d.location.col,
+        return {"file": d.location.file[len(self.library):], "line": d.location.line, "col": d.location.col,
                 "severity": d.severity, "message": d.message}
 
     def flush(self) -> None:
@@ -135,9 +135,10 @@ class SharedTier:
 
 
 def world_tier(world: "World", url: str | None, mode: str | None, options: dict | None,
-               prefix: str) -> SharedTier | None:
+               library: str) -> SharedTier | None:
     """The shared tier named by ``url``, else by the world's pipeline.toml ``[cache] remote`` (a folder
-    there is relative to the world), or None; ``options`` go to fsspec, ``prefix`` names the library."""
+    there is relative to the world), or None; ``options`` go to fsspec, ``library``: the canonical
+    folder of the shader library (:class:`SharedTier`)."""
     if url is None and world.config.cache.remote is not None:
         url = world.config.cache.remote
         if "://" not in url and not Path(url).is_absolute():
@@ -154,4 +155,4 @@ def world_tier(world: "World", url: str | None, mode: str | None, options: dict 
                              key=team_key(world.root, world.config.cache.key_file))
     except RemoteCacheError as exc:
         raise ConfigError.at(url, str(exc)) from None
-    return SharedTier(remote, prefix)
+    return SharedTier(remote, library)

@@ -67,12 +67,12 @@ def get_backend(name: str) -> Backend:
 
 
 @functools.lru_cache(maxsize=8)
-def _tree(root: Path, display_prefix: str, allowed: tuple[Path, ...]) -> SourceTree:
-    return SourceTree(root, display_prefix, allowed)
+def _tree(root: Path, allowed: tuple[Path, ...]) -> SourceTree:
+    return SourceTree(root, allowed)
 
 
 def _error(request: CompileRequest, tree: SourceTree, message: str) -> Diagnostic:
-    return Diagnostic(Location(tree.display(request.source)), message)
+    return Diagnostic(Location(tree.name(request.source)), message)
 
 
 def _finish(output: CompileOutput, request: CompileRequest, tree: SourceTree) -> CompileOutput:
@@ -108,15 +108,15 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
 
 
 def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str = "capi",
-                  display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()) -> list[CompileOutput]:
+                  allowed: tuple[Path, ...] = ()) -> list[CompileOutput]:
     """Compile a batch in this process: what a pool worker runs (top-level, picklable).
 
     The source tree and backend are built once per process and reused by every
     later batch; outputs come back in request order.  Never raises for a shader
-    error (those are diagnostics); a missing compiler is a :class:`ToolchainError`.
-    ``allowed``: folders besides ``root`` that sources may lead to through symlinks.
+    error (those are diagnostics, naming files by their absolute paths); a missing compiler is a
+    :class:`ToolchainError`.  ``allowed``: folders besides ``root`` that sources may lead to through symlinks.
     """
-    tree = _tree(Path(root).resolve(), display_prefix, tuple(allowed))
+    tree = _tree(Path(root).resolve(), tuple(allowed))
     backend = get_backend(backend_name)
     return [_timed(request, tree, backend) for request in requests]
 

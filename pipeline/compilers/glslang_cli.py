@@ -109,7 +109,7 @@ class _Root:
     """Where a compile ran (a mirror's folder), naming files as the tree does."""
 
     def __init__(self, root: Path, tree: SourceTree):
-        self.root, self.display = root, tree.display
+        self.root, self.name = root, tree.name
 
 
 class GlslangCliBackend:

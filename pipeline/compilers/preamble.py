@@ -17,7 +17,7 @@ material files need not ask.  glslangValidator takes it as preamble text
 glslang reports errors as ``ERROR: <name>:<line>: <message>`` where ``<name>``
 is the string number (``0``) for the top-level source and the include name the
 includer returned for an included file; :func:`parse_log` maps both back to
-root-relative paths and then to ``materials/...`` display names.
+root-relative paths and then to the files' canonical (absolute) names.
 
 Messages: glslang writes ``'<token>' : <message>``; the token is empty when it
 has none, and syntax errors name parser tokens (``'' :  syntax error, unexpected
@@ -161,16 +161,17 @@ def _is_noise(message: str) -> bool:
     return any(n in message for n in NOISE)
 
 
-def parse_log(log: str, to_relpath: Callable[[str | None], str], display: Callable[[str], str]
+def parse_log(log: str, to_relpath: Callable[[str | None], str], name: Callable[[str], str]
               ) -> tuple[Diagnostic, ...]:
-    """Diagnostics from a glslang info log; ``to_relpath`` maps a reported name (None: unnamed)."""
+    """Diagnostics from a glslang info log; ``to_relpath`` maps a reported name (None: unnamed) to a
+    root-relative path, ``name`` that to the name a diagnostic carries."""
     found: list[Diagnostic] = []
     for line in log.splitlines():
         match = LOG_RE.match(line.strip())
         if not match or _is_noise(match.group(5)):
             continue
-        kind, name, lineno, col, message = match.groups()
-        location = Location(display(to_relpath(name)), int(lineno) if lineno else None, int(col) if col else None)
+        kind, reported, lineno, col, message = match.groups()
+        location = Location(name(to_relpath(reported)), int(lineno) if lineno else None, int(col) if col else None)
         diagnostic = Diagnostic(location, readable(message), "error" if kind == "ERROR" else "warning")
         if diagnostic not in found:
             found.append(diagnostic)
@@ -204,10 +205,10 @@ def compile_output(spirv: bytes | None, log: str, request: CompileRequest, tree)
     still gets one error, at the request's source, carrying the raw log.
     """
     to_relpath = functools.partial(normalize_name, source=request.source, root=str(tree.root))
-    diagnostics = tuple(_promote(d) for d in parse_log(log, to_relpath, tree.display))
+    diagnostics = tuple(_promote(d) for d in parse_log(log, to_relpath, tree.name))
     if any(d.severity == "error" for d in diagnostics):
         spirv = None
     if spirv is None and not any(d.severity == "error" for d in diagnostics):
         message = log.strip().splitlines()[-1] if log.strip() else "compilation failed without a message"
-        diagnostics += (Diagnostic(Location(tree.display(request.source)), message),)
+        diagnostics += (Diagnostic(Location(tree.name(request.source)), message),)
     return CompileOutput(spirv, diagnostics)

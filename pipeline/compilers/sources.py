@@ -4,8 +4,8 @@ Include resolution (the same for every backend): ``#include "x"`` looks in the
 including file's folder first, then at the materials root; ``#include <x>``
 looks at the root only.  A path may not leave the root.  The resolved name is
 the root-relative, '/'-separated path (``pbr/brdf.glsl``), which is also the name
-the compiler reports errors under, so a diagnostic maps straight back to
-``materials/pbr/brdf.glsl``.
+the compiler reports errors under; a diagnostic names the file canonically, by its
+absolute path under the root (:meth:`SourceTree.name`), the same from any working folder.
 
 A file's parse (its includes, the identifiers its preprocessor conditions test,
 the macros it defines) is cached and revalidated by ``stat`` (mtime_ns, ctime_ns,
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.digest import bytes_hash
-from pipeline.errors import CompileError, Diagnostic, Location
+from pipeline.errors import CompileError, Diagnostic, Location, canonical_folder
 from pipeline.fileio import check_inside, read_text
 from pipeline.stamps import of_stat
 
@@ -82,15 +82,17 @@ def parse_source(text: str) -> ParsedFile:
 class SourceTree:
     """The materials root: reads files, resolves includes, computes closures and tested macros."""
 
-    def __init__(self, root: Path, display_prefix: str = "materials/", allowed: tuple[Path, ...] = ()):
+    def __init__(self, root: Path, allowed: tuple[Path, ...] = (), named_root: str | None = None):
         self.root = Path(root).resolve()
-        self.display_prefix = display_prefix
         self.allowed = (self.root, *allowed)  # where a file (symlinks resolved) may be
+        # the folder diagnostics name files under: the root's canonical path, or the planning
+        # machine's root for a tree rebuilt elsewhere (a build-farm worker's)
+        self.named_root = named_root if named_root is not None else canonical_folder(self.root)
         self._files: dict[str, tuple[tuple[int, int, int, int], ParsedFile]] = {}
 
-    def display(self, relpath: str) -> str:
-        """The name a diagnostic shows for a file: ``display_prefix + relpath``."""
-        return self.display_prefix + relpath
+    def name(self, relpath: str) -> str:
+        """The canonical name a diagnostic carries for a file: its absolute path under the root."""
+        return self.named_root + relpath
 
     def path(self, relpath: str) -> Path:
         return self.root / relpath
@@ -98,16 +100,16 @@ class SourceTree:
     def parsed(self, relpath: str) -> ParsedFile:
         """The parse of one file, re-read only when its stat signature changed."""
         path = self.path(relpath)
-        display = self.display(relpath)
+        named = self.name(relpath)
         try:
             signature = of_stat(path.stat())
         except OSError as exc:
-            raise CompileError.at(display, f"cannot read shader source: {exc.strerror or exc}") from None
+            raise CompileError.at(named, f"cannot read shader source: {exc.strerror or exc}") from None
         cached = self._files.get(relpath)
         if cached and cached[0] == signature:
             return cached[1]
-        check_inside(path, self.allowed, display, error=CompileError, what="shader source")
-        entry = parse_source(read_text(path, display, limit=MAX_SOURCE_BYTES, error=CompileError,
+        check_inside(path, self.allowed, named, error=CompileError, what="shader source")
+        entry = parse_source(read_text(path, named, limit=MAX_SOURCE_BYTES, error=CompileError,
                                        what="shader source"))
         self._files[relpath] = (signature, entry)
         return entry
@@ -139,7 +141,7 @@ class SourceTree:
         return found
 
     def _missing(self, include: Include, includer: str) -> Diagnostic:
-        return Diagnostic(Location(self.display(includer), include.line), f"cannot find include file '{include.name}'")
+        return Diagnostic(Location(self.name(includer), include.line), f"cannot find include file '{include.name}'")
 
     def _walk(self, relpath: str) -> tuple[list[str], list[tuple[Include, str]]]:
         """Every file of the closure, and every include that names no file (with its includer)."""

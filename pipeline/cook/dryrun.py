@@ -64,14 +64,14 @@ class DryRunResult:
 
 
 def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, identity: str,
-            prefix: str) -> DryRunResult:
-    """What ``cook_keys`` would do with these keys, the store only read (``identity``: the compiler's)."""
+            library: str) -> DryRunResult:
+    """What ``cook_keys`` would do with these keys, the store only read (``identity``: the compiler's;
+    ``library``: the canonical folder its diagnostics name shader library files under)."""
     families = world.families
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
-    plan = plan_for(world, found.keys, identity, store=store, target=options.target, optimize=options.optimize,
-                    prefix=prefix)
-    run, _ = look_up(plan.jobs, store, prefix)
+    plan = plan_for(world, found.keys, identity, store=store, target=options.target, optimize=options.optimize)
+    run, _ = look_up(plan.jobs, store, library)
     first = first_keys(found.keys, plan)
     result = DryRunResult(len(found.chunks), found.draws, len(found.keys), plan, len(found.keys) - required,
                           cached=len(run.results))
@@ -80,9 +80,9 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
         text, key_hash = first.get(key, (None, None))
         result.compile.append({"job": key[:12], "source": request.source, "stage": request.stage, "key": text,
                                "key_hash": key_hash, "reason": run.reasons[key]})
-    result.errors = scan_errors(found) + compile_errors(plan, run, prefix, job_users(found.keys, plan))
+    result.errors = scan_errors(found) + compile_errors(plan, run, library, job_users(found.keys, plan))
     cook = CookResult(len(found.chunks), found.draws, len(found.keys), plan.stage_uses, plan, run, list(result.errors),
-                      display_prefix=prefix, manifest_prefix=manifest_prefix(world.root, world.materials_dir))
+                      library=library, manifest_prefix=manifest_prefix(world.root, world.materials_dir))
     cook.fallbacks = fallbacks
     result.write = _writes(cook, found, families, store, options.out)
     if options.sweep is not None:

@@ -6,8 +6,8 @@ permutation includes is one error, not one per job, carrying how many keys it
 breaks (``count``), one of them (``key``, the first by text), all of them
 (``keys``) and the jobs that reported it (``jobs``, their cache keys).
 
-The cook's result and messages name shader library files from the working folder
-(:func:`display_prefix`); chunk manifests name them from the world's root
+The cook's result names shader library files canonically, by absolute path (the command
+line shows them from the working folder); chunk manifests name them from the world's root
 (:func:`manifest_prefix`), so outputs are the same whichever folder a cook runs from.
 """
 
@@ -24,7 +24,6 @@ from pipeline.plan.jobs import JobPlan
 from pipeline.compile.scheduler import RunResult
 from pipeline.errors import CookDiagnostic, Diagnostic, Location, keys_broken
 from pipeline.keys.incremental import CookInput
-from pipeline.plan.setup import display_prefix  # noqa: F401  (re-exported)
 
 
 def manifest_prefix(root: Path, materials_dir: Path) -> str:
@@ -65,14 +64,15 @@ def job_users(keys, plan: JobPlan) -> dict[str, list[str]]:
     return users
 
 
-def compile_errors(plan: JobPlan, run: RunResult, prefix: str,
+def compile_errors(plan: JobPlan, run: RunResult, library: str,
                    users: dict[str, list[str]]) -> list[CookDiagnostic]:
-    """The compile errors of a run, grouped (:func:`group_errors`); ``users``: :func:`job_users`."""
+    """The compile errors of a run, grouped (:func:`group_errors`); ``users``: :func:`job_users`;
+    ``library``: the shader library's canonical folder."""
     found = []
     for job_key, result in sorted(run.results.items()):
         found += [(job_key, d) for d in result.diagnostics if d.severity == "error"]
     for job_key in sorted(run.cancelled):
-        found.append((job_key, cancelled_diagnostic(plan.jobs[job_key], prefix)))
+        found.append((job_key, cancelled_diagnostic(plan.jobs[job_key], library)))
     return [grouped_error(doc) for doc in group_errors(found, lambda job_key: users.get(job_key, ()))]
 
 
@@ -117,12 +117,12 @@ def breaks(doc: dict, name=lambda key: key) -> str:
     return keys_broken(doc.get("key"), doc.get("count", 1), name)
 
 
-def cancelled_diagnostic(job, prefix: str) -> Diagnostic:
-    return Diagnostic(Location(prefix + job.request.source), "not compiled: stopped by --fail-fast")
+def cancelled_diagnostic(job, library: str) -> Diagnostic:
+    return Diagnostic(Location(library + job.request.source), "not compiled: stopped by --fail-fast")
 
 
-def cancelled_doc(key: str | None, job, prefix: str) -> dict:
-    return error_doc(key, cancelled_diagnostic(job, prefix))
+def cancelled_doc(key: str | None, job, library: str) -> dict:
+    return error_doc(key, cancelled_diagnostic(job, library))
 
 
 def compact(doc: dict) -> dict:
@@ -140,10 +140,13 @@ def errors_by_chunk(found, chunk_levels: dict[str, str]) -> dict[str, list[dict]
     return by_chunk
 
 
-def world_named(error: dict, shown: str, named: str) -> dict:
-    """A manifest error naming a shader library file as the world sees it (``named``), not as the
-    working folder does (``shown``, the display prefix)."""
-    file = error.get("file")
-    if isinstance(file, str) and file.startswith(shown):
-        return error | {"file": named + file[len(shown):]}
+def world_named(error: dict, library: str, named: str) -> dict:
+    """A manifest error naming a shader library file as the world sees it (``named``), not by its
+    canonical path (under ``library``, the library's canonical folder), in its location and in its
+    message (a fragment's type clash names the other fragment's file)."""
+    file, message = error.get("file"), error.get("message")
+    if isinstance(message, str) and library in message:
+        error = error | {"message": message.replace(library, named)}
+    if isinstance(file, str) and file.startswith(library):
+        return error | {"file": named + file[len(library):]}
     return error

@@ -29,7 +29,6 @@ from pipeline.cook.error_docs import (
     compile_doc,
     compile_errors,
     cook_error,
-    display_prefix,
     errors_by_chunk,
     job_users,
     manifest_prefix,
@@ -43,7 +42,7 @@ from pipeline.outputs.write_level import update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
-from pipeline.errors import CookDiagnostic, Location, PipelineError, one_line
+from pipeline.errors import CookDiagnostic, Location, PipelineError, canonical_folder, one_line
 from pipeline.keys.incremental import CookInput
 from pipeline.keys.key import PermutationKey
 from pipeline.progress import NullProgress, Progress
@@ -85,7 +84,7 @@ class CookResult:
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, dict[str, str]] = field(default_factory=dict)  # chunk -> shader/pass -> fallback key
     fallback_keys: int = 0                               # of ``keys``: fallbacks no draw requires
-    display_prefix: str = "materials/"                   # how errors name the shader library (cwd-relative)
+    library: str = ""                                    # the shader library's canonical folder (errors name files under it)
     manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
@@ -145,12 +144,12 @@ def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions
     required = len(found.keys)
     fallbacks = add_fallbacks(found, families)
     progress = progress or NullProgress()
-    prefix = compiler.display_prefix if compiler is not None else display_prefix(materials_dir)
-    library = world_setup(world, prefix=prefix)  # the library and allowed roots, as the plan reads them
-    tree = library.tree()
-    compiler = compiler or _compiler(options, library, tree)
+    setup = world_setup(world)  # the library and allowed roots, as the plan reads them
+    tree = setup.tree()
+    compiler = compiler or _compiler(options, setup, tree)
+    library = compiler.library
     plan = plan_for(world, found.keys, compiler.identity, store=store, record=True, target=options.target,
-                    optimize=options.optimize, prefix=prefix, tree=tree)
+                    optimize=options.optimize, tree=tree)
     stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)
@@ -158,13 +157,13 @@ def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions
         remote.record_use(plan.jobs)
     first_both = first_keys(found.keys, plan)
     first = {job: text for job, (text, _) in first_both.items()}
-    errors = scan_errors(found) + compile_errors(plan, run, prefix, job_users(found.keys, plan))
+    errors = scan_errors(found) + compile_errors(plan, run, library, job_users(found.keys, plan))
     result = CookResult(len(found.chunks), found.draws, len(found.keys),
-                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), display_prefix=prefix,
+                        plan.stage_uses, plan, run, errors, warnings=list(store.warnings), library=library,
                         manifest_prefix=manifest_prefix(world.root, materials_dir), first_keys=first, first_hashes={job: h for job, (_, h) in first_both.items()})
     result.fallbacks, result.fallback_keys = fallbacks, len(found.keys) - required
     result.warnings += unknown_compile_families(world.config.cook.compile, families)
-    result.warnings += [f"{display_prefix(world.root)}{d.file}: {d.message}" for d in found.diagnostics
+    result.warnings += [f"{canonical_folder(world.root)}{d.file}: {d.message}" for d in found.diagnostics
                         if d in world.folder_warnings()]  # folder links not followed
     stats = getattr(compiler, "stats", None)
     result.farm = stats.to_json() if stats is not None and stats.workers else None
@@ -179,11 +178,10 @@ def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions
     return result
 
 
-def _compiler(options: CookOptions, library: JobSetup, tree: SourceTree):
+def _compiler(options: CookOptions, setup: JobSetup, tree: SourceTree):
     """The local process pool, or the build farm when a scheduler is configured; either reads the
-    library and the folders its sources may lead to as the plan does (``library``)."""
-    runner = JobRunner(library.materials_dir, options.backend, options.jobs, tree.display_prefix,
-                       library.allowed_roots)
+    library and the folders its sources may lead to as the plan does (``setup``)."""
+    runner = JobRunner(setup.materials_dir, options.backend, options.jobs, setup.allowed_roots)
     if options.scheduler:
         from pipeline.compile.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
@@ -280,9 +278,9 @@ def _key_errors(key: PermutationKey, result: CookResult) -> list[dict]:
     for stage, job_key in sorted((s, j) for stages in per_target.values() for s, j in stages.items()):
         job = result.run.results.get(job_key)
         if job_key in result.run.cancelled:
-            doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.display_prefix)
+            doc = cancelled_doc(key.text, result.plan.jobs[job_key], result.library)
             errors.append(compact(doc) | {"stage": stage})
         elif job is not None and not job.ok:
             errors += [compact(compile_doc(key.text, d)) | {"stage": stage}
                        for d in job.diagnostics if d.severity == "error"]
-    return [world_named(e, result.display_prefix, result.manifest_prefix) for e in errors]
+    return [world_named(e, result.library, result.manifest_prefix) for e in errors]

@@ -144,12 +144,11 @@ def _normalized_sample(ruleset: RuleSet, pass_name: str, count: int, rng: random
 
 
 # ------------------------------------------------------------------ plan and run
-def family_setup(world: World, ruleset: RuleSet, options: VerifyOptions, display_prefix: str | None = None,
-                 identity: str | None = None) -> JobSetup:
+def family_setup(world: World, ruleset: RuleSet, options: VerifyOptions, identity: str | None = None) -> JobSetup:
     """The job setup of one family of ``world``, as a cook of the world sets it up (its shader library,
     allowed roots and ``[cook]`` settings), with the options' target (and optimize, when given)."""
     identity = get_backend(options.backend).identity if identity is None else identity
-    return world_setup(world, identity, target=options.target, optimize=options.optimize, prefix=display_prefix,
+    return world_setup(world, identity, target=options.target, optimize=options.optimize,
                        families={ruleset.shader: ruleset})
 
 
@@ -172,16 +171,15 @@ def plan_family(ruleset: RuleSet, setup: JobSetup, options: VerifyOptions, progr
 
 
 def verify_family(world: World, ruleset: RuleSet, store: Store, options: VerifyOptions, *,
-                  display_prefix: str | None = None, progress: Progress | None = None,
+                  progress: Progress | None = None,
                   compiler: JobRunner | None = None) -> VerifyResult:
     """Plan the keys to check of ``ruleset`` (a family of ``world``), compile the jobs the cache lacks,
     collect the failures."""
     progress = progress or NullProgress()
-    setup = family_setup(world, ruleset, options, display_prefix, compiler.identity if compiler else None)
+    setup = family_setup(world, ruleset, options, compiler.identity if compiler else None)
     plan = plan_family(ruleset, setup, options, progress, store)
     record_exact(store, setup, plan.jobs)
-    compiler = compiler or JobRunner(setup.materials_dir, options.backend, options.jobs, setup.display_prefix,
-                                     setup.allowed_roots)
+    compiler = compiler or JobRunner(setup.materials_dir, options.backend, options.jobs, setup.allowed_roots)
     run = run_plan(plan.jobs, store, compiler, progress=progress)
     valid = {p: count_space(ruleset, p).valid for p in sorted(ruleset.compiled.passes)}
     return VerifyResult(ruleset.shader, valid, plan, run, _failures(plan, run, ruleset, setup, options, store))

@@ -1,8 +1,7 @@
 """The one job plan: which compile jobs a set of keys needs, for every command alike.
 
 A :class:`JobSetup` is everything a plan depends on besides the keys: the families, the
-shader library with the folders its sources may lead to (``allowed_roots``), how
-messages name it, and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
+shader library with the folders its sources may lead to (``allowed_roots``), and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
 compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` is the only
 way to make one, always from a world (its library, allowed roots and ``[cook]``
 settings); :func:`plan_for` plans a world's keys (cook, dry run, report, explain) and
@@ -40,12 +39,11 @@ class JobSetup:
     families: dict[str, RuleSet]
     materials_dir: Path
     options: JobOptions
-    display_prefix: str = "materials/"
     allowed_roots: tuple[Path, ...] = ()
 
     def tree(self) -> SourceTree:
         """The shader library as the plan reads it (and a cook compiles it)."""
-        return SourceTree(self.materials_dir, self.display_prefix, self.allowed_roots)
+        return SourceTree(self.materials_dir, self.allowed_roots)
 
     def planner(self, store: Store | None = None, tree: SourceTree | None = None, exact: bool = True) -> Planner:
         """A planner taking keys one at a time (``planner.plan`` is the plan so far)."""
@@ -54,25 +52,24 @@ class JobSetup:
 
 
 def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2", optimize: bool | None = None,
-                prefix: str | None = None, families: dict[str, RuleSet] | None = None) -> JobSetup:
+                families: dict[str, RuleSet] | None = None) -> JobSetup:
     """The job setup of a world: its families (or ``families``), library, allowed roots and ``[cook]``
     settings (``optimize``: pipeline.toml's unless given); ``identity`` is the compiler's
-    (:attr:`Backend.identity`), ``prefix`` how messages name the library (from the working folder)."""
+    (:attr:`Backend.identity`)."""
     options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
                          tuple(sorted(world.config.cook.compile.items())))
     return JobSetup(world.families if families is None else families, world.materials_dir, options,
-                    prefix if prefix is not None else display_prefix(world.materials_dir), world.allowed_roots)
+                    world.allowed_roots)
 
 
 def plan_for(world: "World", keys, identity: str = "", *, store: Store | None = None, record: bool = False,
-             target: str = "vulkan1.2", optimize: bool | None = None, prefix: str | None = None,
-             tree: SourceTree | None = None) -> JobPlan:
+             target: str = "vulkan1.2", optimize: bool | None = None, tree: SourceTree | None = None) -> JobPlan:
     """The stage jobs of a world's ``keys``, as every command plans them (:func:`world_setup`).
 
     ``store``: the exact keys it records are read instead of preprocessing again; ``record``
     writes the ones found here back to it (a cook does).  ``tree``: the shader library as the
     compiler reads it, shared with the plan."""
-    setup = world_setup(world, identity, target=target, optimize=optimize, prefix=prefix)
+    setup = world_setup(world, identity, target=target, optimize=optimize)
     plan = plan_jobs(setup, keys, store, tree)
     if record and store is not None:
         record_exact(store, setup, plan)
@@ -111,12 +108,3 @@ def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:
     """Keep the exact keys ``plan`` found by preprocessing, for the plans after it."""
     for define_key, exact in sorted(plan.preprocessed.items()):
         store.set(JOB_EXACT, _record_key(setup, define_key), exact)
-
-
-def display_prefix(materials_dir: Path) -> str:
-    """How compile errors name the shader library: relative to the working directory when inside it."""
-    path = materials_dir.resolve()
-    try:
-        return str(path.relative_to(Path.cwd().resolve())) + "/"
-    except ValueError:
-        return str(path) + "/"

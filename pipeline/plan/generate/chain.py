@@ -44,7 +44,7 @@ class ChainGenerator:
         if (relpath, sha) not in self._parsed:
             try:
                 self._parsed[(relpath, sha)] = parse_fragment(self.tree.read(relpath), relpath,
-                                                              self.tree.display(relpath))
+                                                              self.tree.name(relpath))
             except CompileError as exc:
                 self._parsed[(relpath, sha)] = exc
         found = self._parsed[(relpath, sha)]

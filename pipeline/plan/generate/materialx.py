@@ -73,7 +73,7 @@ class MaterialxGenerator:
                 self._made[memo] = _generate(doc.getChild(MATERIAL), (), "materialx gltf_pbr graph", None)
             return self._made[memo]
         path, _, name = ref.partition("#")
-        display = self.tree.display(path)
+        display = self.tree.name(path)
         if not path.endswith(".mtlx") or not os.path.lexists(self.tree.path(path)):
             return _failed((), Diagnostic(Location(display), f"MaterialX document '{path}' not found in the "
                                                              "materials folder (extras.materialx names "
@@ -100,7 +100,7 @@ class MaterialxGenerator:
         file within the size limit, symlinks resolved inside the allowed roots).  A document
         included twice is read once.
         """
-        display = self.tree.display(path)
+        display = self.tree.name(path)
         for include in check_xml(text, display):
             where = Location(display, include.line, include.col)
             found = self._resolve(include.href, path, where)
@@ -134,7 +134,7 @@ class MaterialxGenerator:
                   read: list[tuple[str, ParsedFile]]) -> dict[str, GeneratedStage]:
         files = (path, *(f for f, _ in read))
         try:
-            doc = load_document(text, display, tuple((p.text, self.tree.display(f)) for f, p in read))
+            doc = load_document(text, display, tuple((p.text, self.tree.name(f)) for f, p in read))
             material = find_material(doc, name, text, display)
         except CompileError as exc:
             return _failed(files, *exc.diagnostics)
