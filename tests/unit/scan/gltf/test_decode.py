@@ -10,9 +10,8 @@ from pipeline.scan.gltf.decode import decode_buffers, decode_document, from_pyth
 DOC = {
     "asset": {"version": "2.0"},
     "materials": [{"extensions": {"KHR_materials_ior": {"ior": 1.4}, "EXT_custom": {"a": 1}}}],
-    "meshes": [{"primitives": [{"attributes": {"POSITION": 0},
-                                "extensions": {"KHR_materials_variants": {"mappings": [{"material": 0, "variants": [0]}]},
-                                               "EXT_other": {}}}]}],
+    "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "extensions": {
+        "KHR_materials_variants": {"mappings": [{"material": 0, "variants": [0]}]}, "EXT_other": {}}}]}],
     "accessors": [{"componentType": 5126, "count": 3, "type": "VEC3", "bufferView": 0, "min": [0, 0, 0]}],
     "bufferViews": [{"buffer": 0, "byteLength": 36}],
     "buffers": [{"byteLength": 36}],

@@ -39,7 +39,8 @@ def test_json_syntax_errors_are_located_at_line_and_column() -> None:
 
 
 def test_invalid_utf8_is_located_at_its_first_byte() -> None:
-    assert error_of(b'{"asset":\n {"version": "2.0\xff"}}') == "f.gltf:2:18: error: invalid JSON: invalid UTF-8 (byte 0xFF)"
+    assert error_of(b'{"asset":\n {"version": "2.0\xff"}}') == (
+        "f.gltf:2:18: error: invalid JSON: invalid UTF-8 (byte 0xFF)")
     assert utf8_error("é".encode(), "f") is None
 
 

@@ -39,7 +39,8 @@ def doc(**parts) -> dict:
     (0, Annotated[float, Meta(gt=0)], "input should be greater than 0"),
     (7, Annotated[int, Meta(le=6)], "input should be less than or equal to 6"),
     ([], Annotated[list[int], Meta(min_length=1)], "list should have at least 1 item after validation, not 0"),
-    ({}, Annotated[dict[str, int], Meta(min_length=1)], "dictionary should have at least 1 item after validation, not 0"),
+    ({}, Annotated[dict[str, int], Meta(min_length=1)],
+     "dictionary should have at least 1 item after validation, not 0"),
     ([1, 2, 3], Annotated[list[int], Meta(max_length=2)], "list should have at most 2 items after validation, not 3"),
     ([1, "x", 3], tuple[float, float], "tuple should have at most 2 items after validation, not 3"),
 ])
