@@ -1,10 +1,11 @@
-"""Reading glTF 2.0 files: containers, limits, and pydantic models of the subset we read.
+"""Reading glTF 2.0 files: containers, limits, and msgspec structs of the subset we read.
 
 ``read_gltf(path, file, limits) -> Gltf`` is the entry point;
 :func:`pipeline.scan.gltf.draws.draws_of` turns a :class:`Gltf` into draws with facts.
 
-Modules: ``container`` (.gltf/.glb bytes -> JSON + BIN), ``models`` and
-``bufferdoc`` (pydantic models of the subset read), ``limits``, ``refs``
+Modules: ``container`` (.gltf/.glb bytes -> JSON + BIN), ``structs`` (the one
+schema: msgspec structs of the subset read), ``decode`` (bytes -> structs),
+``walk`` and ``located`` (the located error of what the structs reject), ``limits``, ``refs``
 (cross-reference checks, node hierarchy), ``accessors`` (accessor formats),
 ``uris`` (buffer URIs: data: URIs and paths that must stay inside the world),
 ``extensions`` (what ``extensionsRequired`` may name),

@@ -1,7 +1,7 @@
 """Accessor formats: combinations of ``componentType`` and ``normalized`` that glTF 2.0 does not have.
 
-``type`` and ``componentType`` themselves are closed sets in the models
-(:mod:`pipeline.scan.gltf.models`).  What is left is ``normalized``, which only exists
+``type`` and ``componentType`` themselves are closed sets in the structs
+(:mod:`pipeline.scan.gltf.structs`).  What is left is ``normalized``, which only exists
 for 8- and 16-bit integer components (never FLOAT or UNSIGNED_INT).  Which types
 and formats a vertex attribute uses are facts (``mesh.attributes.*``), reported as
 authored, not judged here.

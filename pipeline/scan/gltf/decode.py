@@ -1,15 +1,14 @@
 """JSON bytes -> :class:`~pipeline.scan.gltf.structs.Document`, in one msgspec pass.
 
 :func:`decode_document` returns None for anything the structs reject (bad JSON,
-a wrong type, a value out of range); the reader then validates the same bytes with
-the pydantic models, which locate the error.  The ``extensions`` objects of
+a wrong type, a value out of range); the reader then walks the parsed JSON against
+the same structs (:mod:`pipeline.scan.gltf.located`), which locates the error.  The ``extensions`` objects of
 materials and primitives arrive as plain dicts and become their extension structs
 here, with the names of the extensions the structs do not model kept in ``others``.
 
-One difference with the models, on purpose: JSON nested 200 to about 1,000 levels deep
-inside a property the scanner ignores (``animations``, ``extras`` of a node ...) is
-skipped here, where the models refuse it ("recursion limit exceeded"); deeper nesting
-is refused by both, with the models' located error.  ``extras`` of materials, the one
+JSON nested 200 to about 1,000 levels deep inside a property the scanner ignores
+(``animations``, ``extras`` of a node ...) is skipped here; in a file the structs
+reject, or nested deeper, it is the located error ("recursion limit exceeded").  ``extras`` of materials, the one
 free-form value kept, is limited by ``limits.max_json_depth``.
 """
 
@@ -27,7 +26,7 @@ _ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, Rec
 
 
 def decode_document(json_bytes: bytes) -> S.Document | None:
-    """The document, or None when the structs reject it (the models then say why)."""
+    """The document, or None when the structs reject it (:mod:`pipeline.scan.gltf.located` then says why)."""
     try:
         doc = _DECODER.decode(json_bytes)
         _finish(doc)
@@ -37,7 +36,7 @@ def decode_document(json_bytes: bytes) -> S.Document | None:
 
 
 def decode_buffers(json_bytes: bytes) -> S.BufferDocument | None:
-    """The buffer locations, or None when the structs reject them (the model then says why)."""
+    """The buffer locations, or None when the structs reject them (:mod:`pipeline.scan.gltf.located` then says why)."""
     try:
         return _BUFFERS.decode(json_bytes)
     except _ERRORS:
@@ -45,7 +44,8 @@ def decode_buffers(json_bytes: bytes) -> S.BufferDocument | None:
 
 
 def from_python(value: Any) -> S.Document:
-    """The document from already-parsed JSON (for what the models accept and the structs did not)."""
+    """The document from already-parsed JSON: what the walk accepts and msgspec's JSON decoder did not
+    (a ``NaN`` or ``Infinity`` literal in a property the structs ignore)."""
     doc = msgspec.convert(value, S.Document)
     _finish(doc)
     return doc
@@ -64,9 +64,9 @@ def _finish(doc: S.Document) -> None:
     for i, material in enumerate(materials):
         if material.extensions is not None:
             materials[i] = msgspec.structs.replace(
-                material, extensions=_extensions(material.extensions, S.MaterialExtensions))
+                material, extensions=_extensions(material.extensions, S.RAW_EXTENSIONS[S.Material]))
     for mesh in doc.meshes:
         for prim in mesh["primitives"]:
             ext = prim.get("extensions")
             if ext is not None:
-                prim["extensions"] = _extensions(ext, S.PrimitiveExtensions)
+                prim["extensions"] = _extensions(ext, S.RAW_EXTENSIONS[S.Primitive])

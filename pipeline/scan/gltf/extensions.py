@@ -3,20 +3,22 @@
 A file whose ``extensionsRequired`` names anything else cannot be scanned (its
 draws may need data we cannot interpret) and is a located error.  Compression
 and image-format extensions do not change which attributes or materials exist,
-so they are understood in the sense that matters here.
+so they are understood in the sense that matters here.  The extensions read are
+the ones :mod:`pipeline.scan.gltf.structs` declares.
 """
 
 from __future__ import annotations
 
-MATERIALS = frozenset({
-    "KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_materials_clearcoat",
-    "KHR_materials_sheen", "KHR_materials_transmission", "KHR_materials_volume",
-    "KHR_materials_ior", "KHR_materials_specular", "KHR_materials_iridescence",
-    "KHR_materials_anisotropy", "KHR_materials_dispersion", "KHR_materials_diffuse_transmission",
-    "KHR_materials_pbrSpecularGlossiness", "KHR_materials_variants",
-})
+from pipeline.scan.gltf import structs as S
 
-READ = MATERIALS | {"KHR_texture_transform", "KHR_lights_punctual", "EXT_mesh_gpu_instancing"}
+
+def _declared(*blocks: type[S.OpenExtensions]) -> frozenset[str]:
+    return frozenset(name for block in blocks for name in block.__struct_fields__ if name != "others")
+
+
+# The extensions the structs read: a field of an ``*Extensions`` struct.
+MATERIALS = _declared(S.MaterialExtensions, S.PrimitiveExtensions)
+READ = MATERIALS | _declared(S.TextureInfoExtensions, S.NodeExtensions, S.RootExtensions)
 
 # Change how data is stored, not which attributes, textures or materials exist.
 STORAGE = frozenset({

@@ -13,7 +13,7 @@ What each limit covers:
 
 Integers inside ``extras`` must fit in 64 bits (the canonical serializer behind
 every signature and key cannot write larger ones); indices and counts elsewhere
-are bounded by the models (:data:`pipeline.scan.gltf.models.UINT32_MAX`).
+are bounded by the structs (:data:`pipeline.scan.gltf.structs.UINT32_MAX`).
 """
 
 from __future__ import annotations

@@ -1,36 +1,60 @@
-"""Located errors from the pydantic models: what a file the structs rejected is validated with.
+"""Located errors for what the structs reject: ``file: /json/pointer: error: message``.
 
-The first error pydantic finds becomes one :class:`~pipeline.errors.GltfError`:
-``file: /json/pointer: error: message`` (with "(and N more)"), or ``file:LINE:COL`` for
-JSON syntax, or the first invalid UTF-8 byte.
+When msgspec refuses a file, :func:`locate` parses the same bytes as plain JSON and walks
+the value against the structs (:mod:`pipeline.scan.gltf.walk`); the first bad value is
+the error, with ``(and N more)`` when there are others.  JSON syntax errors are located
+at ``file:LINE:COL``, invalid UTF-8 at its first bad byte (line, byte column).  JSON
+nested deeper than 200 levels is refused here ("recursion limit exceeded").
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from pipeline.errors import GltfError
 from pipeline.scan.gltf.pointer import pointer
+from pipeline.scan.gltf.walk import problems
 
 _JSON_POS = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$")
 
 
-def validate(model, json_bytes: bytes, file: str):
-    """``model.model_validate_json`` with errors turned into one located GltfError."""
+@functools.cache
+def _json() -> TypeAdapter:
+    return TypeAdapter(Any)
+
+
+def locate(hint: Any, json_bytes: bytes, file: str) -> Any:
+    """The parsed JSON value of ``json_bytes`` when it is what ``hint`` (a struct) declares;
+    otherwise raises the located GltfError of its first problem."""
+    value = parse(json_bytes, file)
+    found = problems(value, hint)
+    if found:
+        path, message = found[0]
+        if len(found) > 1:
+            message += f" (and {len(found) - 1} more)"
+        raise GltfError.at(file, message, pointer=pointer(*path))
+    return value
+
+
+def parse(json_bytes: bytes, file: str) -> Any:
+    """JSON text to Python values (integers of any size); a syntax error is located at its line and column."""
     try:
-        return model.model_validate_json(json_bytes)
+        return _json().validate_json(json_bytes)
     except ValidationError as exc:
-        raise _not_utf8(exc, json_bytes, file) or _located(exc, file) from None
-
-
-def _not_utf8(exc: ValidationError, json_bytes: bytes, file: str) -> GltfError | None:
-    """Invalid UTF-8, located at the first bad byte (line, byte column) by us: JSON parser
-    versions disagree by one column on where a bad code point is."""
-    if "unicode" not in str(exc.errors(include_url=False, include_input=False)[0]["msg"]):
-        return None
-    return utf8_error(json_bytes, file)
+        first = exc.errors(include_url=False, include_input=False)[0]
+        if "unicode" in first["msg"]:
+            bad = utf8_error(json_bytes, file)
+            if bad is not None:
+                raise bad from None
+        match = _JSON_POS.match(first["msg"])
+        if match:
+            raise GltfError.at(file, f"invalid JSON: {match.group(1)}",
+                               line=int(match.group(2)), col=max(1, int(match.group(3)))) from None
+        raise GltfError.at(file, first["msg"].replace("Invalid JSON", "invalid JSON")) from None
 
 
 def utf8_error(json_bytes: bytes, file: str) -> GltfError | None:
@@ -42,27 +66,3 @@ def utf8_error(json_bytes: bytes, file: str) -> GltfError | None:
         return GltfError.at(file, f"invalid JSON: invalid UTF-8 (byte 0x{json_bytes[bad.start]:02X})",
                             line=json_bytes.count(b"\n", 0, bad.start) + 1, col=bad.start - line_start + 1)
     return None
-
-
-def _located(exc: ValidationError, file: str) -> GltfError:
-    errors = exc.errors(include_url=False, include_input=False)
-    first = errors[0]
-    if first["type"] == "json_invalid":
-        match = _JSON_POS.match(first["msg"])
-        if match:
-            return GltfError.at(file, f"invalid JSON: {match.group(1)}",
-                                line=int(match.group(2)), col=max(1, int(match.group(3))))
-        return GltfError.at(file, first["msg"].replace("Invalid JSON", "invalid JSON"))
-    message = _message(first)
-    if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more)"
-    return GltfError.at(file, message, pointer=pointer(*first["loc"]))
-
-
-def _message(error: dict) -> str:
-    msg = error["msg"]
-    if error["type"] == "missing":
-        return "required property is missing"
-    if error["type"] == "union_tag_invalid":
-        return msg
-    return msg[0].lower() + msg[1:]

@@ -1,4 +1,4 @@
-"""Reading one glTF file into a validated :class:`Gltf`: container, JSON, models, limits, refs.
+"""Reading one glTF file into a validated :class:`Gltf`: container, JSON, structs, limits, refs.
 
 Every problem with the input raises :class:`~pipeline.errors.GltfError` with one
 located diagnostic (``file: /json/pointer: error: message``, or ``file:LINE:COL``
@@ -7,7 +7,6 @@ for JSON syntax errors); nothing about bad data escapes as another exception.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +43,10 @@ class Gltf:
         """Accessor, bufferView and buffer details (parsed on first use)."""
         if self._data is None:
             self._data = decode_buffers(self.container.json)
-        if self._data is None:  # the structs rejected it: the model locates the error (or accepts it)
-            from pipeline.scan.gltf.bufferdoc import BufferDocument as Reference
+        if self._data is None:  # the structs rejected it: the located error (or the value, when they accept it)
+            from pipeline.scan.gltf.located import locate
 
-            validate(Reference, self.container.json, self.file)
-            self._data = msgspec.convert(json.loads(self.container.json), BufferDocument)
+            self._data = msgspec.convert(locate(BufferDocument, self.container.json, self.file), BufferDocument)
         return self._data
 
 
@@ -78,26 +76,19 @@ def parse_gltf(data: bytes, path: Path, file: str, limits: Limits) -> Gltf:
     return Gltf(file, path, container, doc)
 
 
-def validate(model, json_bytes: bytes, file: str):
-    """``model.model_validate_json`` with errors turned into one located GltfError."""
-    from pipeline.scan.gltf.located import validate as located_validate
-
-    return located_validate(model, json_bytes, file)
-
-
 def decode(json_bytes: bytes, file: str) -> Document:
-    """The document as structs; what they reject is validated by the pydantic models, which
-    raise the located error (or, when they accept it, hand over the parsed value).
+    """The document as structs; what msgspec rejects is walked against the same structs
+    for the located error (or, when the walk finds none, converted from the parsed value).
 
     msgspec takes invalid UTF-8 inside a string it skips as it is, so text the parsers accept
     that is not all ASCII is checked: its first bad byte is the error (line, byte column)."""
     doc = decode_document(json_bytes)
     if doc is None:
-        from pipeline.scan.gltf.models import Document as Reference
+        from pipeline.scan.gltf.located import locate
 
-        validate(Reference, json_bytes, file)
+        value = locate(Document, json_bytes, file)
         _check_utf8(json_bytes, file)
-        return from_python(json.loads(json_bytes))
+        return from_python(value)
     _check_utf8(json_bytes, file)
     return doc
 

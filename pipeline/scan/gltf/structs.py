@@ -1,14 +1,14 @@
 """The glTF document as msgspec structs: what the scanner decodes every file into.
 
-The same subset, field names, defaults and constraints as the pydantic models of
-:mod:`pipeline.scan.gltf.models`, decoded straight from the JSON bytes into typed
-objects (a few times faster than validating with pydantic).  The pydantic models
-stay the reference: a file these structs reject is validated again with them,
-which gives the located error (``/json/pointer: error: ...``); tests check that
-both accept and reject the same inputs and give the same facts.
+The one schema of the glTF reader: every file is decoded straight from its JSON bytes
+into these types (:mod:`pipeline.scan.gltf.decode`), and a file they reject is walked
+against the same declarations for its located error (``/json/pointer: error: ...``,
+:mod:`pipeline.scan.gltf.walk`).  Only what a fact needs is declared; every other
+property is ignored.  Validation is strict: an index is a JSON integer (not ``1.0`` or
+``true``), every number finite, every index and count in 0 .. 2**32-1.
 
 Meshes, nodes and accessors are TypedDicts (plain dicts, read with ``.get(key,
-default)``), as in the models.  The ``extensions`` of materials and primitives are
+default)``).  The ``extensions`` of materials and primitives are
 decoded as plain dicts first and turned into their extension structs by
 :mod:`pipeline.scan.gltf.decode`, which keeps the names of the extensions it does not
 model (``names()``, read by facts); elsewhere unknown extensions are ignored.
@@ -310,6 +310,13 @@ class Document(Model):
     buffers: list[BufferRef] = []
     extensions: RootExtensions | None = None  # others: not kept (not read)
 
+
+# Objects whose ``extensions`` are decoded as plain dicts, then read as this struct
+# (pipeline/scan/gltf/decode.py): names it does not declare are kept in ``others``.
+RAW_EXTENSIONS: dict[type, type[OpenExtensions]] = {
+    Material: MaterialExtensions,
+    Primitive: PrimitiveExtensions,
+}
 
 TOP_LEVEL_ARRAYS = (
     "extensionsUsed", "extensionsRequired", "scenes", "nodes", "meshes", "materials",
