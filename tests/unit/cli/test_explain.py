@@ -141,3 +141,15 @@ def test_cli_text_and_json(models, tmp_path):
     doc = json.loads(cli("explain", world, MASK_FORWARD, "--cache", tmp_path, "--json").stdout)
     assert set(doc) >= {"key", "hash", "draws", "rules", "normalize", "stages", "render_states"}
     assert "--json" in cli("explain", "--help").stdout
+
+
+def test_the_text_is_the_json_document_rendered(models, tmp_path):
+    from pipeline.cli.explain import command, render_text
+
+    world = models / "AlphaBlendModeTest"
+    run = CliRunner().invoke
+    doc = json.loads(run(command, [str(world), MASK_FORWARD, "--cache", str(tmp_path), "--json"]).stdout)
+    text = run(command, [str(world), MASK_FORWARD, "--cache", str(tmp_path)])
+    assert text.exit_code == 0, text.output
+    assert text.stdout.splitlines() == render_text(doc)
+    assert render_text(doc)[:3] == [f"key   {doc['key']}", f"hash  {doc['hash']}", "needed by 3 draws in 1 files, 1 chunks"]
