@@ -173,3 +173,15 @@ def test_a_new_compiler_identity_recompiles_everything_and_says_why(site) -> Non
     result, compiler = cook(site, Upgraded(site / "materials"))
     assert compiler.calls == len(first.plan.jobs) and not set(result.plan.jobs) & set(first.plan.jobs)
     assert set(result.run.reasons.values()) == {f"compiler changed ({FakeCompiler.identity} -> {Upgraded.identity})"}
+
+
+def test_the_cook_s_document_counts_what_it_did(site) -> None:
+    from pipeline.cook.run import CookResult
+
+    first, compiler = cook(site)
+    assert isinstance(first, CookResult)
+    doc = first.to_json()
+    assert (doc["jobs"], doc["compiled"], doc["cache_hits"]) == (len(first.plan.jobs), compiler.calls, 0)
+    assert doc["written"] == first.written and doc["errors"] == []
+    again = cook(site)[0].to_json()
+    assert (again["compiled"], again["cache_hits"], again["written"]) == (0, doc["jobs"], [])
