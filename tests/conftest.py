@@ -23,7 +23,7 @@ if os.environ.get("PIPELINE_TEST_NO_FCNTL"):
     warnings.filterwarnings("ignore", "only soft file lock")  # filelock without fcntl or msvcrt
     _masking = str(Path(__file__).resolve().parent / "nofcntl")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_masking, os.environ.get("PYTHONPATH")) if p)
-    collect_ignore = ["test_farm.py", "test_farm_trust.py", "test_farm_failures.py"]
+    collect_ignore = ["e2e/test_farm.py", "unit/compile/test_farm_trust.py", "e2e/test_farm_failures.py"]
 
 
 # A skip for a part that the project's own install step provides (script/bootstrap test: the

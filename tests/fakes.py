@@ -7,7 +7,7 @@ records every job it compiled, by key and per ``run`` call, and fails the jobs i
 ``fail`` predicate picks with a located error, as a real shader error would be.
 
 Every behaviour tested with it is also tested end to end with the real compiler
-(tests/test_cook_e2e.py, tests/test_cook_incremental.py).
+(tests/e2e/test_cook_sample_world.py, tests/unit/keys/test_incremental.py).
 """
 
 from __future__ import annotations

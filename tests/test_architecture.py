@@ -136,3 +136,52 @@ def test_architecture_page_lists_every_module() -> None:
     missing = [m for m, p in MODULES.items() if p.name != "__init__.py" and p.name != "__main__.py"
                and f"`{p.relative_to(PACKAGE).as_posix()}`" not in page and f"`{p.stem}`" not in page]
     assert missing == []
+
+
+# ------------------------------------------------------------------ every module has its test file
+def _holds_code(tree: ast.Module) -> bool:
+    """More than a docstring, imports and ``__all__``/``__version__``: a module with behaviour to test."""
+    for node in tree.body[1 if ast.get_docstring(tree) is not None else 0:]:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if all(isinstance(t, ast.Name) and t.id.startswith("__") and t.id.endswith("__") for t in targets):
+                continue
+        return True
+    return False
+
+
+def _unit_test_file(path: Path) -> Path:
+    """pipeline/outputs/pak.py -> tests/unit/outputs/test_pak.py; a package's __init__.py -> test_package.py."""
+    relative = path.relative_to(PACKAGE)
+    name = "test_package.py" if path.name == "__init__.py" else f"test_{path.stem}.py"
+    return PACKAGE.parent / "tests" / "unit" / relative.parent / name
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module ``path`` imports anywhere in it (``from a import b``: both ``a`` and ``a.b``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_every_module_has_its_test_file() -> None:
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if not _holds_code(ast.parse(path.read_text(), str(path))):
+            continue
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if path.name == "__init__.py" else parts)
+        test = _unit_test_file(path)
+        where = test.relative_to(PACKAGE.parent).as_posix()
+        if not test.is_file():
+            problems.append(f"{module}: no {where}")
+        elif module not in _imported(test):
+            problems.append(f"{module}: {where} does not import it")
+    assert problems == [], "\n".join(problems)

@@ -17,7 +17,7 @@ import click
 from pipeline import __version__
 
 # Every sub-command: name -> (module of this package, first paragraph of its help).  ``--help``
-# lists them from here without importing a module; tests/test_cli_startup.py checks this table
+# lists them from here without importing a module; tests/unit/cli/test_package.py checks this table
 # against the commands themselves.
 COMMANDS: dict[str, tuple[str, str]] = {
     "cache": ("cache", "Inspect and clean the local cache and the shared cache tier."),

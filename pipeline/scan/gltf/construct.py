@@ -4,7 +4,7 @@ The facts builders (:mod:`pipeline.scan.gltf.materials`, :mod:`pipeline.scan.glt
 their inputs from the validated glTF models, so every value already has the type
 the fact field declares.  :func:`construct` gives the object ``Model(**values)``
 would give (same ``__dict__`` in field order, same fields set, equal, same dump and
-signature) at a fraction of the cost; tests/test_scan_fast.py checks it against
+signature) at a fraction of the cost; tests/e2e/test_scan_parallel.py checks it against
 validation over the corpus.  Only for values built here: never for data read back
 from a cache or given by a user.
 

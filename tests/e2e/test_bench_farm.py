@@ -1,0 +1,39 @@
+"""The farm benchmark runs end to end on the sample world (real LocalClusters; no timing is checked)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from paths import REPO
+
+ROOT = REPO
+sys.path.insert(0, str(ROOT / "bench"))
+
+bench_farm = pytest.importorskip("bench_farm")
+suite = pytest.importorskip("suite")
+
+
+@pytest.mark.slow
+def test_farm_benchmark_measures_and_projects(tmp_path: Path) -> None:
+    for name in ("rules", "materials"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "examples" / "sample_world", tmp_path / "world")
+    original = (tmp_path / "materials" / bench_farm.CHANGED).read_text()
+    found = bench_farm.measure(tmp_path / "world", tmp_path / "rules", tmp_path / "materials", tmp_path,
+                               log=lambda line: None)
+    assert (tmp_path / "materials" / bench_farm.CHANGED).read_text() == original  # the change is undone
+    rows = found["rows"]
+    assert list(rows) == ["pool", "dask 1 worker", "dask 2 workers"]
+    assert rows["dask 1 worker"]["farm"]["workers"] == 1 and rows["dask 2 workers"]["farm"]["workers"] == 2
+    assert rows["pool"]["farm"] is None and len({r["jobs"] for r in rows.values()}) == 1
+    projected = {(p["workers"], p["jobs"]): p["seconds"] for p in found["projection"]}
+    jobs = rows["pool"]["jobs"]
+    assert projected[(1, 10_000)] > projected[(8, 10_000)] >= projected[(128, 10_000)] > 0
+    assert projected[(1, jobs)] < projected[(1, 10_000)]
+    figures = bench_farm.figures(found, suite.Figure)
+    assert [f.number for f in figures] == [9, 9] and all(f.value > 0 for f in figures)
+    text = "\n".join(bench_farm.render(found))
+    assert "## Build farm (figure 9)" in text and "| 128 |" in text and "Assumed:" in text

@@ -1,0 +1,68 @@
+"""The benchmark suite still runs end to end on a tiny world (no timing is checked)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from paths import REPO
+
+BENCH = REPO / "bench"
+sys.path.insert(0, str(BENCH))
+
+suite = pytest.importorskip("suite")
+worldgen = pytest.importorskip("worldgen")
+
+TINY = suite.Config(sizes=((1, 4), (2, 4)), props=6, runs=1, cold_runs=1, compile_jobs=2, scan_quick=True)
+
+
+def test_worldgen_is_deterministic(tmp_path):
+    spec = worldgen.WorldSpec(chunks=2, files_per_chunk=3, props=5)
+    first = worldgen.generate(tmp_path / "a", spec)
+    second = worldgen.generate(tmp_path / "b", spec)
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.gl*"))
+    assert first == second and len(files) == 6
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+@pytest.mark.slow
+def test_quick_suite_writes_results_table(tmp_path):
+    pytest.importorskip("matplotlib", reason="the scaling plot needs the [bench] extra (matplotlib)")
+    out, plot = tmp_path / "RESULTS.md", tmp_path / "scaling.svg"
+    results = suite.run_all(TINY, tmp_path / "work", out, plot, quick=True, log=lambda line: None,
+                            figures=("validcount", "worlds"))
+    text = out.read_text()
+    header = "| # | figure | value | baseline | ratio | target | met? | note |"
+    assert header in text and "## Scaling (figure 8)" in text
+    table = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    rows = [line for line in table if line.startswith("| ")]
+    assert sorted({int(r.split("|")[1]) for r in rows}) == [2, 3, 4, 6, 7, 8]
+    assert all(len(r.split("|")) == len(header.split("|")) for r in rows)
+    assert [s["files"] for s in results.scaling] == [4, 8]
+    assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_preprocess_bench_writes_its_table(tmp_path, monkeypatch):
+    bench = pytest.importorskip("bench_preprocess")
+    sample = REPO / "examples" / "sample_world"
+    out = tmp_path / "PREPROCESS.md"
+    monkeypatch.setattr(sys, "argv", ["bench_preprocess.py", "--runs", "1", "--corpus", str(sample), "--out", str(out)])
+    assert bench.main() == 0
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| pbr") or line.startswith("| legacy")]
+    assert [r.split(" | ")[0] for r in rows] == ["| pbr (vulkan1.2)", "| legacy (opengl4.5)", "| legacy (vulkan1.2)",
+                                                 "| legacy (webgl2)"]
+    assert all(float(r.rstrip(" |").rsplit("| ", 1)[1]) > 0 for r in rows)
+
+
+def test_reflection_bench_writes_its_table(tmp_path, monkeypatch):
+    import shutil
+
+    if shutil.which("spirv-cross") is None:
+        pytest.skip("spirv-cross (Debian package) is not installed; it reflects the blobs")
+    bench = pytest.importorskip("bench_reflection")
+    out = tmp_path / "REFLECTION.md"
+    monkeypatch.setattr(sys, "argv", ["bench_reflection.py", "--runs", "1", "--out", str(out)])
+    bench.main()
+    (row,) = [line for line in out.read_text().splitlines() if line.startswith("| ") and line[2].isdigit()]
+    blobs, serial, parallel, ratio = [c.strip() for c in row.strip("|").split("|")]
+    assert int(blobs) > 0 and serial.endswith(" ms") and parallel.endswith(" ms") and float(ratio) > 0

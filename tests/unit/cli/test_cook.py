@@ -1,0 +1,54 @@
+"""``pipeline cook``: outputs and a summary, a second cook compiles nothing, a dry run changes nothing,
+a broken file is one located line while the other chunks cook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from robust_helpers import GOOD_CHUNKS, make_world, outputs
+
+from pipeline.cli.cook import command
+
+
+def run(world: Path, tmp: Path, *extra: str):
+    args = [str(world), "--out", str(tmp / "out"), "--cache", str(tmp / "cache"), "--jobs", "1", *extra]
+    return CliRunner().invoke(command, args)
+
+
+def test_a_second_cook_compiles_nothing_and_writes_the_same_bytes(tmp_path: Path) -> None:
+    make_world(tmp_path / "w")
+    first = run(tmp_path / "w", tmp_path, "--json")
+    assert first.exit_code == 0, first.output
+    doc = json.loads(first.stdout)
+    assert doc["compiled"] == doc["jobs"] > 0 and doc["errors"] == []
+    written = outputs(tmp_path / "out")
+    assert {f"{chunk}.json" for chunk in GOOD_CHUNKS} <= set(written)
+    again = run(tmp_path / "w", tmp_path, "--json")
+    assert json.loads(again.stdout)["compiled"] == 0 and json.loads(again.stdout)["cache_hits"] == doc["jobs"]
+    assert outputs(tmp_path / "out") == written
+    text = run(tmp_path / "w", tmp_path)
+    assert text.exit_code == 0 and text.stdout.startswith("cooked ")
+
+
+def test_a_dry_run_lists_the_jobs_and_writes_nothing(tmp_path: Path) -> None:
+    make_world(tmp_path / "w")
+    doc = json.loads(run(tmp_path / "w", tmp_path, "--dry-run", "--json").stdout)
+    text = run(tmp_path / "w", tmp_path, "--dry-run")
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert len([line for line in lines if line.startswith("would compile ")]) == len(doc["compile"]) == doc["jobs"] > 0
+    assert lines[-1].endswith("nothing was changed")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_broken_file_is_one_located_line_and_the_other_chunks_cook(tmp_path: Path, write_gltf, monkeypatch) -> None:
+    make_world(tmp_path / "w")
+    write_gltf(tmp_path / "w" / "town" / "c00" / "bad.gltf", {"asset": {"version": "2.0"}, "extensionsRequired": ["X_y"]})
+    monkeypatch.chdir(tmp_path)
+    result = run(Path("w"), Path("."), "-q")
+    assert result.exit_code == 1
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        "w/town/c00/bad.gltf: /extensionsRequired/0: error: required extension 'X_y' is not supported"]
+    assert (tmp_path / "out" / "forest" / "c00.json").is_file()

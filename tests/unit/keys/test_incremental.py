@@ -1,0 +1,290 @@
+"""The incremental cook (chunk records, outputs checked without reading blobs) against the full path.
+
+Each scenario edits the sample world, then cooks it twice from the same state:
+incrementally (the default) and with ``incremental=False`` (scan everything, run
+every rule) on copies of the cache and outputs.  The ``--json`` documents and the
+output files must be the same.  Every scenario runs on two layouts of the world:
+as it is (``level_depth = 1``: chunk ``forest/c00``, level ``forest``) and moved
+under ``levels/`` with ``level_depth = 2`` (chunk ``levels/forest/c00``, level
+``levels/forest``, level manifest ``levels/forest.level.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.compile.scheduler import JobRunner
+from pipeline.keys import incremental as chunkcache
+from paths import REPO
+
+ROOT = REPO
+SAMPLE = ROOT / "examples" / "sample_world"
+MATERIALS = ROOT / "materials"
+RULES = ROOT / "rules"
+SAMPLE_CHUNKS = ["forest/c00", "forest/c01", "forest/c02", "forest/c03", "town/interior", "town/market", "town/square",
+                 "town/workshop"]
+LAYOUTS = {"level_depth_1": "", "level_depth_2": "levels/"}  # layout -> folder holding the sample's levels
+
+
+def make_world(dest: Path, prefix: str) -> None:
+    """The sample world, its levels moved under ``prefix`` (with level_depth = 2 when there is one)."""
+    shutil.copytree(SAMPLE, dest / prefix)
+    if prefix:
+        (dest / "pipeline.toml").write_text("level_depth = 2\n")
+
+
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def cold(request, tmp_path_factory):
+    base = tmp_path_factory.mktemp("cold")
+    make_world(base / "world", LAYOUTS[request.param])
+    shutil.copytree(RULES, base / "rules")
+    run_cook(base, base / "cache", base / "out", jobs=2)
+    return base, LAYOUTS[request.param]
+
+
+@pytest.fixture
+def at(cold):
+    """A sample-world name in this layout: ``at("forest/c00")`` is ``levels/forest/c00`` at depth 2."""
+    return lambda name: cold[1] + name
+
+
+@pytest.fixture
+def site(cold, tmp_path):
+    for name in ("world", "rules", "cache", "out"):
+        shutil.copytree(cold[0] / name, tmp_path / name)
+    run_cook(tmp_path, tmp_path / "cache", tmp_path / "out")  # records are per world root: warm them here
+    return tmp_path
+
+
+def run_cook(base: Path, cache: Path, out: Path, jobs: int = 1, **options):
+    compiler = JobRunner(MATERIALS, "capi", jobs)
+    world = api.open_world(base / "world", rules=base / "rules", materials=MATERIALS)
+    return api.cook(world, cache=cache, out=out, jobs=jobs, compiler=compiler, **options), compiler
+
+
+@pytest.fixture
+def missed(monkeypatch):
+    """The chunks each cook scanned and evaluated (its records missed)."""
+    seen: list[list[str]] = []
+    compute = chunkcache._compute
+
+    def spy(world, store, target, config, missing, *args):
+        seen.append([c.name for c in missing])
+        return compute(world, store, target, config, missing, *args)
+
+    monkeypatch.setattr(chunkcache, "_compute", spy)
+    return seen
+
+
+def files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def pak_name(manifest: Path) -> str:
+    """The file name of the pak a chunk manifest names."""
+    return json.loads(manifest.read_bytes())["pak"]
+
+
+def comparable(doc: dict, out: Path) -> dict:
+    doc = dict(doc)
+    for name in ("outputs", "written", "removed"):
+        doc[name] = sorted(Path(p).relative_to(out).as_posix() for p in doc[name])
+    doc["changes"] = {**doc["changes"], "written": doc["written"], "removed": doc["removed"]}
+    doc["explain"] = [{k: v for k, v in line.items() if k != "seconds"} for line in doc["explain"]]  # wall time
+    # the reasons come from each output folder's own records (absent for the copy): the files must agree
+    doc["explain_outputs"] = sorted(Path(item["path"]).relative_to(out).as_posix() for item in doc["explain_outputs"])
+    doc.pop("timing_log")  # in each cache folder
+    assert doc.pop("duration") >= 0  # wall time
+    return doc
+
+
+def both(site: Path, **options) -> tuple[dict, dict]:
+    """Cook incrementally and fully from the same state; check they agree; return both documents."""
+    shutil.copytree(site / "cache", site / "cache-full")
+    shutil.copytree(site / "out", site / "out-full")
+    inc, inc_compiler = run_cook(site, site / "cache", site / "out", **options)
+    full, full_compiler = run_cook(site, site / "cache-full", site / "out-full", incremental=False, **options)
+    a, b = comparable(inc.to_json(), site / "out"), comparable(full.to_json(), site / "out-full")
+    assert a == b
+    assert inc_compiler.calls == full_compiler.calls == len(inc.run.compiled)
+    assert files(site / "out") == files(site / "out-full")
+    shutil.rmtree(site / "cache-full")
+    shutil.rmtree(site / "out-full")
+    return a, b
+
+
+@pytest.mark.slow
+def test_noop_uses_records_only(site, missed):
+    doc, _ = both(site)
+    assert missed == [] and doc["compiled"] == 0 and doc["written"] == []
+    assert doc["chunks"] == len(SAMPLE_CHUNKS) and doc["draws"] > 0 and doc["keys"] > 0
+
+
+def test_level_manifests_land_beside_their_level_folders(site, at):
+    out = site / "out"
+    levels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.level.json"))
+    assert levels == [at("forest.level.json"), at("town.level.json")]       # never levels.level.json
+    forest = json.loads((out / at("forest.level.json")).read_text())
+    assert forest["level"] == at("forest")
+    assert sorted(forest["chunks"]) == [at(c) for c in SAMPLE_CHUNKS if c.startswith("forest/")]
+    chunk = json.loads((out / at("forest/c01.json")).read_text())
+    assert (chunk["chunk"], chunk["level"]) == (at("forest/c01"), at("forest"))
+
+
+def test_edit_one_file(site, missed, at):
+    path = site / "world" / at("forest/c00/terrain.gltf")
+    doc = json.loads(path.read_text())
+    for material in doc.get("materials", []):
+        material["alphaMode"] = "MASK"
+        material["doubleSided"] = True
+    path.write_text(json.dumps(doc))
+    result, _ = both(site)
+    assert missed == [[at("forest/c00")]]
+    assert at("forest/c00.json") in result["written"]
+
+
+def test_add_file(site, missed, at):
+    source = site / "world" / at("forest/c01/rocks.gltf")
+    shutil.copy(source, site / "world" / at("forest/c02/rocks.gltf"))
+    both(site)
+    assert missed == [[at("forest/c02")]]
+
+
+def test_delete_file(site, missed, at):
+    (site / "world" / at("town/square/character.glb")).unlink()
+    both(site)
+    assert missed == [[at("town/square")]]
+
+
+def test_delete_chunk_folder(site, missed, at):
+    pak = at("forest/") + pak_name(site / "out" / at("forest/c01.json"))
+    shutil.rmtree(site / "world" / at("forest/c01"))
+    doc, _ = both(site)
+    assert missed == [] and doc["chunks"] == len(SAMPLE_CHUNKS) - 1
+    assert sorted(doc["removed"]) == sorted([at("forest/c01.json"), pak])  # outputs of a chunk that is gone
+    assert not (site / "out" / at("forest/c01.json")).exists()
+
+
+def test_touch_file(site, missed, at):
+    path = site / "world" / at("town/market/stalls.gltf")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    doc, _ = both(site)
+    assert missed == [[at("town/market")]] and doc["compiled"] == 0 and doc["written"] == []
+
+
+def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatch, at):
+    from pipeline.keys import required as keys
+    calls = []
+    real = keys.evaluate
+    monkeypatch.setattr(keys, "evaluate", lambda *args: calls.append(1) or real(*args))
+    path = site / "world" / at("town/market/stalls.gltf")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert missed == [[at("town/market")]] and calls == []          # every combination was evaluated before
+    doc = json.loads((site / "out" / at("town/market.json")).read_text())
+    assert doc["keys"] and result.errors == []
+    rules = site / "rules" / "pbr.yaml"                           # new rules: nothing stored applies
+    rules.write_text(rules.read_text() + "\n# changed\n")
+    run_cook(site, site / "cache", site / "out")
+    assert calls
+
+
+def test_rule_change_recomputes_every_chunk(site, missed, at):
+    path = site / "rules" / "pbr.yaml"
+    path.write_text(path.read_text() + "\n# a comment changes the bytes\n")
+    both(site)
+    assert sorted(missed[0]) == [at(c) for c in SAMPLE_CHUNKS]
+
+
+@pytest.mark.slow
+def test_level_and_chunk_filters(site, missed, at):
+    both(site, level=at("town"))
+    both(site, chunk=at("forest/c02"))
+    assert missed == []
+
+
+@pytest.mark.slow
+def test_broken_file_keeps_its_diagnostics(site, missed, at):
+    (site / "world" / at("forest/c02/cabin.gltf")).write_text("{not json")
+    first, _ = both(site)
+    assert first["errors"] and missed == [[at("forest/c02")]]
+    second, _ = both(site)  # from the record now
+    assert second["errors"] == first["errors"]
+
+
+# ------------------------------------------------------------------ outputs repaired without a blob read
+@pytest.mark.slow
+def test_deleted_pak_is_restored(site, at):
+    before = files(site / "out")
+    pak = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c00.json"))
+    pak.unlink()
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.to_json()["written"] == [str(pak)]
+    assert files(site / "out") == before
+
+
+@pytest.mark.slow
+def test_truncated_manifest_is_restored(site, at):
+    before = files(site / "out")
+    path = site / "out" / at("town/market.json")
+    path.write_bytes(path.read_bytes()[:40])
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["blob", "truncate"])
+def test_corrupt_pak_is_restored(site, where, at):
+    before = files(site / "out")
+    path = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c01.json"))
+    data = bytearray(path.read_bytes())
+    if where == "blob":
+        data[-9] ^= 0xFF  # a blob byte: the index still reads fine
+    else:
+        data = data[:-16]
+    path.write_bytes(bytes(data))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before
+
+
+@pytest.mark.slow
+def test_noop_reads_no_blob_for_outputs(site, monkeypatch):
+    from pipeline.cache.store import Store
+
+    run_cook(site, site / "cache", site / "out")  # the output checks are remembered
+    reads = []
+    original = Store.get_blob
+    monkeypatch.setattr(Store, "get_blob", lambda self, digest: reads.append(digest) or original(self, digest))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.written == [] and len(reads) == len(result.plan.jobs)  # the cache check only, once per job
+
+
+@pytest.mark.slow
+def test_deleted_level_manifest_is_restored(site, at):
+    before = files(site / "out")
+    path = site / "out" / at("town.level.json")
+    path.unlink()
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert result.written == [str(path)]
+    assert files(site / "out") == before
+
+
+@pytest.mark.slow
+def test_stale_chunk_manifest_rebuilds_level(site, at):
+    """A chunk manifest changed on disk by someone else: rewritten, and its level manifest checked again."""
+    before = files(site / "out")
+    path = site / "out" / at("forest/c02.json")
+    path.write_bytes(path.read_bytes().replace(b'"draws": ', b'"draws": 1', 1))
+    result, _ = run_cook(site, site / "cache", site / "out")
+    assert str(path) in result.written
+    assert files(site / "out") == before

@@ -1,0 +1,175 @@
+"""The runtime contract in the cook outputs: draws -> keys and pipeline states, reflection, fallbacks.
+
+Needs the spirv-cross tool (Debian package, installed by .ci/run) for the reflection.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
+from pipeline.outputs.reflection import normalize, reflect
+from pipeline.digest import stable_hash
+from pipeline.errors import RuleError
+from pipeline.keys.fallback import fallback_key
+from paths import REPO
+
+SAMPLE = REPO / "examples" / "sample_world"
+pytestmark = pytest.mark.skipif(shutil.which("spirv-cross") is None,
+                                reason="spirv-cross (Debian package) is not installed; it reflects the blobs")
+
+
+@pytest.fixture(scope="module")
+def cooked(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("contract")
+    result = api.cook(api.open_world(SAMPLE), cache=tmp / "cache", out=tmp / "out", jobs=2)
+    assert result.ok and not result.warnings, (result.errors, result.warnings)
+    return tmp / "out"
+
+
+def _manifests(out: Path) -> list[dict]:
+    return [json.loads(p.read_bytes()) for p in sorted(out.rglob("*.json")) if not p.name.endswith(".level.json")]
+
+
+def test_every_draw_maps_to_its_key_per_pass(cooked: Path) -> None:
+    found = api.keys(api.open_world(SAMPLE), cache=cooked.parent / "cache")
+    expected = {}
+    for key, info in found.required.keys.items():
+        for src in info.draws:
+            draw = tuple(getattr(src, f) for f in DRAW_FIELDS)
+            expected.setdefault(draw, {})[f"{key.shader}/{key.pass_name}"] = key.text
+    got = {}
+    for doc in _manifests(cooked):
+        for record in doc["draws"]:
+            got[tuple(record[f] for f in DRAW_FIELDS)] = {p: u["key"] for p, u in record["passes"].items()}
+    assert got == expected and len(got) == len(found.scan.draws)
+
+
+def test_pipeline_states_are_deduplicated_and_complete(cooked: Path) -> None:
+    for doc in _manifests(cooked):
+        for record in doc["draws"]:
+            for label, use in record["passes"].items():
+                state = doc["pipelines"][use["pipeline"]]
+                assert state["key"] == use["key"] and use["key"] in doc["keys"]
+                if not label.startswith("pbr/"):  # generated families declare no fallback
+                    assert "fallback" not in use and label not in doc["fallbacks"]
+                    continue
+                assert doc["pipelines"][use["fallback"]]["key"] == doc["fallbacks"][label]
+                # same render state and specialization values for the draw's own and its fallback state
+                fallback = doc["pipelines"][use["fallback"]]
+                assert fallback["render_state"] == state["render_state"]
+        for pid, state in doc["pipelines"].items():
+            assert pid == stable_hash(state)
+            assert state["render_state"] in doc["keys"][state["key"]]["render_states"]
+            for name, spec in state["specialization"].items():
+                assert spec["value"] in doc["keys"][state["key"]]["specialization"][name]["values"]
+            assert state["vertex_layout"][0] == {"binding": 0, "format": "R32G32B32_SFLOAT", "location": 0,
+                                                 "rate": "vertex", "stride": 12}
+
+
+def test_level_manifest_unites_pipeline_states(cooked: Path) -> None:
+    level = json.loads((cooked / "forest.level.json").read_bytes())
+    chunks = [d for d in _manifests(cooked) if d["level"] == "forest"]
+    union = {pid: s for d in chunks for pid, s in d["pipelines"].items()}
+    assert level["pipelines"] == union
+    assert len(union) < sum(len(d["pipelines"]) for d in chunks)  # shared states are listed once
+
+
+def test_reflection_of_every_stage_blob(cooked: Path) -> None:
+    doc = json.loads((cooked / "town" / "square.json").read_bytes())
+    for key, entry in doc["keys"].items():
+        vertex, fragment = (doc["reflection"][entry["stages"][s]] for s in ("vertex", "fragment"))
+        assert vertex["stage"] == "vertex" and fragment["stage"] == "fragment"
+        assert vertex["inputs"][0]["name"] == "inPosition" and vertex["inputs"][0]["format"] == "R32G32B32_SFLOAT"
+        bindings = {(d["set"], d["binding"]): d for d in vertex["descriptors"] + fragment["descriptors"]}
+        assert bindings[(0, 0)]["name"] == "FrameBlock" and bindings[(0, 0)]["block_size"] == 272
+        if entry["features"].get("SKINNING"):
+            assert bindings[(2, 1)] == {"set": 2, "binding": 1, "kind": "storage_buffer", "name": "JointMatrices",
+                                        "count": 1, "block_size": 0}
+            assert {i["location"]: i["format"] for i in vertex["inputs"]}[6] == "R32G32B32A32_UINT"
+        if entry["pass"] == "forward":
+            assert {c["id"]: c["name"] for c in fragment["specialization_constants"]} == \
+                {0: "HAS_DOUBLE_SIDED", 1: "HAS_SPECULAR"}
+            assert bindings[(1, 1)]["type"] == "sampler2D" and bindings[(0, 2)]["type"] == "samplerCube"
+
+
+def test_reflection_shape_of_arrays_and_push_constants() -> None:
+    raw = {"entryPoints": [{"name": "main", "mode": "frag"}],
+           "textures": [{"type": "sampler2D", "name": "maps", "set": 1, "binding": 3, "array": [4]}],
+           "push_constants": [{"name": "pc", "type": "_9", "push_constant": True}],
+           "types": {"_9": {"members": [{"name": "a", "type": "vec4", "offset": 0},
+                                        {"name": "b", "type": "vec4", "offset": 16}]}}}
+    doc = normalize(raw)
+    assert doc["descriptors"] == [{"set": 1, "binding": 3, "kind": "combined_image_sampler", "name": "maps",
+                                   "count": 4, "type": "sampler2D"}]
+    assert doc["push_constants"] == [{"name": "pc", "size": 16}]
+
+
+def test_fallback_keys_are_cooked_in_every_chunk(cooked: Path) -> None:
+    world = api.open_world(SAMPLE)
+    pbr = world.families["pbr"]
+    expected = {f"pbr/{p}": fallback_key(pbr, p).text for p in ("depth", "forward", "shadow")}
+    assert "ALPHA_MODE=MASK" in expected["pbr/forward"]
+    for doc in _manifests(cooked):
+        if not any(k.startswith("pbr/") for k in doc["keys"]):
+            assert doc["fallbacks"] == {}, "a chunk without pbr draws (generated families only) needs no pbr fallback"
+            continue
+        assert doc["fallbacks"] == expected
+        assert all(doc["keys"][k]["stages"] for k in expected.values())
+
+
+def test_fallback_naming_a_missing_feature_is_a_located_error(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    text = (REPO / "rules" / "pbr.yaml").read_text()
+    (rules / "pbr.yaml").write_text(text.replace("fallback: {ALPHA_MODE: MASK}\n  forward:",
+                                                 "fallback: {NORMAL_MAP: true}\n  forward:"))
+    pbr = api.open_world(SAMPLE, rules=rules).families["pbr"]
+    with pytest.raises(RuleError) as exc:
+        fallback_key(pbr, "depth")
+    assert "/passes/depth/fallback" in str(exc.value) and "NORMAL_MAP" in str(exc.value)
+
+
+def test_pipeline_state_id_changes_with_each_part() -> None:
+    layout = [{"location": 0, "binding": 0, "format": "R32G32B32_SFLOAT", "stride": 12, "rate": "vertex"}]
+    base = pipeline_state("k", layout, {"cull": "back"}, {"DOUBLE_SIDED": (0, False)})[0]
+    assert base != pipeline_state("k2", layout, {"cull": "back"}, {"DOUBLE_SIDED": (0, False)})[0]
+    assert base != pipeline_state("k", [], {"cull": "back"}, {"DOUBLE_SIDED": (0, False)})[0]
+    assert base != pipeline_state("k", layout, {"cull": "none"}, {"DOUBLE_SIDED": (0, False)})[0]
+    assert base != pipeline_state("k", layout, {"cull": "back"}, {"DOUBLE_SIDED": (0, True)})[0]
+
+
+def test_reflect_a_real_blob(cooked: Path) -> None:
+    from pipeline.outputs.pak import PakReader
+
+    doc = json.loads((cooked / "forest" / "c00.json").read_bytes())
+    digest = next(iter(doc["reflection"]))
+    blob = PakReader(cooked / "forest" / doc["pak"]).get(digest)
+    assert reflect(blob) == doc["reflection"][digest]
+
+
+def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:
+    """prefetch reflects every new Vulkan blob (in parallel); writing the outputs then reflects nothing."""
+    import pipeline.outputs.write_chunk as run
+    from pipeline.outputs.reflection_records import REFLECTION
+    from pipeline.cache.store import Store
+    from pipeline.outputs import reflection
+
+    calls: list[int] = []
+    real, cached = reflection.reflect, run.reflect_cached
+    monkeypatch.setattr(reflection, "reflect", lambda blob: calls.append(len(blob)) or real(blob))
+    monkeypatch.setattr(run, "reflect_cached", lambda store, digest, load_blob: cached(
+        store, digest, lambda d: pytest.fail(f"blob {d} was not reflected before the outputs")))
+    result = api.cook(api.open_world(SAMPLE), cache=tmp_path / "cache", out=tmp_path / "out", jobs=2)
+    assert result.ok, result.errors
+    vulkan = {r.blob for key, r in result.run.results.items()
+              if r.blob and result.plan.jobs[key].request.target.startswith("vulkan")}
+    assert len(calls) == len(vulkan) > 0  # each new blob once
+    with Store(tmp_path / "cache") as store:
+        assert all(isinstance(store.get(REFLECTION, f"{d}:{reflection.tool_version()}"), dict) for d in vulkan)
+        assert reflection.prefetch(store, sorted(vulkan), store.get_blob, 2) == 0  # nothing left to reflect

@@ -1,0 +1,37 @@
+"""``python -m pipeline``: the command line, and a no-op cook answered from its stamp with the same words."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from robust_helpers import make_world
+
+from pipeline import __main__ as entry
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
+    try:
+        entry.run()
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    return code, capsys.readouterr().out
+
+
+def test_the_noop_answer_is_the_full_answer(tmp_path: Path, monkeypatch, capsys) -> None:
+    make_world(tmp_path / "w")
+    monkeypatch.chdir(tmp_path)
+    args = ("cook", "w", "--out", "out", "--cache", "cache", "--jobs", "1", "-q")
+    assert run_main(monkeypatch, capsys, *args)[0] == 0
+    full = run_main(monkeypatch, capsys, *args)  # nothing changed: the full path writes the stamp
+    assert full[0] == 0 and "0 compiled" in full[1]
+    calls = []
+    monkeypatch.setattr("pipeline.cli.main", lambda **kw: calls.append(kw))  # the stamp answers before the CLI
+    assert run_main(monkeypatch, capsys, *args) == full and calls == []
+
+
+def test_other_commands_go_to_the_command_line(monkeypatch, capsys) -> None:
+    code, out = run_main(monkeypatch, capsys, "--help")
+    assert code == 0 and out.startswith("Usage: pipeline ")

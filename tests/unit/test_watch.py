@@ -1,0 +1,84 @@
+"""``pipeline watch`` as a user runs it: a subprocess on a copy of the sample world, real file events."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from pipeline.watch import Recook
+from paths import REPO
+
+ROOT = REPO
+SAMPLE = ROOT / "examples" / "sample_world"
+WAIT = 300  # seconds a line may take on a loaded machine before the test gives up (not a speed check)
+
+
+def test_status_line() -> None:
+    assert Recook("forest/c03", ["forest/c03/rocks.gltf"], 2, 3, 0.214).line() == \
+        "forest/c03: rocks.gltf changed -> 2 new keys, 3 jobs compiled, 0.21 s"
+    assert Recook("forest/c03", ["a.gltf", "b.gltf"], 0, 0, 0.1, ["x: error: y"]).line() == \
+        "forest/c03: 2 files changed -> 0 new keys, 0 jobs compiled, 1 errors, 0.10 s"
+
+
+class _Lines:
+    """The lines of a stream, read on a thread."""
+
+    def __init__(self, stream) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in stream], daemon=True).start()
+
+    def until(self, predicate) -> str:
+        while True:
+            line = self.lines.get(timeout=WAIT)
+            if predicate(line):
+                return line
+
+
+@pytest.mark.slow
+def test_watch_recooks_the_changed_chunk_and_goes_on_after_bad_input(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "watch", str(world), "--out", str(out),
+                             "--cache", str(cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=tmp_path)
+    try:
+        stdout, stderr = _Lines(proc.stdout), _Lines(proc.stderr)
+        first = stdout.until(lambda line: "jobs compiled" in line)
+        assert first.startswith("world: cooked -> ")
+        stderr.until(lambda line: line.startswith("watching "))
+        manifest = out / "forest" / "c00.json"
+        before = manifest.read_bytes()
+
+        target = world / "forest" / "c00" / "terrain.gltf"
+        doc = json.loads(target.read_text())
+        for material in doc["materials"]:
+            material["alphaMode"], material["doubleSided"] = "BLEND", not material.get("doubleSided", False)
+        target.write_text(json.dumps(doc))
+        line = stdout.until(lambda line: line.startswith("forest/c00: terrain.gltf changed -> "))
+        assert "new keys" in line and " 0 new keys" not in line
+        assert manifest.read_bytes() != before
+        assert "BLEND" in manifest.read_text()
+
+        bad = world / "forest" / "c01" / "banner.glb"
+        bad.write_bytes(b"{")
+        line = stdout.until(lambda line: line.startswith("forest/c01: banner.glb changed -> "))
+        assert "1 errors" in line
+        stderr.until(lambda line: line.startswith("world/forest/c01/banner.glb: error: "))  # as cook names it from here
+
+        target.write_text(json.dumps({**doc, "materials": []}))  # the loop went on after the error
+        stdout.until(lambda line: line.startswith("forest/c00: terrain.gltf changed -> "))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=WAIT)
+    assert code == 0
