@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -106,3 +107,11 @@ def test_writing_a_new_pak_removes_the_chunks_older_one(site):
     manifest = mf.chunk_manifest("forest/c00", "forest", [])
     write_chunk_outputs(site.out, manifest, {})
     assert not (site.out / "forest" / first.pak).exists() and (site.out / "forest" / manifest.pak).is_file()
+
+
+def test_manifest_keys_of_a_missing_or_broken_manifest(tmp_path) -> None:
+    assert manifest_keys(tmp_path / "none.json") is None
+    (tmp_path / "bad.json").write_text("{ no")
+    assert manifest_keys(tmp_path / "bad.json") is None
+    (tmp_path / "other.json").write_text(json.dumps({"format": 999}))
+    assert manifest_keys(tmp_path / "other.json") is None

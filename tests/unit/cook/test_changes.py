@@ -1,0 +1,92 @@
+"""What a cook changed and why: first keys per job, changed defines, keys gained and lost per chunk."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pipeline.compile.scheduler import RunResult
+from pipeline.cook.changes import (
+    define_changes,
+    feature_changes,
+    first_keys,
+    nearest,
+    record_key_changes,
+    split_key,
+)
+from pipeline.keys.key import PermutationKey
+
+
+def job(source: str, stage: str, **defines: str):
+    return SimpleNamespace(request=SimpleNamespace(source=source, stage=stage, defines=tuple(defines.items())))
+
+
+class Plan:
+    def __init__(self, jobs: dict, uses: dict | None = None) -> None:
+        self.jobs, self.uses = jobs, uses or {}
+
+    def all_jobs_for(self, key) -> list[str]:
+        return self.uses.get(key, [])
+
+
+def test_split_key_and_feature_changes() -> None:
+    assert split_key("pbr/forward{A=1,B=0}") == ("pbr/forward", {"A": "1", "B": "0"})
+    assert split_key("pbr/depth{}") == ("pbr/depth", {})
+    assert split_key("pbr/depth") == ("pbr/depth", {})
+    assert feature_changes("s/p{A=1,B=0}", "s/p{A=1,B=1,C=2}") == {"B": ["0", "1"], "C": [None, "2"]}
+    assert feature_changes("s/p{A=1}", "s/p{A=1}") == {}
+
+
+def test_nearest_is_the_same_pass_with_the_fewest_differences_first_by_text() -> None:
+    candidates = ["s/p{A=0,B=0,C=0}", "s/p{A=1,B=1,C=1}", "s/q{A=1,B=0,C=0}", "s/p{A=1,B=0,C=1}",
+                  "s/p{A=0,B=0,C=1}"]
+    assert nearest("s/p{A=1,B=0,C=0}", candidates) == "s/p{A=0,B=0,C=0}"  # one difference; tie with A=1..C=1
+    assert nearest("s/r{A=1}", candidates) is None
+    assert nearest("s/p{A=1}", []) is None
+
+
+def test_first_keys_names_each_job_by_its_first_key_in_text_order() -> None:
+    b, a = PermutationKey("s", "p", (("X", 2),)), PermutationKey("s", "p", (("X", 1),))
+    plan = Plan({}, {a: ["j1", "j2"], b: ["j2", "j3"]})
+    assert first_keys([b, a], plan) == {"j1": (a.text, a.hash), "j2": (a.text, a.hash), "j3": (b.text, b.hash)}
+
+
+def test_define_changes_against_the_nearest_cached_job_of_the_same_source_and_stage() -> None:
+    plan = Plan({"new": job("pbr.frag", "fragment", A="1", B="1", C="0"),
+                 "old1": job("pbr.frag", "fragment", A="1", B="0", C="0"),
+                 "old2": job("pbr.frag", "fragment", A="0", B="0", C="1"),
+                 "vert": job("pbr.vert", "vertex", A="0"),
+                 "alone": job("mx.frag", "fragment", A="1"),
+                 "same": job("pbr.vert", "vertex", A="0")})
+    run = RunResult(results={k: object() for k in plan.jobs}, compiled=["new", "alone", "same"])
+    assert define_changes(plan, run) == {"new": {"B": ["0", "1"]}}  # alone: nothing cached; same: no change
+
+
+def entry(h: str):
+    return SimpleNamespace(hash=h)
+
+
+def test_record_key_changes_of_a_rewritten_manifest() -> None:
+    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    before = {"s/p{A=0,B=0}": "h1", "s/p{A=1,B=1}": "h2", "s/q{A=0}": "h3"}
+    now = {"s/p{A=1,B=1}": entry("h2"), "s/p{A=0,B=1}": entry("h4"), "s/r{A=0}": entry("h5")}
+    record_key_changes(result, "c1", before, now)
+    assert result.new_chunks == []
+    assert result.keys_added == [
+        {"chunk": "c1", "key": "s/p{A=0,B=1}", "hash": "h4",
+         "nearest": {"key": "s/p{A=0,B=0}", "hash": "h1", "changed": {"B": ["0", "1"]}}},  # a lost key first
+        {"chunk": "c1", "key": "s/r{A=0}", "hash": "h5", "nearest": None}]
+    assert result.keys_removed == [{"chunk": "c1", "key": "s/p{A=0,B=0}", "hash": "h1"},
+                                   {"chunk": "c1", "key": "s/q{A=0}", "hash": "h3"}]
+
+
+def test_a_kept_key_is_the_nearest_when_no_lost_key_matches() -> None:
+    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    record_key_changes(result, "c1", {"s/p{A=0}": "h1"}, {"s/p{A=0}": entry("h1"), "s/p{A=1}": entry("h2")})
+    assert result.keys_added[0]["nearest"]["key"] == "s/p{A=0}" and result.keys_removed == []
+
+
+def test_a_new_chunk_adds_every_key_without_a_nearest() -> None:
+    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    record_key_changes(result, "c9", None, {"s/p{A=0}": entry("h1")})
+    assert result.new_chunks == ["c9"]
+    assert result.keys_added == [{"chunk": "c9", "key": "s/p{A=0}", "hash": "h1", "nearest": None}]

@@ -1,0 +1,115 @@
+"""Chunk loading on lavapipe: manifest + pak -> modules and pipelines, draws -> pipelines, misses logged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runtime_helpers import SAMPLE, cook, needs_vulkan
+from pipeline.outputs.pak import PakReader, write_pak
+from pipeline.outputs.contract import DRAW_FIELDS
+from pipeline.runtime.device import Device
+from pipeline.runtime.loader import Failure, Loader
+from pipeline.runtime.misses import MissLog, read_log
+
+pytestmark = needs_vulkan
+FORWARD = "pbr/forward"
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("loader")
+    for chunk in ("c02", "c03"):
+        shutil.copytree(SAMPLE / "forest" / "c02", tmp / "world" / chunk)
+    return cook(tmp / "world", tmp)
+
+
+def doc(out: Path, chunk: str = "c02") -> dict:
+    return json.loads((out / f"{chunk}.json").read_bytes())
+
+
+def draw_id(record: dict) -> tuple:
+    return tuple(record[f] for f in DRAW_FIELDS)
+
+
+def test_load_creates_a_module_per_blob_and_a_pipeline_per_state(out: Path) -> None:
+    manifest = doc(out)
+    with Device(validation=True) as device:
+        loader = Loader(device, out)
+        try:
+            loaded = loader.load("c02")
+            assert loader.load("c02") is loaded  # loaded once
+            assert set(loaded.modules) == {d for e in manifest["keys"].values() for d in e["stages"].values()}
+            assert set(loaded.pipelines) == set(manifest["pipelines"]) and loaded.failures == []
+            other = loader.load("c03")
+            assert all(other.pipelines[p] is loaded.pipelines[p] for p in loaded.pipelines)  # shared by id
+            assert len(loader.created) == len(manifest["pipelines"])
+        finally:
+            loader.close()
+    assert device.messages == []
+
+
+def test_pipeline_for_a_cooked_draw_uses_its_own_pipeline(out: Path, tmp_path: Path) -> None:
+    manifest = doc(out)
+    record = manifest["draws"][0]
+    use = record["passes"][FORWARD]
+    log = tmp_path / "misses.jsonl"
+    with Device(validation=True) as device:
+        loader = Loader(device, out, MissLog(log))
+        try:
+            created, state, fell_back = loader.pipeline_for("c02", draw_id(record), FORWARD)
+            assert not fell_back and state == manifest["pipelines"][use["pipeline"]]
+            assert created is loader.load("c02").pipelines[use["pipeline"]] and created.color
+            assert loader.load("c02").draw(draw_id(record))["passes"] == record["passes"]
+        finally:
+            loader.close()
+    assert log.read_bytes() == b""
+
+
+def test_a_draw_the_chunk_does_not_know_is_a_miss_without_a_pipeline(out: Path, tmp_path: Path) -> None:
+    log = tmp_path / "misses.jsonl"
+    unknown = ("c02/cabin.gltf", 999, 0, 0, None, None)
+    with Device(validation=True) as device:
+        loader = Loader(device, out, MissLog(log))
+        try:
+            assert loader.pipeline_for("c02", unknown, FORWARD) == (None, None, True)
+        finally:
+            loader.close()
+    ((line, record),) = read_log(log)
+    assert (record["key"], record["chunk"], record["pass"]) == (None, "c02", FORWARD)
+    assert draw_id(record["draw"]) == unknown
+
+
+def test_a_key_missing_from_the_pak_takes_the_pass_fallback_and_is_logged(out: Path, tmp_path: Path) -> None:
+    manifest = doc(out)
+    record = manifest["draws"][0]
+    use = record["passes"][FORWARD]
+    own = manifest["keys"][use["key"]]["stages"]
+    fallback_key = manifest["pipelines"][use["fallback"]]["key"]
+    dropped = set(own.values()) - set(manifest["keys"][fallback_key]["stages"].values())
+    assert dropped, "the draw's key shares every blob with the fallback"
+    broken = tmp_path / "out"
+    shutil.copytree(out, broken)
+    pak = broken / manifest["pak"]
+    blobs = dict(PakReader(pak.read_bytes()).items())
+    pak.write_bytes(write_pak({h: b for h, b in blobs.items() if h not in dropped}))
+    log = tmp_path / "misses.jsonl"
+    with Device(validation=True) as device:
+        loader = Loader(device, broken, MissLog(log))
+        try:
+            created, state, fell_back = loader.pipeline_for("c02", draw_id(record), FORWARD)
+            loaded = loader.load("c02")
+            assert fell_back and state == manifest["pipelines"][use["fallback"]]
+            assert created is loaded.pipelines[use["fallback"]]
+            assert use["pipeline"] not in loaded.pipelines and not dropped & set(loaded.modules)
+        finally:
+            loader.close()
+    ((_, logged),) = read_log(log)
+    assert logged["key"] == use["key"] and draw_id(logged["draw"]) == draw_id(record)
+
+
+def test_failure_to_json() -> None:
+    assert Failure("c", "p", "k", "m").to_json() == {"chunk": "c", "pipeline": "p", "key": "k", "message": "m"}

@@ -1,0 +1,74 @@
+"""Scan records: a chunk's scan entry as a JSON record and back, and records of another layout refused."""
+
+from __future__ import annotations
+
+import shutil
+
+import orjson
+import pytest
+
+from runtime_helpers import SAMPLE
+from pipeline.config import WorldConfig
+from pipeline.scan.chunk_scan import ChunkScan
+from pipeline.chunks import discover
+from pipeline.scan.records import decode, encode
+
+
+@pytest.fixture
+def entry(tmp_path) -> dict:
+    shutil.copytree(SAMPLE / "forest" / "c00", tmp_path / "forest" / "c00")
+    config = WorldConfig()
+    (chunk,) = discover(tmp_path, config)
+    work = ChunkScan(tmp_path, chunk, config, frozenset(), {})
+    work.run(chunk.files, lambda: None)
+    return work.entry()
+
+
+def stored(record: dict) -> dict:
+    """What the store gives back: the record through JSON."""
+    return orjson.loads(orjson.dumps(record))
+
+
+def test_an_entry_survives_a_trip_through_its_record(entry: dict) -> None:
+    back = decode(stored(encode(entry)))
+    assert back["signatures"] == entry["signatures"]
+    assert back["facts"] == entry["facts"]
+    assert back["files"].keys() == entry["files"].keys()
+    for file, (stat, size, digest, deps, rows, diagnostics, lights) in entry["files"].items():
+        assert back["files"][file] == (tuple(stat), size, digest, tuple(tuple(d) for d in deps),
+                                       tuple(tuple(r) for r in rows), tuple(diagnostics),
+                                       tuple(tuple(light) for light in lights))
+
+
+def test_the_record_is_plain_json_with_the_documented_fields(entry: dict) -> None:
+    record = encode(entry)
+    assert set(record) == {"files", "facts", "signatures"}
+    file = next(iter(record["files"].values()))
+    assert set(file) == {"stat", "size", "sha256", "deps", "draws", "diagnostics", "lights"}
+    assert stored(record) == orjson.loads(orjson.dumps(stored(record)))
+
+
+def test_facts_and_draws_that_disagree_are_refused(entry: dict) -> None:
+    record = stored(encode(entry))
+    record["signatures"].append("extra")
+    with pytest.raises(ValueError, match="disagree"):
+        decode(record)
+    record = stored(encode(entry))
+    file = next(f for f in record["files"].values() if f["draws"])
+    file["draws"][0][5] = len(record["facts"])  # an index past the facts
+    with pytest.raises(ValueError, match="disagree"):
+        decode(record)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda r: r.pop("facts"),
+    lambda r: next(iter(r["files"].values())).pop("stat"),
+    lambda r: next(iter(r["files"].values())).__setitem__("draws", [[0, 0]]),
+    lambda r: next(iter(r["files"].values())).__setitem__("size", "big"),
+    lambda r: r["facts"].__setitem__(0, {"not": "facts"}),
+])
+def test_a_record_of_another_layout_raises(entry: dict, damage) -> None:
+    record = stored(encode(entry))
+    damage(record)
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        decode(record)
