@@ -254,7 +254,7 @@ def _compute(world, store: Store, target, config, missing, optional, level, chun
         required = required_keys(world.rulesets, chunk_draws, memo) if chunk_draws else RequiredKeys()
         level_of = chunk_draws[0].source.level if chunk_draws else None
         records.append(ChunkKeys(info.name, level_of, len(chunk_draws), dict(required.keys), diags[info.name],
-                                 list(required.diagnostics), _deps(store, target.root, info, config, optional)))
+                                 list(required.diagnostics), _deps(results, info.name, optional)))
     return records
 
 
@@ -300,11 +300,14 @@ class _Unattributed(Exception):
     """A scan diagnostic names no file of the target: the full path handles it."""
 
 
-def _deps(store: Store, root: Path, info, config, optional: frozenset[str]) -> tuple | None:
-    """External buffers the chunk's files read (from its scan record); () without optional facts.
+def _deps(results: list, chunk: str, optional: frozenset[str]) -> tuple | None:
+    """External buffers the chunk's files read, as this scan found them; () without optional facts.
 
-    None when the scan record cannot tell (then the chunk is not recorded).
+    None when the scan cannot tell (then the chunk is not recorded).
     """
     if not optional:
         return ()
-    return _scan.recorded_deps(store, root, info, config, optional)
+    for result in results:
+        if chunk in result.deps:
+            return result.deps[chunk]
+    return None

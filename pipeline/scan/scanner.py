@@ -77,6 +77,7 @@ class ScanResult:
     files_parsed: int = 0
     files_cached: int = 0
     _signatures: dict[int, str] = field(default_factory=dict, repr=False)
+    deps: dict[str, tuple] = field(default_factory=dict, repr=False)  # folder chunk -> external buffers read
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -166,18 +167,6 @@ def _load_entry(store: Store | None, key: str) -> dict:
         return {}
 
 
-def recorded_deps(store: Store, root: Path, info: ChunkInfo, config: WorldConfig,
-                  optional: frozenset[str]) -> tuple | None:
-    """External buffers a chunk's files read, ``(path, *stamp)``, from its scan record.
-
-    None when there is no usable record for exactly these files.
-    """
-    entry = _load_entry(store, chunk_key(root, info, config, optional))
-    if set(entry.get("files", ())) != set(info.files):
-        return None
-    return tuple(dep for e in entry["files"].values() for dep in e[3])
-
-
 # ---------------------------------------------------------------- whole scans
 def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[str] = frozenset(),
          level: str | None = None, chunk: str | None = None, progress: Progress | None = None,
@@ -257,8 +246,15 @@ def _result(target: Selection, scans: list[ChunkScan]) -> ScanResult:
         root=target.root, files=files, chunks=chunks, draws=draws,
         diagnostics=diagnostics,
         files_read=sum(s.read for s in scans), files_parsed=sum(s.parsed for s in scans),
-        files_cached=sum(s.cached for s in scans), _signatures=signatures,
+        files_cached=sum(s.cached for s in scans), _signatures=signatures, deps=_chunk_deps(scans),
     )
+
+
+def _chunk_deps(scans: list[ChunkScan]) -> dict[str, tuple]:
+    """External buffers each folder chunk's files read, ``(path, *stamp)``, as its scan record keeps them;
+    a chunk some of whose files gave nothing to record (so no record covers exactly its files) is left out."""
+    return {s.chunk.name: tuple(dep for entry in s.files.values() for dep in entry[3])
+            for s in scans if set(s.files) == set(s.chunk.files)}
 
 
 def _with_chunk_lights(draws: list[Draw], scans: list[ChunkScan], signatures: dict[int, str]) -> list[Draw]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,45 @@ def test_delete_chunk_folder(site, missed, at):
     assert missed == [] and doc["chunks"] == len(SAMPLE_CHUNKS) - 1
     assert sorted(doc["removed"]) == sorted([at("forest/c01.json"), pak])  # outputs of a chunk that is gone
     assert not (site / "out" / at("forest/c01.json")).exists()
+
+
+def _buffer(rgb: float) -> tuple[bytes, bytes]:
+    return struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0), struct.pack("<12f", *([rgb, rgb, rgb, 1.0] * 3))
+
+
+def _tint(folder: Path, rgb: float) -> None:
+    (folder.parent / "buffers").mkdir(exist_ok=True)
+    (folder.parent / "buffers" / "tri.bin").write_bytes(b"".join(_buffer(rgb)))
+
+
+def _triangle_with_colors(folder: Path, rgb: float) -> None:
+    """A triangle whose vertex colors (every channel ``rgb``) live in a buffer outside its chunk's folder
+    (``../buffers/tri.bin``), so only the chunk's record of what it read can tell that it changed."""
+    positions, colors = _buffer(rgb)
+    _tint(folder, rgb)
+    (folder / "tri.gltf").write_text(json.dumps({
+        "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "COLOR_0": 1}}]}],
+        "buffers": [{"uri": "../buffers/tri.bin", "byteLength": len(positions) + len(colors)}],
+        "bufferViews": [{"buffer": 0, "byteLength": len(positions)},
+                        {"buffer": 0, "byteOffset": len(positions), "byteLength": len(colors)}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                       "min": [0, 0, 0], "max": [1, 1, 0]},
+                      {"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC4"}]}))
+
+
+def test_an_edited_external_buffer_rescans_its_chunk_and_changes_its_keys(site, missed, at):
+    folder = site / "world" / at("forest/c02")
+    _triangle_with_colors(folder, 1.0)  # white: the vertex colors change nothing
+    white, _ = both(site)
+    assert missed == [[at("forest/c02")]]
+    missed.clear()
+    both(site)
+    assert missed == []  # the buffer is recorded with the chunk: nothing to scan again
+    _tint(folder, 0.5)  # the buffer alone rewritten, same size: the chunk is read again
+    tinted, _ = both(site)
+    assert missed == [[at("forest/c02")]]
+    assert tinted["keys"] > white["keys"] or tinted["written"]
 
 
 def test_touch_file(site, missed, at):
