@@ -35,6 +35,7 @@ from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
 from pipeline.compile.shared import world_tier as _world_tier
 from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
 from pipeline.cpus import usable_cpus as _usable_cpus
+from pipeline.heap import cook_heap as _cook_heap
 from pipeline.errors import (
     CompileError,
     ConfigError,
@@ -193,7 +194,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
-    with _read_store(w) if dry_run else w.open_store() as store:
+    with _cook_heap(), _read_store(w) if dry_run else w.open_store() as store:
         found = None  # one cook input (CookInput): from chunk records, else from a full evaluation
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))

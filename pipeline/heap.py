@@ -1,0 +1,35 @@
+"""The cyclic garbage collector during a cook: kept off the long-lived data.
+
+A cook allocates many small objects that live until it ends (facts, keys, job
+records, manifest entries) and almost no reference cycles.  Python's collector, with
+its default thresholds, walks that growing heap again and again: a large share of the
+main process's time on a big world, for nothing collected.  :func:`cook_heap` moves
+everything alive when the cook starts (modules, rule sets, the world) out of the
+collector's sight (``gc.freeze``) and collects the youngest generation less often
+while the cook runs; both are put back when it ends, so a library user's process
+keeps its own settings.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+YOUNG_THRESHOLD = 50_000  # allocations between young collections during a cook (Python's default: 700)
+
+
+@contextmanager
+def cook_heap() -> Iterator[None]:
+    """Run the body with the collector kept off long-lived data (nested uses leave it to the outermost)."""
+    before = gc.get_threshold()
+    if before[0] >= YOUNG_THRESHOLD or not gc.isenabled():
+        yield  # an outer cook (or the caller) already chose
+        return
+    gc.freeze()
+    gc.set_threshold(YOUNG_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
