@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 
 import pytest
 
@@ -47,7 +48,7 @@ class Recorder:
 @pytest.fixture()
 def clock(monkeypatch) -> Clock:
     clock = Clock()
-    monkeypatch.setattr(progress_module.time, "monotonic", clock)
+    monkeypatch.setattr(progress_module, "time", SimpleNamespace(monotonic=clock))  # this module's clock only
     return clock
 
 
