@@ -362,6 +362,7 @@ class BufferView(TypedDict):
     byteOffset: NotRequired[NonNegative]
     byteLength: Count
     byteStride: NotRequired[Annotated[int, Meta(ge=4, le=252)]]
+    extensions: NotRequired[dict[str, Any]]  # EXT/KHR_meshopt_compression: the view holds no plain data
 
 
 class Buffer(TypedDict):
