@@ -28,7 +28,8 @@ def test_modes_ports_and_sink_follow_the_header() -> None:
 
 def test_the_parameters_keep_run_s_order_and_the_body_starts_after_the_header() -> None:
     text = ("//! stage vertex\n\n// a note between header lines\n//! import vec3 a\n//! export vec3 b\n"
-            "// trailing comment\n\nconst float K = 2.0;\n\nvoid run(out vec3 b,\n         in vec3 a)\n{ b = a * K; }\n")
+            "// trailing comment\n\nconst float K = 2.0;\n\n"
+            "void run(out vec3 b,\n         in vec3 a)\n{ b = a * K; }\n")
     f = parse_fragment(text, "v.glsl", "v.glsl")
     assert f.params == ("b", "a"), "the order of run's parameters, not the header's"
     assert f.body_line == 8 and f.body.startswith("const float K")
