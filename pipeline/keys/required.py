@@ -18,7 +18,7 @@ from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
-from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
+from pipeline.rules.expr_runtime import get_attr, parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
 from pipeline.scan.scanner import ScanResult
 
@@ -160,12 +160,13 @@ def _group(rulesets: list[RuleSet], draws: Iterable[Draw]) -> dict[tuple, list[D
     """Draws by projected facts; each distinct facts object is projected once."""
     project = FactProjection.of(rulesets)
     by_object: dict[int, tuple] = {}
+    parts: dict[tuple, tuple] = {}  # the draws keep every projected part alive while this runs
     groups: dict[tuple, list[Draw]] = {}
     for draw in draws:
         facts = draw.facts
         projected = by_object.get(id(facts))
         if projected is None:
-            projected = by_object[id(facts)] = project(facts)
+            projected = by_object[id(facts)] = project(facts, parts)
         groups.setdefault(projected, []).append(draw)
     return groups
 
@@ -185,13 +186,33 @@ class FactProjection:
     def __init__(self, paths: Iterable[str]):
         self.paths = tuple(sorted(paths))
         self._steps = tuple(parse_fact_path(p) for p in self.paths)
+        roots: dict[str, list[int]] = {}
+        for i, steps in enumerate(self._steps):
+            roots.setdefault(steps[0][1] if steps and not steps[0][0] else "", []).append(i)
+        # the paths under each part of the facts (mesh, material, node, ...), to project each part once
+        self._parts = tuple((root, tuple(at), tuple(self._steps[i][1 if root else 0:] for i in at))
+                            for root, at in sorted(roots.items()))
 
     @classmethod
     def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
         return cls(frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets)))
 
-    def __call__(self, facts: DrawFacts) -> tuple:
-        return tuple(_hashable(resolve_fact_path(facts, steps)) for steps in self._steps)
+    def __call__(self, facts: DrawFacts, parts: dict | None = None) -> tuple:
+        """The projection of ``facts``; with ``parts`` (kept by the caller while every facts object it
+        projects is alive), each part of the facts shared by many draws (their mesh, their material) is
+        projected once."""
+        values: list = [None] * len(self._steps)
+        for root, at, steps in self._parts:
+            part = get_attr(facts, root) if root else facts
+            key = (root, id(part))
+            found = parts.get(key) if parts is not None else None
+            if found is None:
+                found = tuple(_hashable(resolve_fact_path(part, s)) for s in steps)
+                if parts is not None:
+                    parts[key] = found
+            for i, value in zip(at, found):
+                values[i] = value
+        return tuple(values)
 
 
 def _hashable(value: Any) -> Any:

@@ -64,3 +64,21 @@ def test_a_manifest_entry_is_made_from_the_key_s_uses(tmp_path: Path) -> None:
         written = manifest.keys[key.text]
         made = ManifestEntry.of(key, uses, written.stages, constant_ids, written.targets)
         assert made.to_json() == written.to_json()
+
+
+def test_a_projection_through_shared_parts_is_the_projection_of_each_draw() -> None:
+    """Projecting each part of the facts once (mesh, material, node...) gives every draw the tuple it
+    would get alone, on real scans where parts are shared between draws and where they differ."""
+    from pipeline.keys.required import FactProjection
+    from pipeline.scan.scanner import scan
+    from paths import REPO
+
+    for root in (SAMPLE, REPO / "corpus"):
+        world = api.open_world(root)
+        project = FactProjection.of(world.rulesets)
+        draws = scan(world, jobs=1).draws
+        parts: dict = {}
+        shared = [project(d.facts, parts) for d in draws]
+        alone = [project(d.facts) for d in draws]
+        assert shared == alone and len(set(alone)) > 1
+        assert len(parts) < len(draws) * len(project._parts)  # parts were shared, not projected per draw
