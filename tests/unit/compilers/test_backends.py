@@ -1,5 +1,5 @@
-"""Compiling a batch (compilers/backends.py): what a pool worker returns does not depend on the folder it
-runs in; diagnostics name the library's files by their absolute paths."""
+"""Backend selection and compiling one request or a batch (compilers/backends.py): what a pool worker returns
+does not depend on the folder it runs in; diagnostics name the library's files by their absolute paths."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.compilers import CompileRequest, compile_batch
+from pipeline.compilers.backends import (
+    BackendError,
+    compile_batch,
+    compile_one,
+    default_backend,
+    get_backend,
+    select_backend,
+)
+from pipeline.compilers.request import CompileOutput, CompileRequest
+from pipeline.compilers.sources import SourceTree
+from pipeline.compilers.spirv_tools import optimize, validate
+from pipeline.errors import CompileError, Diagnostic, Location
 
 GOOD = "#version 450\nlayout(location = 0) out vec4 colour;\nvoid main() { colour = vec4(1.0); }\n"
 BAD = '#version 450\n#include "inc/bad.glsl"\nlayout(location = 0) out vec4 colour;\nvoid main() { colour = f(); }\n'
@@ -38,3 +49,73 @@ def test_a_batch_gives_the_same_outputs_from_any_working_folder(lib: Path, monke
     assert (bad.errors[0].file, bad.errors[0].line) == (at + "inc/bad.glsl", 1)
     assert "undefined_thing" in bad.errors[0].message
     assert [str(d) for d in lost.errors] == [f"{at}lost.frag:2: error: cannot find include file 'nowhere.glsl'"]
+
+
+class Counting:
+    """The real C API backend, counting its compiles; ``damage`` stands for a compiler that emits a bad blob."""
+
+    name, identity = "counting", "counting"
+
+    def __init__(self, damage=None):
+        self.real, self.damage, self.calls = get_backend("capi"), damage, []
+
+    def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
+        self.calls.append(request.source)
+        output = self.real.compile(request, tree)
+        return CompileOutput(self.damage(output.spirv), output.diagnostics) if self.damage else output
+
+
+def test_backends_are_chosen_by_name_once_per_process() -> None:
+    assert get_backend("capi") is get_backend("capi") and get_backend("capi").name == "capi"
+    assert get_backend("auto") is default_backend() is select_backend()[0]
+    assert select_backend()[1] is None  # the C API loads here, so no reason to fall back is given
+    with pytest.raises(BackendError) as caught:
+        get_backend("gpu")
+    assert str(caught.value) == "pipeline: error: unknown compiler backend 'gpu' (known: auto, capi, cli)"
+
+
+def test_generation_problems_and_missing_includes_fail_a_job_without_compiling(lib: Path) -> None:
+    tree, backend = SourceTree(lib), Counting()
+    problem = Diagnostic(Location(str(lib / "gen.json"), 4), "unknown node type 'mix3'")
+    generated = CompileRequest("generated/0.frag", "fragment", text=GOOD, problems=(problem,))
+    assert compile_one(generated, tree, backend) == CompileOutput(None, (problem,))
+    lost = compile_one(CompileRequest("lost.frag", "fragment"), tree, backend)
+    assert not lost.ok and lost.errors[0].location == Location(tree.name("lost.frag"), 2)
+    assert backend.calls == []
+    assert compile_one(CompileRequest("good.frag", "fragment"), tree, backend).ok and backend.calls == ["good.frag"]
+
+
+def test_optimize_gives_the_optimized_validated_blob(lib: Path) -> None:
+    (lib / "fold.frag").write_text(GOOD.replace("vec4(1.0)", "vec4(k * 0.5)").replace("void", "float k = 2.0;\nvoid"))
+    tree = SourceTree(lib)
+    plain = compile_one(CompileRequest("fold.frag", "fragment"), tree, get_backend("capi"))
+    optimized = compile_one(CompileRequest("fold.frag", "fragment", optimize=True), tree, get_backend("capi"))
+    assert optimized.spirv == optimize(plain.spirv) != plain.spirv
+    assert validate(optimized.spirv) == []
+
+
+def test_a_blob_that_fails_spirv_val_is_an_error_at_the_source_not_an_output(lib: Path) -> None:
+    tree = SourceTree(lib)
+    output = compile_one(CompileRequest("good.frag", "fragment"), tree, Counting(damage=lambda blob: blob[:-4]))
+    assert output.spirv is None
+    assert [(d.location, d.message.split(":")[0]) for d in output.errors] == [(Location(tree.name("good.frag")),
+                                                                               "spirv-val")]
+
+
+def test_a_text_target_blob_skips_spirv_tools(lib: Path) -> None:
+    (lib / "es.frag").write_text("precision mediump float;\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n")
+    output = compile_one(CompileRequest("es.frag", "fragment", target="webgl2", optimize=True), SourceTree(lib),
+                         get_backend("capi"))
+    assert output.ok and output.spirv.startswith(b"#version 300 es\n")
+
+
+@pytest.mark.xfail(strict=True, raises=CompileError,
+                   reason="compile_one reads the closure (tree.include_errors) outside its CompileError guard: "
+                          "an include that is not UTF-8 fails the whole batch instead of its one job")
+def test_an_unreadable_include_fails_its_job_not_the_batch(lib: Path) -> None:
+    (lib / "inc" / "latin1.glsl").write_bytes(b"// caf\xe9\n")
+    (lib / "uses.frag").write_text('#version 450\n#include "inc/latin1.glsl"\nvoid main() {}\n')
+    good, uses = compile_batch([CompileRequest("good.frag", "fragment"), CompileRequest("uses.frag", "fragment")],
+                               lib, "capi")
+    assert good.ok and not uses.ok
+    assert uses.errors[0].file == f"{lib.resolve()}/inc/latin1.glsl"
