@@ -21,8 +21,12 @@ def site(tmp_path: Path, monkeypatch) -> SimpleNamespace:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PIPELINE_CACHE", raising=False)
     monkeypatch.delenv("PIPELINE_SCHEDULER", raising=False)
-    for folder in ("world/forest/c00", "rules", "materials", "out/forest"):
+    for folder in ("world/forest/c00", "rules", "materials", "out/forest", "package/cook"):
         (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "package/cook/noop.py").write_text("VERSION = 4\n")
+    # the package's own code is stamped too: a copy here, so that no other test importing a module meanwhile
+    # (a new __pycache__ folder changes its parent's stat) can touch what these stamps cover
+    monkeypatch.setattr(noop, "_PACKAGE", str(tmp_path / "package"))
     (tmp_path / "world/forest/c00/a.gltf").write_text("{}")
     (tmp_path / "out/forest/c00.json").write_text("{}\n")
     args = noop.parse_args(["world", "--out", "out", "--cache", "cache"])
@@ -85,6 +89,18 @@ def test_a_stamp_answers_until_an_output_changes(site) -> None:
 def test_a_changed_cache_database_takes_the_full_path(site) -> None:
     stamp(site)
     (site.root / "cache" / "cache.db").write_bytes(b"another database")
+    assert noop.check(site.args) is None
+
+
+@pytest.mark.parametrize("edited", ["package/cook/noop.py", "rules/t.yaml", "materials/t.frag", "compiler/lib.so"])
+def test_an_edit_to_the_code_rules_library_or_compiler_takes_the_full_path(site, edited) -> None:
+    (site.root / "compiler").mkdir()
+    for name in ("rules/t.yaml", "materials/t.frag", "compiler/lib.so"):
+        (site.root / name).write_text("first\n")
+    stamp(site, compiler_dir="compiler")
+    assert noop.check(site.args) is not None
+    with open(site.root / edited, "a") as f:  # an existing file grows: its folder's stat stays
+        f.write("# edited\n")
     assert noop.check(site.args) is None
 
 
