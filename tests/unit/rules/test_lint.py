@@ -88,7 +88,8 @@ def test_a_family_rule_is_judged_once_however_many_passes_share_it() -> None:
 
 
 def test_a_pass_s_own_rule_is_judged_too() -> None:
-    passes = {"main": {"features": "all"}, "depth": {"features": "all", "normalize": [{"when": "B", "set": {"B": True}}]}}
+    own = [{"when": "B", "set": {"B": True}}]
+    passes = {"main": {"features": "all"}, "depth": {"features": "all", "normalize": own}}
     rs = small_ruleset(BOOLS, derive=DERIVED, passes=passes)
     (found,) = lint_ruleset(rs)
     assert found.message.startswith("normalize rule never changes anything")
