@@ -125,8 +125,10 @@ class YamlDocument:
             for source in sources:
                 if isinstance(source, yaml.MappingNode):
                     merged.extend((k, v) for k, v in source.value if k.tag != MERGE_TAG)
-        own_keys = {k.value for k, _ in own}
-        return own + [(MergedKey(k), v) for k, v in merged if k.value not in own_keys]
+        own_keys = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}  # others are refused as keys
+        # a merged key that is not a word is refused where its mapping is written, not again here
+        return own + [(MergedKey(k), v) for k, v in merged
+                      if isinstance(k, yaml.ScalarNode) and k.value not in own_keys]
 
     def _scalar(self, node: yaml.ScalarNode, errors: list[Diagnostic]) -> Any:
         if node.tag not in SCALAR_TAGS:

@@ -54,11 +54,10 @@ def test_a_null_key_is_not_a_plain_word() -> None:
     assert problems("a: 1\n~: 2\n") == [f"{PATH}:2:1: error: mapping keys must be plain words"]
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="a sequence used as a mapping key ('? [a, b]') is hashed while merges are resolved "
-                          "and raises TypeError (a crash, exit 2) instead of 'mapping keys must be plain words'")
 def test_a_sequence_key_is_a_located_error_not_a_crash() -> None:
     assert problems("shader: t\n? [a, b]\n: 1\n") == [f"{PATH}:2:3: error: mapping keys must be plain words"]
+    merged = "base: &b\n  ? [a, b]\n  : 1\nshader:\n  <<: *b\n  x: 2\n"
+    assert problems(merged) == [f"{PATH}:2:5: error: mapping keys must be plain words"]  # once, where it is written
 
 
 def test_nesting_deeper_than_the_limit_is_refused_at_its_node() -> None:
