@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import re
 import shutil
 import subprocess
 import tempfile
@@ -160,11 +161,54 @@ def _descriptor(kind: str, v: dict) -> dict:
 
 
 def _block_size(raw: dict, v: dict) -> int | None:
+    """A block's size in bytes: spirv-cross's when it gives one, else the end of its last member
+    (None when a member's type is one this module cannot size)."""
     if "block_size" in v:
         return v["block_size"]
-    members = raw.get("types", {}).get(v.get("type"), {}).get("members", [])
-    ends = [m.get("offset", 0) for m in members]
-    return max(ends) if ends else None
+    return _struct_size(raw, v.get("type"), align=False)
+
+
+_SCALAR_BYTES = {"float": 4, "int": 4, "uint": 4, "bool": 4, "double": 8, "int64_t": 8, "uint64_t": 8,
+                 "float16_t": 2, "int16_t": 2, "uint16_t": 2, "int8_t": 1, "uint8_t": 1}
+_VECTOR = re.compile(r"^(|i|u|b|d)(vec|mat)([234])(?:x([234]))?$")
+
+
+def _struct_size(raw: dict, type_name, *, align: bool = True) -> int | None:
+    """The end of a struct's last member (with ``align``, rounded up to the struct's alignment, as a
+    member of another block or an array element is laid out)."""
+    members = raw.get("types", {}).get(type_name, {}).get("members", [])
+    if not members:
+        return None
+    end, alignment = 0, 4
+    for m in members:
+        size, member_alignment = _member_size(raw, m)
+        if size is None:
+            return None
+        end, alignment = max(end, m.get("offset", 0) + size), max(alignment, member_alignment)
+    return -(-end // alignment) * alignment if align else end
+
+
+def _member_size(raw: dict, m: dict) -> tuple[int | None, int]:
+    """(bytes, alignment) of one block member, arrays included."""
+    count = 1
+    for n in m.get("array", []):
+        count *= n or 1
+    if m.get("array") and m.get("array_stride"):
+        return m["array_stride"] * count, 16 if m["array_stride"] % 16 == 0 else 4
+    name = m.get("type", "")
+    if name in _SCALAR_BYTES:
+        return _SCALAR_BYTES[name] * count, _SCALAR_BYTES[name]
+    shape = _VECTOR.match(name)
+    if shape is None:
+        size = _struct_size(raw, name)
+        return (size * count if size is not None else None), 16
+    scalar = 8 if shape.group(1) == "d" else 4
+    kind, n = shape.group(2), int(shape.group(3))
+    if kind == "vec":
+        return scalar * n * count, scalar * (4 if n == 3 else n)
+    columns = n
+    stride = m.get("matrix_stride") or scalar * 4
+    return stride * columns * count, stride
 
 
 def vertex_layout(reflection: dict, instance_inputs: tuple[int, ...] = ()) -> list[dict]:

@@ -107,7 +107,7 @@ def test_reflection_shape_of_arrays_and_push_constants() -> None:
     doc = normalize(raw)
     assert doc["descriptors"] == [{"set": 1, "binding": 3, "kind": "combined_image_sampler", "name": "maps",
                                    "count": 4, "type": "sampler2D"}]
-    assert doc["push_constants"] == [{"name": "pc", "size": 16}]
+    assert doc["push_constants"] == [{"name": "pc", "size": 32}]  # b ends at 16 + 16
 
 
 def test_fallback_keys_are_cooked_in_every_chunk(cooked: Path) -> None:
