@@ -89,7 +89,16 @@ def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, 
 def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known,
                   dry: bool = False) -> list[Path]:
     """Remove what no cook would write from one folder (``dry``: only say what that would be)."""
-    unlink = (lambda path: [path] if path.exists() else []) if dry else _unlink
+    listed: set[Path] = set()  # a dry sweep's removals, each said once as the sweep would remove it once
+
+    def unlink(path: Path) -> list[Path]:
+        if not dry:
+            return _unlink(path)
+        if path in listed or not path.exists():
+            return []
+        listed.add(path)
+        return [path]
+
     names = sorted(os.listdir(folder))
     levels = set(chunk_levels.values())
     removed, named, kept_stems, scoped_stems = [], set(), set(), set()

@@ -64,9 +64,6 @@ def test_a_dry_sweep_names_what_it_would_remove_and_removes_nothing(out) -> None
     assert set(sweep_outputs(out, left)) == gone and not any(p.exists() for p in gone)
 
 
-@pytest.mark.xfail(strict=True, reason="a dry sweep lists the pak of a gone chunk twice (once with its manifest, "
-                                       "once as a pak no manifest names), so `cook --dry-run` says 3 files to "
-                                       "remove where the cook removes 2")
 def test_a_dry_sweep_lists_each_file_once_as_the_sweep_removes_it(out) -> None:
     left = {c: lv for c, lv in CHUNKS.items() if c != "forest/c01"}
     would = sweep_outputs(out, left, dry=True)
