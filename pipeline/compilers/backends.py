@@ -97,10 +97,10 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
     """Compile, optimize if asked and validate one request; shader errors become diagnostics."""
     if request.problems:
         return CompileOutput(None, request.problems)
-    missing = tree.include_errors(request.source) if request.text is None else ()
-    if missing:
-        return CompileOutput(None, missing)
-    try:
+    try:  # the closure is read first: a file that cannot be read fails this job alone
+        missing = tree.include_errors(request.source) if request.text is None else ()
+        if missing:
+            return CompileOutput(None, missing)
         output = backend.compile(request, tree)
     except CompileError as exc:
         return CompileOutput(None, tuple(exc.diagnostics))

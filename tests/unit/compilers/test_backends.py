@@ -109,9 +109,6 @@ def test_a_text_target_blob_skips_spirv_tools(lib: Path) -> None:
     assert output.ok and output.spirv.startswith(b"#version 300 es\n")
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="compile_one reads the closure (tree.include_errors) outside its CompileError guard: "
-                          "an include that is not UTF-8 fails the whole batch instead of its one job")
 def test_an_unreadable_include_fails_its_job_not_the_batch(lib: Path) -> None:
     (lib / "inc" / "latin1.glsl").write_bytes(b"// caf\xe9\n")
     (lib / "uses.frag").write_text('#version 450\n#include "inc/latin1.glsl"\nvoid main() {}\n')
