@@ -18,7 +18,7 @@ from pipeline.compilers.backends import (
 from pipeline.compilers.request import CompileOutput, CompileRequest
 from pipeline.compilers.sources import SourceTree
 from pipeline.compilers.spirv_tools import optimize, validate
-from pipeline.errors import CompileError, Diagnostic, Location
+from pipeline.errors import Diagnostic, Location
 
 GOOD = "#version 450\nlayout(location = 0) out vec4 colour;\nvoid main() { colour = vec4(1.0); }\n"
 BAD = '#version 450\n#include "inc/bad.glsl"\nlayout(location = 0) out vec4 colour;\nvoid main() { colour = f(); }\n'
