@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 import subprocess
 import tempfile
 from ctypes import (
@@ -205,7 +206,7 @@ def disassemble(spirv: bytes, target: str = "vulkan1.2") -> str:
     """spirv-dis text of a blob (no header comment)."""
     tools = _validator()
     if tools is None:
-        return _run_tool("spirv-dis", ["--no-header", "-o", "-"], spirv).decode()
+        return _run_tool("spirv-dis", ["--no-header", "--raw-id", "--no-indent", "-o", "-"], spirv).decode()
     words = _words(spirv)
     text, diagnostic = POINTER(Text)(), POINTER(DiagnosticStruct)()
     if tools.to_text(tools.context(target), words, len(words), DIS_OPTIONS, byref(text), byref(diagnostic)):
@@ -227,11 +228,15 @@ def _run_tool(name: str, args: list[str], spirv: bytes) -> bytes:
 
 
 def _validate_subprocess(spirv: bytes, target: str) -> list[str]:
+    """The executable's messages in the library's words (without its ``spirv-val: error: line N:`` lead)."""
     try:
         _run_tool("spirv-val", ["--target-env", target_info(target).name], spirv)
     except SpirvToolsError as exc:
-        return [str(exc)]
+        return [_VAL_LEAD.sub("", str(exc), count=1)]
     return []
+
+
+_VAL_LEAD = re.compile(r"^spirv-val: (?:error: )?(?:line \d+: )?")
 
 
 def _optimize_subprocess(spirv: bytes, target: str) -> bytes:
