@@ -162,7 +162,9 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
                                  world.config.limits.max_count_cells)
     report.budgets = budget_checks(world, report, found, options.budget)
     if options.since is not None:
-        report.since = since_diff(options.since, report.keys, report.scope)
+        cell = report.scope.get("chunk")
+        report.since = since_diff(options.since, report.keys, report.scope,
+                                  grid_cell=bool(cell and world.config.grid(world.level_of(cell))))
     report.provenance = provenance(world.root, world.rules_dir)
     chunk_levels = {r.name: r.level for r in chunks}
     report.sizes = binary_sizes(found, jobs, states, store, chunk_levels)

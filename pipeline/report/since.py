@@ -13,20 +13,22 @@ from pipeline.report.errors import ReportError
 from pipeline.report.rows import KeyRow, SinceDiff
 
 
-def since_diff(old_path: Path, keys: list[KeyRow], scope: dict | None = None) -> SinceDiff:
+def since_diff(old_path: Path, keys: list[KeyRow], scope: dict | None = None, *, grid_cell: bool = False
+               ) -> SinceDiff:
     """Keys added and removed against the ``keys`` of an earlier JSON report.
 
     When the earlier report covered another scope (a whole world against one chunk
     now), the old keys are first narrowed to those with a file inside the current
     scope, and the diff carries a warning naming both scopes: without that every
-    key of the rest of the world would show as removed.
+    key of the rest of the world would show as removed.  A folder chunk holds the files
+    directly in its folder; a grid cell (``grid_cell``) any file of its level's folder.
     """
     old = load_old_keys(old_path)
     scope = _scope(scope)
     old_scope = _scope(_old_scope(old_path))
     warning = None
     if old_scope != scope:
-        kept = {k: files for k, files in old.items() if any(_in_scope(f, scope) for f in files)}
+        kept = {k: files for k, files in old.items() if any(_in_scope(f, scope, grid_cell) for f in files)}
         warning = (f"scope mismatch: {old_path} covers {_describe(old_scope)}, this report {_describe(scope)}; "
                    f"compared only the {len(kept)} of its {len(old)} keys with a file in {_describe(scope)}")
         old = kept
@@ -57,11 +59,12 @@ def _describe(scope: dict) -> str:
     return "the whole world"
 
 
-def _in_scope(file: str, scope: dict) -> bool:
-    """Whether a world-relative file belongs to ``scope`` (a grid cell: its scene's folder)."""
+def _in_scope(file: str, scope: dict, grid_cell: bool = False) -> bool:
+    """Whether a world-relative file belongs to ``scope``: a folder chunk's own files (a folder below
+    it is a chunk of its own), or for a grid cell the files of its level's folder."""
     if scope["chunk"]:
         chunk = scope["chunk"]
-        return file.startswith(chunk + "/") or posixpath.dirname(file) == posixpath.dirname(chunk)
+        return posixpath.dirname(file) == (posixpath.dirname(chunk) if grid_cell else chunk)
     if scope["level"]:
         return file.startswith(scope["level"] + "/")
     return True

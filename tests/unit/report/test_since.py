@@ -83,10 +83,17 @@ def test_a_missing_report_is_a_located_error(tmp_path) -> None:
     assert "earlier report" in info.value.diagnostics[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="narrowing to a folder chunk also keeps the files of its parent folder "
-                                       "(the rule for grid cells), so keys of chunk 'forest' show as removed "
-                                       "from chunk 'forest/c1'")
 def test_narrowing_to_a_folder_chunk_leaves_out_the_files_of_its_parent_folder(tmp_path) -> None:
     path = old_report(tmp_path, {"k1": ["forest/c1/a.gltf"], "k2": ["forest/x.gltf"]})
     diff = since_diff(path, [row("k1", "forest/c1/a.gltf")], {"level": "forest", "chunk": "forest/c1"})
     assert diff.removed == ()
+
+
+def test_a_folder_chunk_holds_only_its_own_files_and_a_grid_cell_those_of_its_level_folder(tmp_path) -> None:
+    path = old_report(tmp_path, {"own": ["forest/c1/a.gltf"], "below": ["forest/c1/rocks/b.gltf"],
+                                 "beside": ["forest/c2/c.gltf"]})
+    diff = since_diff(path, [], {"level": "forest", "chunk": "forest/c1"})
+    assert [k for k, _ in diff.removed] == ["own"]  # forest/c1/rocks is a chunk of its own
+    path = old_report(tmp_path, {"cell": ["open/a.gltf"], "other level": ["town/b.gltf"]})
+    diff = since_diff(path, [], {"level": "open", "chunk": "open/x0_z1"}, grid_cell=True)
+    assert [k for k, _ in diff.removed] == ["cell"]
