@@ -9,6 +9,7 @@ import pytest
 
 from pipeline import progress as progress_module
 from pipeline.progress import NullProgress, PlainProgress, RichProgress, for_stream, scan_progress
+from recorders import ProgressRecorder as Recorder
 
 
 class Clock:
@@ -24,25 +25,6 @@ class Clock:
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
-
-
-class Recorder:
-    """A Progress that records every call."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def start(self, phase, total):
-        self.calls.append(("start", phase, total))
-
-    def advance(self, n=1):
-        self.calls.append(("advance", n))
-
-    def finish(self):
-        self.calls.append(("finish",))
-
-    def note(self, line):
-        self.calls.append(("note", line))
 
 
 @pytest.fixture()

@@ -14,6 +14,7 @@ from pipeline.compilers import CompileOutput, CompileRequest, SourceTree, get_ba
 from pipeline.errors import Diagnostic, Location, canonical_folder
 from pipeline.plan.jobs import JobOptions, JobPlan, StageJob, job_key
 from paths import DATA
+from recorders import ProgressRecorder as Recorder
 
 LIBRARY = DATA / "glsl"
 SOURCE = "broken/top_error.frag"  # compiles, except with BROKEN defined
@@ -126,23 +127,6 @@ def test_a_record_keeps_library_files_relative_and_reads_them_under_the_new_libr
     assert back.cached and back.blob == "ab" * 32
     assert [d.file for d in back.diagnostics] == ["/new/shaders/pbr/a.glsl", "/elsewhere/b.glsl"]
     assert back.diagnostics[0].location.line == 3 and back.diagnostics[1].severity == "error"
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def start(self, phase, total):
-        self.calls.append(("start", phase, total))
-
-    def advance(self, n=1):
-        self.calls.append(("advance", n))
-
-    def finish(self):
-        self.calls.append(("finish",))
-
-    def note(self, line):
-        self.calls.append(("note", line))
 
 
 def test_progress_counts_the_misses_only(store: Store) -> None:

@@ -5,18 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pipeline.compile.scheduler import JobResult, RunResult
-from pipeline.facts import DrawSource
 from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs.chunk_build import MISSING_BLOB, CookedJobs, build_chunk
 from pipeline.plan.jobs import JobPlan
-
-
-def draws(n: int) -> list[DrawSource]:
-    """``n`` draws of one mesh."""
-    return [DrawSource(file="a.gltf", chunk="forest/c00", level="forest", node=node, mesh=0, primitive=0,
-                       material=None) for node in range(n)]
-
+from recorders import draw_sources as draws
 
 GOOD = PermutationKey("pbr", "forward", (("NORMAL_MAP", False),))
 BAD = PermutationKey("pbr", "forward", (("NORMAL_MAP", True),))

@@ -9,7 +9,6 @@ import pytest
 
 from pipeline.cache.store import Store
 from pipeline.compile.scheduler import JobResult, RunResult
-from pipeline.facts import DrawSource
 from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import manifest as mf
@@ -17,13 +16,7 @@ from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.pak import PakReader
 from pipeline.outputs.write_chunk import chunk_outputs_current, manifest_keys, update_chunk, write_chunk_outputs
 from pipeline.plan.jobs import JobPlan
-
-
-def draws(n: int) -> list[DrawSource]:
-    """``n`` draws of one mesh."""
-    return [DrawSource(file="a.gltf", chunk="forest/c00", level="forest", node=node, mesh=0, primitive=0,
-                       material=None) for node in range(n)]
-
+from recorders import draw_sources as draws
 
 KEY = PermutationKey("pbr", "forward", (("NORMAL_MAP", False),))
 OTHER = PermutationKey("pbr", "forward", (("NORMAL_MAP", True),))
