@@ -84,6 +84,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
 
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
+    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap): it unfreezes
     gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:
         with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
@@ -99,7 +100,8 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
         pass  # chunks without a result are scanned in this process
     finally:
-        gc.unfreeze()
+        if not outer:
+            gc.unfreeze()
 
 
 def _reset_worker() -> None:

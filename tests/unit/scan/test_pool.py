@@ -65,3 +65,27 @@ def test_a_pool_that_cannot_start_leaves_the_chunks_to_this_process(target, monk
     scans = [None] * len(target.chunks)
     scan_on_pool(target, WorldConfig(), frozenset(), [0, 1], 2, scans, lambda i: None, lambda n: None)
     assert scans == [None] * len(target.chunks)
+
+
+def test_a_pool_scan_inside_a_cook_leaves_the_cook_s_frozen_heap_frozen(monkeypatch) -> None:
+    import gc
+
+    from pipeline import api
+    from pipeline.scan import pool
+    from pipeline.heap import cook_heap
+    from pipeline.scan.scanner import scan
+    from paths import SAMPLE_WORLD
+
+    monkeypatch.setattr(pool, "POOL_MIN_FILES", 2)  # the sample world's few files on a pool
+    ran = []
+    monkeypatch.setattr(pool, "_batches", lambda *args, real=pool._batches: ran.append(1) or real(*args))
+    world = api.open_world(SAMPLE_WORLD)
+    with cook_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        scan(world, jobs=2)
+        assert gc.get_freeze_count() >= frozen  # still frozen: only the cook's end unfreezes
+    assert gc.get_freeze_count() == 0
+    scan(world, jobs=2)
+    assert gc.get_freeze_count() == 0  # on its own, the pool scan puts back what it froze
+    assert len(ran) == 2  # both scans ran on the pool
