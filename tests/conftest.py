@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import struct
 import sys
 import warnings
@@ -69,6 +70,17 @@ def glb_bytes(document: dict, binary: bytes | None = None) -> bytes:
         binary += b"\0" * (-len(binary) % 4)
         body += struct.pack("<II", len(binary), 0x004E4942) + binary
     return struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch) -> Path:
+    """A copy of the sample world at ``tmp_path / "world"``, with ``tmp_path`` the working folder (a test
+    module with another kind of site defines its own ``site``)."""
+    from paths import SAMPLE_WORLD
+
+    shutil.copytree(SAMPLE_WORLD, tmp_path / "world")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 @pytest.fixture

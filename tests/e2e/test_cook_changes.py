@@ -13,9 +13,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.cook.timings import read_log, summarize
-from paths import REPO
 
-SAMPLE = REPO / "examples" / "sample_world"
 BARK = "forest/c01/rocks.gltf"
 
 # The pinned block for one material edit: "bark" gains an occlusion texture (the old key
@@ -34,13 +32,6 @@ OLD = ("pbr/forward{ALPHA_MODE=OPAQUE,ANISOTROPY=0,BASE_COLOR_MAP=1,CLEARCOAT=0,
        "OCCLUSION_MAP=0,SHEEN=0,SKINNING=0,SPECULAR_GLOSSINESS=0,TANGENTS=0,TEXTURE_TRANSFORM=0,TRANSMISSION=0,"
        "UNLIT=0,UV_SETS=1,VERTEX_COLOR=NONE,VOLUME=0}")
 NEW = OLD.replace("OCCLUSION_MAP=0", "OCCLUSION_MAP=1")
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    shutil.copytree(SAMPLE, tmp_path / "world")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def cook(*extra: str):

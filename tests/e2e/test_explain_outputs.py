@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_world"
 ROCKS = "forest/c01/rocks.gltf"
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    shutil.copytree(SAMPLE, tmp_path / "world")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def cook(*extra: str) -> str:

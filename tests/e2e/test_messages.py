@@ -14,7 +14,6 @@ from pipeline.cli import main
 from paths import REPO
 
 ROOT = REPO
-SAMPLE = ROOT / "examples" / "sample_world"
 
 
 def _leaf_commands(group, prefix=()):
@@ -29,13 +28,6 @@ def _leaf_commands(group, prefix=()):
 
 
 COMMANDS = list(_leaf_commands(main))
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    shutil.copytree(SAMPLE, tmp_path / "world")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args: str):

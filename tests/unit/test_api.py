@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import shutil
 import types
 from pathlib import Path
 
@@ -22,15 +21,7 @@ from pipeline.report.funnel import REPORT_FORMAT
 from paths import REPO
 
 ROOT = REPO
-SAMPLE = ROOT / "examples" / "sample_world"
 BROKEN = "forest/c01/broken.gltf"
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    shutil.copytree(SAMPLE, tmp_path / "world")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args: str):
