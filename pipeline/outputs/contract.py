@@ -40,6 +40,7 @@ class ContractBuilder:
         self.pipelines: dict[str, dict] = {}
         self.blobs: dict[str, dict] = {}
         self.draws: dict[tuple, dict] = {}
+        self._states: dict[tuple, tuple[str, dict]] = {}  # (key, render state, spec values) -> (id, document)
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
         for digest in stages.values():
@@ -52,6 +53,19 @@ class ContractBuilder:
     def _spec(self, shader: str, values: Mapping) -> dict[str, tuple[int, object]]:
         features = self.families[shader].features
         return {n: (features[n].constant_id, v) for n, v in values.items()}
+
+    def _state(self, key, layout: list[dict], state: Mapping, spec: Mapping) -> tuple[str, dict]:
+        """:func:`pipeline_state` of a draw, made once per distinct (key, render state, specialization
+        values) of the chunk: the draws of a key mostly share them (its layout is the key's)."""
+        try:
+            memo = (key.text, tuple(sorted(state.items())), tuple(sorted(spec.items())))
+            hash(memo)
+        except TypeError:  # a value that is not hashable: made for this draw alone
+            return pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+        found = self._states.get(memo)
+        if found is None:
+            found = self._states[memo] = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+        return found
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
         """Every draw of ``key`` (``bindings``: (draw, render state, specialization values), :class:`KeyUses`)."""
@@ -66,7 +80,7 @@ class ContractBuilder:
             record = self.draws.setdefault(tuple(ident), dict(zip(DRAW_FIELDS, ident)) | {"passes": {}})
             use = record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text}
             if layout is not None:
-                pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+                pid, doc = self._state(key, layout, state, spec)
                 self.pipelines[pid] = doc
                 use["pipeline"] = pid
 
@@ -81,7 +95,7 @@ class ContractBuilder:
             return
         label = f"{key.shader}/{key.pass_name}"
         for draw, state, spec in by_pass.get(label, ()):
-            pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+            pid, doc = self._state(key, layout, state, spec)
             record = self.draws.get(tuple(draw_id(draw)))
             if record is not None and label in record["passes"]:  # else its own key failed to compile
                 self.pipelines[pid] = doc

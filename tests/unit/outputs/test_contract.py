@@ -173,3 +173,30 @@ def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path
     with Store(tmp_path / "cache") as store:
         assert all(isinstance(store.get(REFLECTION, f"{d}:{reflection.tool_version()}"), dict) for d in vulkan)
         assert reflection.prefetch(store, sorted(vulkan), store.get_blob, 2) == 0  # nothing left to reflect
+
+
+def test_a_pipeline_state_is_made_once_per_key_render_state_and_specialization(monkeypatch) -> None:
+    """Draws that share a key, render state and specialization values share one pipeline state,
+    made once; each different one gets its own."""
+    from types import SimpleNamespace
+
+    from pipeline.keys.key import PermutationKey
+    from pipeline.outputs import contract
+    from recorders import draw_sources
+
+    made = []
+    real = contract.pipeline_state
+    monkeypatch.setattr(contract, "pipeline_state", lambda *args: made.append(args[0]) or real(*args))
+    family = SimpleNamespace(instance_inputs=(), features={"HAS_X": SimpleNamespace(constant_id=3)})
+    vertex = {"inputs": [{"location": 0, "name": "p", "type": "vec3", "format": "R32G32B32_SFLOAT", "size": 12}]}
+    builder = contract.ContractBuilder(lambda digest: vertex if digest == "v" else {"inputs": []}, {"pbr": family})
+    key = PermutationKey("pbr", "forward", ())
+    opaque, blend = {"blend": False}, {"blend": True}
+    draws = draw_sources(6)
+    bindings = [(d, opaque if d.node < 4 else blend, {"HAS_X": d.node == 5}) for d in draws]
+    builder.add_key(key, {"vertex": "v", "fragment": "f"}, bindings)
+    assert len(made) == 3 == len(builder.pipelines)  # opaque; blend without X; blend with X
+    ids = [builder.draws[tuple(contract.draw_id(d))]["passes"]["pbr/forward"]["pipeline"] for d in draws]
+    assert len(set(ids[:4])) == 1 and len(set(ids)) == 3
+    assert ids == [real(key.text, builder._layout("pbr", {"vertex": "v"}), state, builder._spec("pbr", spec))[0]
+                   for _, state, spec in bindings]  # the same ids as made draw by draw
