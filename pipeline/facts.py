@@ -247,6 +247,20 @@ class DrawFacts(Frozen):
         """Stable hash of the canonical serialization: draws with equal facts share it."""
         return stable_hash(self.model_dump(mode="json"))
 
+    def to_json(self, parts: dict | None = None) -> dict:
+        """``model_dump(mode="json")``; with ``parts`` (kept by the caller while the facts it dumps are alive),
+        each part shared by many draws (their mesh, their material) is dumped once."""
+        if parts is None:
+            return self.model_dump(mode="json")
+        doc = {}
+        for name in type(self).model_fields:
+            part = getattr(self, name)
+            found = parts.get(id(part))
+            if found is None:
+                found = parts[id(part)] = part.model_dump(mode="json")
+            doc[name] = found
+        return doc
+
 
 class DrawSource(Frozen):
     """Where a draw comes from; file paths are relative to the scanned root, '/'-separated."""

@@ -33,7 +33,8 @@ def encode(entry: dict) -> dict:
     for file, (stat, size, digest, deps, rows, diagnostics, lights) in entry["files"].items():
         files[file] = {"stat": stat, "size": size, "sha256": digest, "deps": deps, "draws": rows,
                        "diagnostics": [d.to_json() for d in diagnostics], "lights": lights}
-    return {"files": files, "facts": [f.model_dump(mode="json") for f in entry["facts"]],
+    parts: dict = {}  # the facts' parts shared between draws, dumped once (the facts stay alive meanwhile)
+    return {"files": files, "facts": [f.to_json(parts) for f in entry["facts"]],
             "signatures": entry["signatures"]}
 
 
