@@ -144,12 +144,10 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
 
 
 def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
-    """After a local cook that changed nothing: the stamp that answers the next identical cook by
-    file stats, with what this one printed (:mod:`pipeline.cook.noop`)."""
-    doc = shown_document(result.to_json(), w.root)
-    if unusual or args["backend"] != "capi" or doc["compiled"] or doc["fetched"] or doc["written"] \
-            or doc["removed"] or doc["warnings"] or doc["cancelled"] or doc["farm"] or doc["remote"] \
-            or w.allowed_roots:
+    """After a local cook: the stamp that answers the next identical cook by file stats
+    (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`)."""
+    doc = noop_document(shown_document(result.to_json(), w.root))
+    if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots:
         return noop.forget(args)
     try:
         from pipeline.compilers.toolchain import prefix
@@ -161,6 +159,22 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
                      compiler_dir=compiler_dir, doc=render_json(doc), text=summary(doc) + "\n",
                      errors="".join(click.unstyle(_located(e, w.root)) + "\n" for e in doc["errors"]),
                      code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns)
+
+
+def noop_document(doc: dict) -> dict | None:
+    """What the next identical cook prints when nothing changes in between: this cook's document with
+    nothing compiled, written or removed, every job a cache hit; None when that cannot be told from it
+    (jobs fetched or cancelled, warnings, a farm or a shared tier, or errors after a cook that changed
+    something: the next cook takes the full path)."""
+    if doc["fetched"] or doc["warnings"] or doc["cancelled"] or doc["farm"] or doc["remote"]:
+        return None
+    if not (doc["compiled"] or doc["written"] or doc["removed"]):
+        return doc  # this cook was a no-op itself
+    if doc["errors"]:
+        return None  # failed jobs and files: told again by the next cook, which takes the full path
+    return doc | {"compiled": 0, "cache_hits": doc["cache_hits"] + doc["compiled"], "written": [], "removed": [],
+                  "explain": [], "explain_outputs": [], "timing_log": None,
+                  "changes": {name: [] for name in doc["changes"]}}
 
 
 def _problems(doc: dict, root) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,8 +137,7 @@ def test_a_report_between_two_cooks_keeps_the_noop_stamp(tmp_path: Path) -> None
     world = tmp_path / "world"
     shutil.copytree(SAMPLE, world)
     args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")]
-    assert probe_run(args, tmp_path, tmp_path / "m.json").returncode == 0
-    probe_run(args, tmp_path, tmp_path / "m.json")  # a full no-op: its stamp
+    assert probe_run(args, tmp_path, tmp_path / "m.json").returncode == 0  # the cook leaves its no-op's stamp
     assert heavy_loaded(tmp_path / "m.json")
     report = pipeline("report", world, "--cache", tmp_path / "cache", "--format", "json", "-o", tmp_path / "r.json",
                       cwd=tmp_path)
@@ -219,3 +219,28 @@ def test_a_dry_run_names_a_remembered_compile_error_as_the_cook_does(tmp_path: P
     cooked_errors, dry_errors = json.loads(cook.stdout)["errors"], json.loads(dry.stdout)["errors"]
     assert cooked_errors and dry_errors == cooked_errors
     assert all(key.startswith("pbr/") for e in dry_errors for key in e["keys"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("as_json", [False, True])
+def test_the_first_noop_after_a_cook_that_compiled_is_answered_from_its_stamp(tmp_path: Path, as_json) -> None:
+    """A cook that compiles and writes leaves the stamp of the no-op that follows it: the next identical
+    cook is answered by file stats alone and prints what a full no-op prints."""
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")]
+    args += ["--json"] if as_json else []
+    first = probe_run(args, tmp_path, tmp_path / "m.json")
+    assert first.returncode == 0
+    fast = probe_run(args, tmp_path, tmp_path / "m.json")
+    assert heavy_loaded(tmp_path / "m.json") == []  # answered from the stamp the compiling cook left
+    shutil.rmtree(tmp_path / "cache" / "noop-stamps")
+    full = probe_run(args, tmp_path, tmp_path / "m.json")
+    assert heavy_loaded(tmp_path / "m.json")  # the full path, for comparison
+    assert (fast.returncode, fast.stderr) == (full.returncode, "") == (0, "")
+    assert all(re.fullmatch(r"[a-z ]+: \d+/\d+", line) for line in full.stderr.splitlines())  # progress alone
+    if as_json:
+        shown = [{k: v for k, v in json.loads(run.stdout).items() if k != "duration"} for run in (fast, full)]
+        assert shown[0] == shown[1] and shown[0]["compiled"] == 0 and shown[0]["cache_hits"] == shown[0]["jobs"]
+    else:
+        assert fast.stdout == full.stdout and "0 compiled" in fast.stdout
