@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from pipeline import api
+from paths import SAMPLE_WORLD
 
 BUCKET = "team-cache"
 
@@ -23,3 +28,16 @@ def s3_server():
         yield endpoint, options
     finally:
         server.stop()
+
+
+def outputs(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative path -> bytes)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def cook_without_tier(base: Path) -> dict[str, bytes]:
+    """What a cook of the sample world with the local cache only writes (into ``base / "out"``): the
+    outputs a cook through any shared tier must match."""
+    result = api.cook(SAMPLE_WORLD, cache=base / "cache", out=base / "out", scheduler="none")
+    assert result.errors == [] and result.warnings == []
+    return outputs(base / "out")

@@ -382,6 +382,15 @@ def run_cli(*args: object, timeout: float = 120, cwd: Path | None = None) -> sub
     return subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    """The one located line a failed command printed (exit 1, no traceback, nothing else on stderr)."""
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
 def cook(world: Path, cache: Path, out: Path, **options) -> api.CookResult:
     return api.cook(world, cache=cache, out=out, jobs=1, **options)
 

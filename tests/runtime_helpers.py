@@ -30,3 +30,11 @@ def cook(world: Path, tmp: Path, **kwargs) -> Path:
     result = api.cook(api.open_world(world), cache=tmp / "cache", out=tmp / "out", jobs=2, **kwargs)
     assert not result.warnings, result.warnings
     return tmp / "out"
+
+
+def cook_twin_chunks(tmp: Path) -> Path:
+    """The outputs of two chunks, ``c02`` and ``c03``, holding the same file (the sample's ``forest/c02``):
+    the same pipeline states, by id, in both."""
+    for chunk in ("c02", "c03"):
+        shutil.copytree(SAMPLE / "forest" / "c02", tmp / "world" / chunk)
+    return cook(tmp / "world", tmp)

@@ -1,4 +1,5 @@
-"""A ``pipeline`` process that reports the modules it imported: what start-up tests compare."""
+"""``pipeline`` processes run as a user runs them (this checkout's package, no cache or scheduler from the
+environment), and one that reports the modules it imported: what start-up tests compare."""
 
 from __future__ import annotations
 
@@ -18,12 +19,24 @@ PROBE = ("import sys, json, atexit, os\n"
 HEAVY = ("click", "pydantic", "numpy", "msgspec", "yaml", "diskcache", "pipeline.api", "pipeline.scan")
 
 
-def probe_run(args: list[str], cwd: Path, modules: Path) -> subprocess.CompletedProcess:
-    """``pipeline ARGS`` in ``cwd``, writing the names of every module it imported to ``modules``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MODULES_OUT": str(modules)}
+def pipeline_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a ``pipeline`` process of this checkout, without ``PIPELINE_CACHE`` and
+    ``PIPELINE_SCHEDULER`` (a test names its cache and scheduler itself)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **extra}
     env.pop("PIPELINE_CACHE", None)
     env.pop("PIPELINE_SCHEDULER", None)
-    return subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=env,
+    return env
+
+
+def pipeline(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    """``pipeline ARGS`` in ``cwd`` (``python -m pipeline``), its output captured as text."""
+    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], cwd=cwd, env=pipeline_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def probe_run(args: list[str], cwd: Path, modules: Path) -> subprocess.CompletedProcess:
+    """``pipeline ARGS`` in ``cwd``, writing the names of every module it imported to ``modules``."""
+    return subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=pipeline_env(MODULES_OUT=str(modules)),
                           capture_output=True, text=True, timeout=600)
 
 

@@ -9,15 +9,12 @@ plan (:mod:`pipeline.plan.setup`), so none of them may refuse the include.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from robust_helpers import document
+from startup_helpers import pipeline
 
-ROOT = Path(__file__).resolve().parents[2]
 
 RULES = """\
 shader: lit
@@ -48,14 +45,6 @@ void main() {
 }
 """
 TINT = "vec4 tint() { return vec4(1.0, 0.5, 0.25, 1.0); }\n"
-
-
-def pipeline(*args: object, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("PIPELINE_CACHE", None)
-    env.pop("PIPELINE_SCHEDULER", None)
-    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import pytest
 from pipeline.compilers import toolchain
 from pipeline.errors import PipelineError
 from paths import REPO
+from robust_helpers import one_error_line
 
 ROOT = REPO
 SAMPLE = ROOT / "examples" / "sample_world"
@@ -57,14 +58,6 @@ def run(code: str, *args: object, cwd: Path) -> subprocess.CompletedProcess:
 
 def cook_args(tmp_path: Path, *extra: str) -> list[str]:
     return ["cook", SAMPLE, "--cache", tmp_path / "cache", "--out", tmp_path / "out", "-q", *extra]
-
-
-def one_error_line(proc: subprocess.CompletedProcess) -> str:
-    assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
 
 
 # ------------------------------------------------------------------ a missing compiler: user error

@@ -4,11 +4,8 @@ no-op stamp; ``pipeline cook --dry-run`` changes nothing and says what a cook wo
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,20 +19,12 @@ from pipeline.plan.setup import plan_jobs
 from pipeline.cook.verify import VerifyOptions, family_keys, family_setup, plan_family
 from pipeline.progress import NullProgress
 from pipeline.rules.load import load_rulesets
-from startup_helpers import heavy_loaded, probe_run
+from startup_helpers import heavy_loaded, pipeline, probe_run
 from paths import REPO
 
 ROOT = REPO
 SAMPLE = ROOT / "examples" / "sample_world"
 FIGURES = ("families", "totals", "levels", "chunks", "keys", "features")
-
-
-def pipeline(*args: object, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("PIPELINE_CACHE", None)
-    env.pop("PIPELINE_SCHEDULER", None)
-    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
 
 
 def listing(*folders: Path) -> dict[str, tuple]:

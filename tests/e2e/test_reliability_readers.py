@@ -28,6 +28,7 @@ from pipeline.runtime.misses import MissLog
 
 from runtime_helpers import SAMPLE, needs_vulkan  # noqa: E402
 from paths import REPO
+from robust_helpers import one_error_line
 
 ROOT = REPO
 LABEL = "pbr/forward"
@@ -56,14 +57,6 @@ def pipeline(*args: object, limit_memory: bool = False, timeout: float = 120) ->
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout, preexec_fn=_limited if limit_memory else None)
-
-
-def one_error_line(proc: subprocess.CompletedProcess) -> str:
-    assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
 
 
 def check_log(cooked, log: Path, *extra: str) -> subprocess.CompletedProcess:

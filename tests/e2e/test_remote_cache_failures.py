@@ -18,7 +18,7 @@ from pathlib import Path
 import fsspec.config
 import orjson
 import pytest
-from remote_helpers import BUCKET, s3_server  # noqa: F401  (the moto fixture)
+from remote_helpers import BUCKET, cook_without_tier, outputs, s3_server  # noqa: F401  (the moto fixture)
 
 from pipeline import api
 from pipeline.cache.remote import S3_CONFIG, RemoteCache, RemoteUnavailable
@@ -32,14 +32,7 @@ MODES = ["read", "readwrite"]
 @pytest.fixture(scope="module")
 def local_outputs(tmp_path_factory) -> dict[str, bytes]:
     """What a cook with the local cache only writes."""
-    base = tmp_path_factory.mktemp("local")
-    result = api.cook(SAMPLE, cache=base / "cache", out=base / "out", scheduler="none")
-    assert result.errors == [] and result.warnings == []
-    return outputs(base / "out")
-
-
-def outputs(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return cook_without_tier(tmp_path_factory.mktemp("local"))
 
 
 def free_port() -> int:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from remote_helpers import BUCKET, s3_server  # noqa: F401  (the moto fixture)
+from remote_helpers import BUCKET, cook_without_tier, outputs, s3_server  # noqa: F401  (the moto fixture)
 
 from pipeline import api
 from pipeline.cache.remote import RemoteCache
@@ -41,17 +41,10 @@ KEY = "team secret for the shader cache"
 TIMEOUT = 120  # seconds for one cook process: a read that hangs fails the test instead of hanging it
 
 
-def outputs(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory) -> dict[str, bytes]:
     """What a cook without any shared tier writes."""
-    base = tmp_path_factory.mktemp("clean")
-    result = api.cook(SAMPLE, cache=base / "cache", out=base / "out", scheduler="none")
-    assert result.errors == [] and result.warnings == []
-    return outputs(base / "out")
+    return cook_without_tier(tmp_path_factory.mktemp("clean"))
 
 
 def fill(base: Path, key: str | None):

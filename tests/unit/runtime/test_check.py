@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from runtime_helpers import SAMPLE, cook, needs_vulkan
+from runtime_helpers import cook_twin_chunks, needs_vulkan
 from pipeline.runtime.check import NothingToCheck, check, chunk_names
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    """Two chunks holding the same file: the same pipeline states, by id, in both."""
-    tmp = tmp_path_factory.mktemp("check")
-    for chunk in ("c02", "c03"):
-        shutil.copytree(SAMPLE / "forest" / "c02", tmp / "world" / chunk)
-    return cook(tmp / "world", tmp)
+    return cook_twin_chunks(tmp_path_factory.mktemp("check"))
 
 
 def manifests(out: Path) -> dict[str, dict]:

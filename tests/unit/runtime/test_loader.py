@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_helpers import SAMPLE, cook, needs_vulkan
+from runtime_helpers import cook_twin_chunks, needs_vulkan
 from pipeline.outputs.pak import PakReader, write_pak
 from pipeline.outputs.contract import DRAW_FIELDS
 from pipeline.runtime.device import Device
@@ -21,10 +21,7 @@ FORWARD = "pbr/forward"
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("loader")
-    for chunk in ("c02", "c03"):
-        shutil.copytree(SAMPLE / "forest" / "c02", tmp / "world" / chunk)
-    return cook(tmp / "world", tmp)
+    return cook_twin_chunks(tmp_path_factory.mktemp("loader"))
 
 
 def doc(out: Path, chunk: str = "c02") -> dict:
