@@ -34,6 +34,7 @@ from pipeline.compile.farm_address import check_audit as _check_audit
 from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
 from pipeline.compile.shared import world_tier as _world_tier
 from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
+from pipeline.outputs.write_library import settle_folder as _settle_folder
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.heap import cook_heap as _cook_heap
 from pipeline.errors import (
@@ -177,7 +178,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     rules again; the result is the same as with ``incremental=False`` (either way the cook
     takes one ``CookInput``).  ``verify`` trusts no recorded file stat: every input is read and
     hashed again (and the records refreshed), every output compared with what it should hold and
-    every .pak's own checksum checked (a bad one is rewritten).
+    the shader library's own checksum checked (a bad one is rewritten).
 
     ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
     a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
@@ -261,7 +262,8 @@ def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:
 def clean(world: World | Path | str, *, out: Path | str | None = None,
           cache: Path | str | None = None) -> CleanResult:
     """Remove from ``out`` what no cook of ``world`` would write: outputs of chunks and levels that
-    no longer exist, paks no manifest names, temp files of killed writers."""
+    no longer exist, per-chunk paks of earlier formats, temp files of killed writers; then the shader
+    library settled to the blobs the chunk indexes left name."""
     w = _world(world, cache)
     out_dir = Path(out) if out is not None else Path("build")
     if w.scope:
@@ -269,6 +271,8 @@ def clean(world: World | Path | str, *, out: Path | str | None = None,
     with w.open_store() as store:
         found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store), w)
     removed = _sweep_outputs(out_dir, found.chunk_levels) + _cleanup_stale_temps(out_dir)
+    with w.open_store() as store:
+        _settle_folder(out_dir, store)
     return CleanResult(sorted(str(p) for p in removed))
 
 

@@ -31,9 +31,10 @@ from pipeline.cli._common import (
 def command(world, out, cache, rules, materials, as_json):
     """Remove from --out the outputs of chunks and levels WORLD no longer has.
 
-    Removes chunk manifests and paks of chunks that were deleted or renamed, level
-    manifests of levels that are gone, paks no manifest names and temp files left
-    by killed cooks.  Files that are not pipeline outputs are left alone.
+    Removes chunk indexes of chunks that were deleted or renamed, level manifests
+    of levels that are gone, per-chunk paks of earlier output formats and temp
+    files left by killed cooks, then drops from shaders.pak the blobs no chunk
+    index names any more.  Files that are not pipeline outputs are left alone.
     """
     w = api.open_world(world, rules=rules, materials=materials)
     result = api.clean(w, out=out, cache=cache)

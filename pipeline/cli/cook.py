@@ -41,7 +41,7 @@ from pipeline.report.render import render_json
 @click.option("--chunk", "-c", metavar="C", help="Cook only this chunk (e.g. forest/c03).")
 @cache_option
 @click.option("--out", "-o", type=click.Path(file_okay=False), default="build", show_default=True,
-              help="Output folder for <chunk>.json, its <name>.<hex>.pak and <level>.level.json.")
+              help="Output folder for shaders.pak, <chunk>.json and <level>.level.json.")
 @jobs_option
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="capi: glslang in-process; cli: one glslangValidator per job.")
@@ -64,7 +64,7 @@ from pipeline.report.render import render_json
               help="Say what would be compiled, written and removed, and why; compile, write and record nothing.")
 @click.option("--verify", is_flag=True,
               help="Trust no recorded file stat: read and hash every input again, compare every output, "
-                   "check every .pak's own checksum (a bad one is rewritten).")
+                   "check the shader library's own checksum (a bad one is rewritten).")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
@@ -79,9 +79,9 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     content-addressed cache does not already hold.  Writes, under --out:
 
     \b
-      <chunk>.json        keys -> features, render states, stage blob hashes
-      <name>.<hex>.pak    the chunk's SPIR-V blobs, named by content (docs/formats.md)
-      <level>.level.json  the union of the level's chunk manifests
+      shaders.pak         every blob of the folder once, with its reflection
+      <chunk>.json        the chunk index: keys, blobs, draws -> pipeline states
+      <level>.level.json  the union of the level's chunk indexes (docs/formats.md)
 
     After the cook, a short change block says what changed and why: the files
     written, the keys that appeared in or vanished from a chunk, and each compiled
@@ -132,7 +132,7 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
         for line in doc["compile"]:
             click.echo(f"would compile {job_line(line)}")
         for item in doc["write"]:
-            click.echo(f"would write {display_path(item['path'])}{' and its .pak' if item['chunk'] else ''}: "
+            click.echo(f"would write {display_path(item['path'])}: "
                        f"{item['reason']}")
         for path in doc["remove"]:
             click.echo(f"would remove {display_path(path)}: its chunk no longer exists")

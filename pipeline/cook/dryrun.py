@@ -25,7 +25,8 @@ from pipeline.plan.setup import plan_for
 from pipeline.outputs.reflection import reflect_cached
 from pipeline.outputs.chunk_build import CookedJobs, build_chunk
 from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
-from pipeline.outputs.write_chunk import chunk_outputs_current
+from pipeline.outputs.atomic import read_if_exists
+from pipeline.outputs.pak import read_index
 from pipeline.outputs.write_level import level_state
 from pipeline.cook.run import CookOptions, CookResult, cooked_jobs
 from pipeline.compile.scheduler import look_up
@@ -104,7 +105,7 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
         reason = _chunk_reason(result, jobs, found, chunk, level, errors, inputs, store, out)
         if reason is not None:
             json_path = mf.chunk_manifest_path(out, chunk)
-            writes.append({"path": str(json_path), "chunk": chunk, "reason": reason})  # and its .pak
+            writes.append({"path": str(json_path), "chunk": chunk, "reason": reason})
             changed_levels.add(level)
     for level in sorted(set(found.chunk_levels.values())):
         path = mf.level_manifest_path(out, level)
@@ -112,12 +113,17 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
             record = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
             reason = level_outputs_current(record, level_state(out, level), path) if not path.exists() else None
             writes.append({"path": str(path), "chunk": None, "reason": reason or "inputs changed: chunk manifests"})
+    held = read_index(mf.library_path(out))
+    new = {r.blob for r in result.run.results.values() if r.blob} - (held[0] if held else frozenset())
+    if held is None or new or result.run.reasons:
+        reason = "new" if held is None else f"{len(new) + len(result.run.reasons)} blob(s) to add"
+        writes.append({"path": str(mf.library_path(out)), "chunk": None, "reason": reason})
     return writes
 
 
 def _chunk_reason(result: CookResult, jobs: CookedJobs, found: CookInput, chunk: str, level: str,
                   errors: list[dict], inputs, store: Store, out: Path) -> str | None:
-    """Why the chunk's manifest and .pak would be written, or None when they are exactly right."""
+    """Why the chunk's index would be written, or None when it is exactly right."""
     required = found.by_chunk.get(chunk) or {}
     missing = {job for key in required for job in result.plan.all_jobs_for(key)} & set(result.run.reasons)
     json_path = mf.chunk_manifest_path(out, chunk)
@@ -133,4 +139,4 @@ def _chunk_reason(result: CookResult, jobs: CookedJobs, found: CookInput, chunk:
 
     built = build_chunk(jobs, chunk, level, required, errors, lambda digest: True, reflection)
     result.warnings += [w for w in built.warnings if w not in result.warnings]
-    return None if chunk_outputs_current(out, built.manifest) else reason
+    return None if read_if_exists(json_path) == mf.dump_json(built.manifest.to_json()) else reason

@@ -38,6 +38,7 @@ from pipeline.cook.error_docs import (
 from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_for, world_setup
 from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, update_chunk
+from pipeline.outputs.write_library import Library, library_lock
 from pipeline.outputs.write_level import update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, sweep_outputs
@@ -192,11 +193,13 @@ def _compiler(options: CookOptions, setup: JobSetup, tree: SourceTree):
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
-    """Bring every cooked chunk's .pak and .json up to date (:func:`pipeline.outputs.write_chunk.update_chunk`),
-    remove the outputs of chunks that no longer exist, then each touched level's union manifest
-    (:func:`pipeline.outputs.write_level.update_level`); what each did is merged into ``result``.
-    Under ``options.verify`` no output stamp is trusted: every pak's checksum is checked and every
-    manifest rebuilt and compared.
+    """Bring the output folder up to date, under the library's lock: the shader library grown by
+    this cook's blobs (:mod:`pipeline.outputs.write_library`), every cooked chunk's index
+    (:func:`pipeline.outputs.write_chunk.update_chunk`), the outputs of chunks that no longer
+    exist removed, each touched level's union manifest (:func:`pipeline.outputs.write_level.update_level`),
+    then the library settled to exactly the blobs the indexes name; what each did is merged into
+    ``result``.  Under ``options.verify`` no output stamp is trusted: the library's checksum is
+    checked and every index rebuilt and compared.
     Temp files left by a killed earlier cook are removed first (only those whose writing process
     is gone, so a concurrent cook's temps survive).
     """
@@ -206,36 +209,58 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     levels: dict[str, set[str]] = defaultdict(set)
     file_errors = errors_by_chunk(found, found.chunk_levels)
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
-    blobs: dict[str, bytes | None] = {}  # read once per cook, shared by the chunks
-    known: dict[str, tuple] = {}  # manifests written or checked here, which the sweep need not parse
-    prefetch_reflections(jobs, store, options.jobs, blobs)
-    progress.start("writing outputs", len(found.chunk_levels))
-    for chunk, level in sorted(found.chunk_levels.items()):
-        errors = file_errors.get(chunk, [])
-        try:
-            done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
-                                chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store, out, blobs,
-                                verify=options.verify)
-            _merge_chunk(result, chunk, done)
-            known[str(done.json_path)] = (chunk, done.pak, file_signature(done.json_path))
-            levels[level].add(chunk)
-        except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
-            _stop_if_environment(exc, out)
-            result.errors.append(_output_error(chunk, exc))
-        progress.advance()
-    progress.finish()
-    if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
-        result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
-    for level in sorted(levels):
-        try:
-            result.outputs.append(str(mf.level_manifest_path(out, level)))
-            done = update_level(level, levels[level], store, out, verify=options.verify)
-            if done.written:
-                result.written.append(str(done.path))
-                result.explain_outputs.append({"path": str(done.path), "level": level, "reason": done.reason})
-        except (mf.ManifestError, OSError) as exc:
-            _stop_if_environment(exc, out)
-            result.errors.append(_output_error(level, exc))
+    known: dict[str, tuple] = {}  # indexes written or checked here, which the sweep need not parse
+    cooked: dict[str, frozenset[str]] = {}
+    prefetch_reflections(jobs, store, options.jobs)
+    with library_lock(out):
+        library = Library.open(out, store, verify=options.verify)
+        library.grow(r.blob for r in result.run.results.values() if r.blob)
+        progress.start("writing outputs", len(found.chunk_levels))
+        for chunk, level in sorted(found.chunk_levels.items()):
+            errors = file_errors.get(chunk, [])
+            try:
+                done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
+                                    chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store, out,
+                                    library.hashes.__contains__, verify=options.verify)
+                _merge_chunk(result, chunk, done)
+                known[str(done.json_path)] = (chunk, file_signature(done.json_path))
+                levels[level].add(chunk)
+                if done.blobs is not None:
+                    cooked[chunk] = done.blobs
+            except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
+                _stop_if_environment(exc, out)
+                result.errors.append(_output_error(chunk, exc))
+            progress.advance()
+        progress.finish()
+        if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
+            result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
+        for level in sorted(levels):
+            try:
+                result.outputs.append(str(mf.level_manifest_path(out, level)))
+                done = update_level(level, levels[level], store, out, verify=options.verify)
+                if done.written:
+                    result.written.append(str(done.path))
+                    result.explain_outputs.append({"path": str(done.path), "level": level, "reason": done.reason})
+            except (mf.ManifestError, OSError) as exc:
+                _stop_if_environment(exc, out)
+                result.errors.append(_output_error(level, exc))
+        _settle_library(result, library, cooked)
+
+
+def _settle_library(result: CookResult, library: Library, cooked: dict[str, frozenset[str]]) -> None:
+    """The library made exactly the blobs of the indexes on disk, into the cook's result."""
+    try:
+        library.settle(cooked)
+    except OSError as exc:
+        _stop_if_environment(exc, library.out)
+        result.errors.append(_output_error("shader library", exc))
+    result.outputs.append(str(library.path))
+    if library.written:
+        result.written.append(str(library.path))
+        result.explain_outputs.append({"path": str(library.path), "library": True,
+                                       "reason": "blobs of the chunk indexes changed"})
+    result.warnings += [w for w in library.warnings if w not in result.warnings]
+    result.errors += [CookDiagnostic(Location(str(library.path)), one_line(e)) for e in library.errors]
 
 
 def _merge_chunk(result: CookResult, chunk: str, done: ChunkWrite) -> None:

@@ -185,15 +185,16 @@ def _unlink_quietly(path: Path) -> bool:
     return True
 
 
-def lock_path_for(directory: Path | str) -> Path:
-    """The lock file guarding ``directory``: in the temp folder, named by a hash of its absolute path,
-    so no lock file ever appears among the outputs (nor beside them)."""
-    key = hashlib.sha256(str(Path(directory).resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+def lock_path_for(directory: Path | str, purpose: str = "") -> Path:
+    """The lock file guarding ``directory`` (for ``purpose``, when a folder has more than one lock): in the
+    temp folder, named by a hash of its absolute path, so no lock file ever appears among the outputs."""
+    name = str(Path(directory).resolve()) + (f"\0{purpose}" if purpose else "")
+    key = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return Path(tempfile.gettempdir()) / "pipeline-locks" / f"{key}.lock"
 
 
 @contextlib.contextmanager
-def locked(directory: Path | str) -> Iterator[None]:
+def locked(directory: Path | str, purpose: str = "") -> Iterator[None]:
     """Hold an exclusive lock on ``directory`` for a read-modify-write inside it.
 
     Used where several processes rebuild one file from shared state (a level
@@ -205,7 +206,7 @@ def locked(directory: Path | str) -> Iterator[None]:
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    lock = lock_path_for(directory)
+    lock = lock_path_for(directory, purpose)
     lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock)):
         yield

@@ -1,56 +1,45 @@
-"""Chunk and level manifests: which permutation keys a chunk (or level) uses, and their blobs.
+"""Chunk indexes and level manifests: which permutation keys a chunk (or level) uses, and their blobs.
 
 Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
 
-- ``<out>/<chunk>.json``: the chunk manifest, next to ``<out>/<chunk>.pak``::
-
-    {"format": 3, "chunk": "forest/c00", "level": "forest", "pak": "c00.<16 hex>.pak",
-     "keys": {"<key text>": {"hash", "shader", "pass", "features": {NAME: value},
-              "render_states": [{...}], "specialization": {NAME: {"constant_id", "values"}},
-              "stages": {"vertex": sha256, "fragment": sha256}, "draws": N}},
-     "errors": [{...}],
-     "draws": [{file, node, mesh, primitive, material, variant, "passes": {"shader/pass": {key, pipeline, fallback}}}],
-     "pipelines": {id: {key, vertex_layout, render_state, specialization}},
-     "reflection": {sha256: {...}}, "fallbacks": {"shader/pass": key text}}
-
-  The last four are the runtime contract (pipeline.outputs.contract, docs/formats.md).
-
+- ``<out>/shaders.pak``: the folder's shader library, every blob once with its reflection
+  (:mod:`pipeline.outputs.pak`, kept by :mod:`pipeline.outputs.write_library`).
+- ``<out>/<chunk>.json``: the chunk index, compact JSON of tables and indexes into them
+  (:mod:`pipeline.outputs.chunk_index`): the chunk's keys, the blobs they use (by hash, in
+  the library), its draws with key and pipeline state per pass, its pipeline states, its
+  fallbacks and errors.  In memory it is a :class:`ChunkManifest`, whose ``reflection`` is
+  filled from the library by :func:`pipeline.outputs.read_outputs.load_chunk`.
 - ``<out>/<level>.level.json``: the level's union manifest::
 
-    {"format": 3, "level": "forest",
-     "chunks": {"forest/c00": {"manifest": "forest/c00.json", "pak": "forest/c00.<16 hex>.pak"}},
-     "keys": {"<key text>": {... as above, draws summed, "chunks": [names]}},
+    {"format": 4, "level": "forest", "library": "shaders.pak",
+     "chunks": {"forest/c00": {"index": "forest/c00.json"}},
+     "keys": {"<key text>": {... as in a chunk, draws summed, "chunks": [names]}},
      "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
 
-  The ``.level.json`` suffix cannot collide with a chunk manifest because a chunk
+  The ``.level.json`` suffix cannot collide with a chunk index because a chunk
   whose last path component ends in ``.level`` is refused (:func:`check_name`).
-  Paths inside a level manifest are relative to the folder holding it.
+  Paths inside a manifest are relative to the folder holding it.
 
-- A chunk's pak is named by its content (``<name>.<16 hex>.pak``, the hex from the
-  sorted blob hashes it holds) and written before the manifest that names it; the
-  chunk's older paks are removed after the manifest is in place, all under a lock
-  on the folder (:mod:`pipeline.outputs.write_chunk`; the level manifest:
-  :mod:`pipeline.outputs.write_level`).  So the manifest on disk names a pak that exists and holds every
-  blob it names, at every instant, even after a ``kill -9``.
+- The library holds every blob of every chunk index in the folder at every instant:
+  before a cook renames a chunk index into place, the library already holds its blobs
+  (grown first), and blobs no index names are dropped only after (:mod:`pipeline.outputs.write_library`).
 - The chunk ``.`` (glTF files directly in the world root) and its level ``.``
-  write ``<out>/.root.json``, ``<out>/.root.<hex>.pak`` and ``<out>/.root.level.json``
-  (no chunk is named ``.root``: hidden folders are never chunks).
+  write ``<out>/.root.json`` and ``<out>/.root.level.json`` (no chunk is named ``.root``:
+  hidden folders are never chunks).
 
-Every file is deterministic JSON: UTF-8, sorted keys, 2-space indent, trailing
-newline; lists are sorted (render states, values and errors by their canonical
-bytes, chunk names by text).  ``format`` is bumped on any incompatible change;
-a reader refuses a newer format with :class:`ManifestVersionError`.
-See docs/formats.md.
+Every file is deterministic compact JSON: UTF-8, sorted keys, no indentation, trailing
+newline; lists are sorted.  ``format`` is bumped on any incompatible change; a reader
+refuses another format with :class:`ManifestVersionError`.  ``pipeline show FILE`` prints
+one expanded and indented.  See docs/formats.md.
 """
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -60,11 +49,14 @@ from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyUses
+from pipeline.outputs import chunk_index
+from pipeline.outputs.chunk_index import stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: compact chunk indexes, one shader library per output folder
 ROOT = "."            # the chunk (and level) of glTF files directly in the world root
 ROOT_STEM = ".root"   # the file name its outputs use
-_PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")
+_PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")  # format 3's per-chunk paks
 MAX_MANIFEST_BYTES = 1 << 30
 LEVEL_SUFFIX = ".level"
 Scalar = bool | int | str
@@ -139,24 +131,16 @@ class ChunkManifest:
     # the runtime contract (pipeline.outputs.contract): draws, pipeline states, blob reflection, fallback keys
     draws: tuple[Mapping[str, Any], ...] = ()
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # kept in the library, not the index
     fallbacks: Mapping[str, str] = field(default_factory=dict)
-    pak_name: str | None = None  # as read from a file; built manifests derive it
 
     @property
-    def pak(self) -> str:
-        """File name of the chunk's .pak, relative to the manifest's folder: named by the blobs it holds."""
-        if self.pak_name is not None:
-            return self.pak_name
-        digest = hashlib.sha256("\n".join(sorted(stage_hashes(self))).encode()).hexdigest()
-        return f"{PurePosixPath(output_stem(self.chunk)).name}.{digest[:16]}.pak"
+    def library(self) -> str:
+        """The shader library's path from the folder holding this chunk's index."""
+        return "../" * output_stem(self.chunk).count("/") + LIBRARY_NAME
 
     def to_json(self) -> dict:
-        return {"format": FORMAT_VERSION, "chunk": self.chunk, "level": self.level, "pak": self.pak,
-                "keys": {k: e.to_json() for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors),
-                "draws": list(self.draws), "pipelines": dict(self.pipelines), "reflection": dict(self.reflection),
-                "fallbacks": dict(self.fallbacks)}
+        return {"format": FORMAT_VERSION, **chunk_index.encode(self, self.library)}
 
 
 @dataclass(frozen=True)
@@ -166,20 +150,16 @@ class LevelManifest:
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
-    paks: Mapping[str, str] = field(default_factory=dict)  # chunk -> its pak's file name
 
     def to_json(self) -> dict:
+        start = posixpath.dirname(output_stem(self.level)) or "."
         return {"format": FORMAT_VERSION, "level": self.level,
-                "chunks": {c: self._chunk_files(c) for c in sorted(set(self.chunks))},
+                "library": posixpath.relpath(LIBRARY_NAME, start),
+                "chunks": {c: {"index": posixpath.relpath(output_stem(c), start) + ".json"}
+                           for c in sorted(set(self.chunks))},
                 "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
                 "errors": _sorted_unique(dict(e) for e in self.errors),
                 "pipelines": dict(self.pipelines)}
-
-    def _chunk_files(self, chunk: str) -> dict:
-        start = posixpath.dirname(output_stem(self.level)) or "."
-        rel = posixpath.relpath(output_stem(chunk), start)
-        pak = self.paks.get(chunk) or posixpath.basename(rel) + ".pak"
-        return {"manifest": rel + ".json", "pak": posixpath.join(posixpath.dirname(rel), pak)}
 
 
 # ------------------------------------------------------------------ building
@@ -220,7 +200,7 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
     errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
     pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
     return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
-                         dict(sorted(pipelines.items())), {m.chunk: m.pak for m in chunks})
+                         dict(sorted(pipelines.items())))
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -268,7 +248,12 @@ def _sorted_unique(items: Iterable[Any]) -> list:
 
 # ------------------------------------------------------------------ bytes and paths
 def dump_json(doc: Mapping[str, Any]) -> bytes:
-    """Deterministic JSON bytes: sorted keys, 2-space indent, trailing newline."""
+    """Deterministic compact JSON bytes: sorted keys, no indentation, trailing newline."""
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+
+
+def dump_pretty(doc: Mapping[str, Any]) -> bytes:
+    """The same document for people: sorted keys, 2-space indent, trailing newline."""
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
@@ -282,9 +267,9 @@ def chunk_manifest_path(out: Path | str, chunk: str) -> Path:
     return Path(out) / f"{output_stem(chunk)}.json"
 
 
-def chunk_pak_path(out: Path | str, manifest: ChunkManifest) -> Path:
-    """Where the pak a manifest names lives: next to the manifest."""
-    return chunk_manifest_path(out, manifest.chunk).with_name(manifest.pak)
+def library_path(out: Path | str) -> Path:
+    """The output folder's shader library."""
+    return Path(out) / LIBRARY_NAME
 
 
 def level_manifest_path(out: Path | str, level: str) -> Path:
@@ -293,15 +278,9 @@ def level_manifest_path(out: Path | str, level: str) -> Path:
 
 
 def pak_stem(name: str) -> str | None:
-    """The chunk file name a content-addressed pak name belongs to (``c00`` for ``c00.<hex>.pak``)."""
+    """The chunk file name a per-chunk pak of format 3 belonged to (``c00`` for ``c00.<hex>.pak``)."""
     match = _PAK_NAME.match(name)
     return match["stem"] if match else None
-
-
-def stage_hashes(manifest: ChunkManifest) -> frozenset[str]:
-    """Every stage blob hash the manifest names: what its .pak holds."""
-    return frozenset(h for e in manifest.keys.values()
-                     for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
 
 
 def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
@@ -314,17 +293,22 @@ def module_hashes(manifest: ChunkManifest) -> frozenset[str]:
 
 # ------------------------------------------------------------------ reading
 def load_chunk_manifest(path: Path | str) -> ChunkManifest:
-    """Read and check a chunk manifest; raises ManifestError / ManifestVersionError."""
+    """Read and check a chunk index (its ``reflection`` is left empty: it is in the library);
+    raises ManifestError / ManifestVersionError."""
     doc = _load(path)
     where = _Where(str(path))
-    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
-    pak = where.get(doc, "pak", str)
-    if pak_stem(pak) is None or "/" in pak or "\\" in pak:
-        raise where.at("pak").error(f"not a pak file name: {pak[:80]!r}")
-    return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), keys,
-                         tuple(where.get(doc, "errors", list)), tuple(where.get(doc, "draws", list)),
-                         where.get(doc, "pipelines", dict), where.get(doc, "reflection", dict),
-                         where.get(doc, "fallbacks", dict), pak)
+    fields = chunk_index.decode(doc, where, _index_entry)
+    return ChunkManifest(where.get(doc, "chunk", str), where.get(doc, "level", str), **fields)
+
+
+def _index_entry(specialization: Any, **fields: Any) -> ManifestEntry:
+    """One entry of a chunk index, its specialization checked."""
+    if not isinstance(specialization, dict) or not all(
+            isinstance(s, dict) and isinstance(s.get("constant_id"), int) and isinstance(s.get("values"), list)
+            for s in specialization.values()):
+        raise ManifestError.at(fields["key"], "malformed specialization in the chunk index")
+    spec = {n: SpecConstant(s["constant_id"], tuple(s["values"])) for n, s in specialization.items()}
+    return ManifestEntry(specialization=spec, **fields)
 
 
 def load_level_manifest(path: Path | str) -> LevelManifest:
@@ -333,9 +317,8 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     where = _Where(str(path))
     keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
     chunks = where.get(doc, "chunks", dict)
-    paks = {c: posixpath.basename(str(v.get("pak", ""))) for c, v in chunks.items() if isinstance(v, dict)}
     return LevelManifest(where.get(doc, "level", str), tuple(chunks), keys,
-                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict), paks)
+                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict))
 
 
 def _load(path: Path | str) -> dict:

@@ -1,26 +1,34 @@
-"""The ``.pak`` archive: one chunk's SPIR-V blobs, deduplicated and addressed by hash.
+"""The shader library ``<out>/shaders.pak``: every blob of an output folder once, with its reflection.
 
 Byte layout (all integers little-endian; full description in docs/formats.md)::
 
     offset  size  field
     0       8     magic            b"\\x89PPAK\\r\\n\\x1a"
-    8       4     u32 version      FORMAT_VERSION (1)
+    8       4     u32 version      FORMAT_VERSION (2; version 1 was a per-chunk pak)
     12      4     u32 count        number of blobs (index entries)
     16      4     u32 alignment    every blob starts at a multiple of this (8)
     20      4     u32 reserved     0
     24      8     u64 file_size    total size of the file in bytes
     32      32    checksum         SHA-256 of the whole file with these 32 bytes zeroed
-    64      48*n  index            n entries, sorted by blob hash (bytewise ascending):
+    64      8     u64 meta_offset  where the chunk table (compact JSON) starts
+    72      8     u64 meta_size    its size in bytes
+    80      64*n  index            n entries, sorted by blob hash (bytewise ascending):
                                      32 bytes  SHA-256 of the blob (raw digest)
                                      u64       offset of the blob from the file start
                                      u64       size of the blob in bytes
-    ...           blobs            in index order, each at an aligned offset,
+                                     u64       offset of the blob's reflection (compact JSON)
+                                     u64       size of the reflection (0: none, not a Vulkan blob)
+    ...           blobs            in index order, each at an aligned offset
+    ...           reflections      in index order, each at an aligned offset
+    ...           chunk table      {"chunks": {chunk name: [index of each blob it uses]}}
                                    zero padding in between and up to file_size
 
-Each blob appears once (the index is keyed by its content hash), so the same bytes
-always produce the same file.  A reader refuses a newer version with
-:class:`PakVersionError` and any structural or checksum problem with
-:class:`PakCorruptError`; both are :class:`PakError`, a located user error.
+Each blob appears once (the index is keyed by its content hash), so the same blobs,
+reflections and chunk table always produce the same file.  A reader refuses another
+version with :class:`PakVersionError` and any structural or checksum problem with
+:class:`PakCorruptError`; both are :class:`PakError`, a located user error.  The chunk
+table says which blobs each chunk index of the folder uses, so a loader can read just
+those and a cook can keep the library exact without reading every chunk index.
 """
 
 from __future__ import annotations
@@ -31,30 +39,33 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
 from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
 from pipeline.fileio import open_regular, read_regular
 
 MAGIC = b"\x89PPAK\r\n\x1a"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 ALIGNMENT = 8
-HEADER = struct.Struct("<8sIIIIQ32s")
-ENTRY = struct.Struct("<32sQQ")
+HEADER = struct.Struct("<8sIIIIQ32sQQ")
+ENTRY = struct.Struct("<32sQQQQ")
 _CHECKSUM_AT = 32
 _ZERO_DIGEST = bytes(32)
 MAX_PAK_BYTES = 1 << 34
+LIBRARY_NAME = "shaders.pak"
 
 
 class PakError(PipelineError):
-    """A .pak file cannot be used."""
+    """A shader library cannot be read."""
 
 
 class PakVersionError(PakError):
-    """The .pak file was written by a newer (or unknown) format version."""
+    """A shader library of another format version than this reader knows."""
 
 
 class PakCorruptError(PakError):
-    """The .pak file is truncated, has a bad magic, a bad index or a bad checksum."""
+    """A shader library whose bytes do not hold together."""
 
 
 # ------------------------------------------------------------------ writing
@@ -63,19 +74,40 @@ def blobs_by_hash(blobs: Iterable[bytes]) -> dict[str, bytes]:
     return {bytes_hash(blob): bytes(blob) for blob in blobs}
 
 
-def write_pak(blobs: Mapping[str, bytes]) -> bytes:
-    """Pack ``{sha256 hex: blob}`` into .pak bytes (deterministic for equal content).
+def dump_reflection(doc: Mapping | None) -> bytes:
+    """A blob's reflection as the library stores it: compact JSON with sorted keys (empty: none)."""
+    return b"" if doc is None else orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
 
-    Raises ValueError when a key is not the SHA-256 of its blob.
+
+def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None,
+              chunks: Mapping[str, Iterable[str]] | None = None) -> bytes:
+    """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) and
+    the chunk table (``{chunk: blob hashes}``) into library bytes, deterministic for equal content.
+
+    Raises ValueError when a key is not the SHA-256 of its blob, or a chunk names a blob not given.
     """
+    reflection = reflection or {}
     entries = sorted((_digest_of(key, blob), bytes(blob)) for key, blob in blobs.items())
+    position = {digest.hex(): i for i, (digest, _) in enumerate(entries)}
+    table = {}
+    for chunk, hashes in sorted((chunks or {}).items()):
+        try:
+            table[chunk] = sorted({position[h] for h in hashes})
+        except KeyError as exc:
+            raise ValueError(f"chunk {chunk!r} names a blob the library lacks: {exc.args[0][:12]}") from None
+    meta = orjson.dumps({"chunks": table}, option=orjson.OPT_SORT_KEYS)
+    texts = [dump_reflection(reflection.get(digest.hex())) for digest, _ in entries]
     index_end = HEADER.size + ENTRY.size * len(entries)
-    offsets, size = _layout([len(blob) for _, blob in entries], index_end)
+    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in texts] + [len(meta)], index_end)
     out = bytearray(size)
-    for i, ((digest, blob), offset) in enumerate(zip(entries, offsets)):
-        ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, offset, len(blob))
-        out[offset:offset + len(blob)] = blob
-    HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST)
+    for i, (digest, blob) in enumerate(entries):
+        at, text_at = offsets[i], offsets[len(entries) + i]
+        ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, at, len(blob), text_at, len(texts[i]))
+        out[at:at + len(blob)] = blob
+        out[text_at:text_at + len(texts[i])] = texts[i]
+    out[offsets[-1]:offsets[-1] + len(meta)] = meta
+    HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST,
+                     offsets[-1], len(meta))
     out[_CHECKSUM_AT:_CHECKSUM_AT + 32] = _checksum(out)
     return bytes(out)
 
@@ -83,7 +115,7 @@ def write_pak(blobs: Mapping[str, bytes]) -> bytes:
 def _digest_of(key: str, blob: bytes) -> bytes:
     digest = hashlib.sha256(blob).digest()
     if key != digest.hex():
-        raise ValueError(f"pak key {key[:16]}... is not the SHA-256 of its blob")
+        raise ValueError(f"library key {key[:16]}... is not the SHA-256 of its blob")
     return digest
 
 
@@ -108,12 +140,15 @@ def _checksum(data: bytes | bytearray) -> bytes:
 
 
 # ------------------------------------------------------------------ reading
-class PakReader:
-    """Read a .pak from a path or from bytes.
+Entry = tuple[int, int, int, int]  # blob offset, blob size, reflection offset, reflection size
 
-    Opening checks the header and the index (magic, version, sizes, order, bounds);
-    :meth:`get` checks the hash of the blob it returns; :meth:`verify` checks the
-    whole-file checksum and every blob.
+
+class PakReader:
+    """Read a shader library from a path or from bytes.
+
+    Opening checks the header, the index (magic, version, sizes, order, bounds) and the
+    chunk table; :meth:`get` checks the hash of the blob it returns; :meth:`verify`
+    checks the whole-file checksum and every blob.
     """
 
     def __init__(self, source: Path | str | bytes | bytearray | memoryview):
@@ -121,8 +156,10 @@ class PakReader:
             self.name, self._data = "<bytes>", bytes(source)
         else:
             self.name, self._data = str(source), _read_file(Path(source))
-        self.version, self.alignment, count = self._check_header()
-        self._index = self._read_index(count)
+        self.version, self.alignment, count, meta = _check_header(self._data, len(self._data), self._corrupt, self.name)
+        self._index = _parse_index(self._data[HEADER.size:HEADER.size + ENTRY.size * count], count,
+                                   len(self._data), self.alignment, self._corrupt)
+        self.chunks = _chunk_table(self._data[meta[0]:meta[0] + meta[1]], list(self._index), self._corrupt)
 
     # -------------------------------------------------------------- API
     def hashes(self) -> list[str]:
@@ -140,11 +177,24 @@ class PakReader:
 
     def get(self, digest: str) -> bytes:
         """The blob with this SHA-256 hex digest; KeyError when absent."""
-        offset, size = self._index[digest]
+        offset, size, _, _ = self._index[digest]
         blob = self._data[offset:offset + size]
         if bytes_hash(blob) != digest:
             raise self._corrupt(f"blob {digest[:12]} does not match its hash")
         return blob
+
+    def reflection(self, digest: str) -> dict | None:
+        """The blob's reflection document (docs/formats.md), None for a blob without one; KeyError when absent."""
+        _, _, offset, size = self._index[digest]
+        if not size:
+            return None
+        try:
+            doc = orjson.loads(self._data[offset:offset + size])
+        except orjson.JSONDecodeError:
+            raise self._corrupt(f"reflection of blob {digest[:12]} is not JSON") from None
+        if not isinstance(doc, dict):
+            raise self._corrupt(f"reflection of blob {digest[:12]} is not an object")
+        return doc
 
     def items(self) -> Iterator[tuple[str, bytes]]:
         for digest in self._index:
@@ -158,74 +208,81 @@ class PakReader:
         for digest in self._index:
             self.get(digest)
 
-    # -------------------------------------------------------------- parsing
-    def _check_header(self) -> tuple[int, int, int]:
-        if not self._data.startswith(MAGIC):
-            raise self._corrupt("not a .pak file (bad magic)")
-        if len(self._data) < HEADER.size:
-            raise self._corrupt("truncated header")
-        _, version, count, alignment, _, size, _ = HEADER.unpack_from(self._data)
-        if version != FORMAT_VERSION:
-            raise PakVersionError.at(self.name, f".pak format version {version} is not supported "
-                                     f"(this reader knows version {FORMAT_VERSION}); rebuild the outputs")
-        if size != len(self._data):
-            raise self._corrupt(f"file is {len(self._data)} bytes, header says {size} (truncated?)")
-        if alignment not in (4, 8) or HEADER.size + ENTRY.size * count > size:
-            raise self._corrupt("bad header (alignment or entry count)")
-        return version, alignment, count
-
-    def _read_index(self, count: int) -> dict[str, tuple[int, int]]:
-        index: dict[str, tuple[int, int]] = {}
-        previous, data_end = b"", HEADER.size + ENTRY.size * count
-        for i in range(count):
-            digest, offset, size = ENTRY.unpack_from(self._data, HEADER.size + ENTRY.size * i)
-            if digest <= previous:
-                raise self._corrupt(f"index entry {i} is out of order or duplicated")
-            if offset < data_end or offset % self.alignment or offset + size > len(self._data):
-                raise self._corrupt(f"index entry {i} points outside the blob area")
-            index[digest.hex()] = (offset, size)
-            previous, data_end = digest, offset + size
-        return index
-
     def _corrupt(self, message: str) -> PakCorruptError:
-        return PakCorruptError.at(self.name, f"corrupt .pak: {message}")
+        return PakCorruptError.at(self.name, f"corrupt shader library: {message}")
 
 
-def read_index(path: Path | str) -> frozenset[str] | None:
-    """The blob hashes a .pak file's index names, reading only its header and index.
+def _check_header(data: bytes, actual: int, corrupt, name: str) -> tuple[int, int, int, tuple[int, int]]:
+    """Version, alignment, entry count and (offset, size) of the chunk table; raises through ``corrupt``."""
+    if not data.startswith(MAGIC):
+        raise corrupt("not a shader library (bad magic)")
+    if len(data) < 12:
+        raise corrupt("truncated header")
+    version = struct.unpack_from("<I", data, 8)[0]
+    if version != FORMAT_VERSION:
+        older = " (version 1 is the per-chunk .pak of output format 3)" if version == 1 else ""
+        raise PakVersionError.at(name, f".pak format version {version} is not supported"
+                                 f"{older}; this reader knows version {FORMAT_VERSION}: rebuild the outputs")
+    if len(data) < HEADER.size:
+        raise corrupt("truncated header")
+    _, _, count, alignment, _, size, _, meta_at, meta_size = HEADER.unpack_from(data)
+    if size != actual:
+        raise corrupt(f"file is {actual} bytes, header says {size} (truncated?)")
+    if alignment not in (4, 8) or HEADER.size + ENTRY.size * count > size or meta_at + meta_size > size:
+        raise corrupt("bad header (alignment, entry count or chunk table)")
+    return version, alignment, count, (meta_at, meta_size)
 
-    None when the file is missing, unreadable, of another version, or when its
-    header or index is malformed or its size is not the one the header records
-    (truncated or grown).  Blob bytes are not read, so neither the checksum nor the
-    blob hashes are checked: :meth:`PakReader.verify` does that.
+
+def _parse_index(raw: bytes, count: int, size: int, alignment: int, corrupt) -> dict[str, Entry]:
+    index: dict[str, Entry] = {}
+    previous, data_end = b"", HEADER.size + ENTRY.size * count
+    for i, (digest, offset, blob_size, text_at, text_size) in enumerate(ENTRY.iter_unpack(raw)):
+        if digest <= previous:
+            raise corrupt(f"index entry {i} is out of order or duplicated")
+        if offset < data_end or offset % alignment or offset + blob_size > size or text_at + text_size > size:
+            raise corrupt(f"index entry {i} points outside the file")
+        index[digest.hex()] = (offset, blob_size, text_at, text_size)
+        previous = digest
+    return index
+
+
+def _chunk_table(raw: bytes, hashes: list[str], corrupt) -> dict[str, frozenset[str]]:
+    try:
+        doc = orjson.loads(raw)
+        return {str(chunk): frozenset(hashes[i] for i in positions) for chunk, positions in doc["chunks"].items()}
+    except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, AttributeError):
+        raise corrupt("the chunk table is malformed") from None
+
+
+def read_index(path: Path | str) -> tuple[frozenset[str], dict[str, frozenset[str]]] | None:
+    """The blob hashes a library's index names and its chunk table, reading only its header, index
+    and table.
+
+    None when the file is missing, unreadable, of another version, or when its header,
+    index or table is malformed or its size is not the one the header records (truncated or
+    grown).  Blob bytes are not read, so neither the checksum nor the blob hashes are
+    checked: :meth:`PakReader.verify` does that.
     """
+    def corrupt(message: str) -> PakCorruptError:
+        return PakCorruptError.at(str(path), message)
+
     try:
         with open_regular(path) as f:
             actual = os.fstat(f.fileno()).st_size
             head = f.read(HEADER.size)
-            if len(head) < HEADER.size:
+            _, alignment, count, meta = _check_header(head, actual, corrupt, str(path))
+            index = _parse_index(f.read(ENTRY.size * count), count, actual, alignment, corrupt)
+            if len(index) != count:
                 return None
-            magic, version, count, alignment, _, size, _ = HEADER.unpack(head)
-            if magic != MAGIC or version != FORMAT_VERSION or size != actual or alignment not in (4, 8):
-                return None
-            if HEADER.size + ENTRY.size * count > size:
-                return None
-            index = f.read(ENTRY.size * count)
-    except OSError:
+            f.seek(meta[0])
+            table = _chunk_table(f.read(meta[1]), list(index), corrupt)
+    except (OSError, PakError):
         return None
-    if len(index) != ENTRY.size * count:
-        return None
-    hashes, previous, data_end = [], b"", HEADER.size + ENTRY.size * count
-    for digest, offset, blob_size in ENTRY.iter_unpack(index):
-        if digest <= previous or offset < data_end or offset % alignment or offset + blob_size > size:
-            return None
-        hashes.append(digest.hex())
-        previous, data_end = digest, offset + blob_size
-    return frozenset(hashes)
+    return frozenset(index), table
 
 
 def pak_intact(path: Path | str) -> bool:
-    """True when the .pak at ``path`` reads as one and its bytes match its own checksum and its
+    """True when the library at ``path`` reads as one and its bytes match its own checksum and its
     blobs their hashes (every byte read: :meth:`PakReader.verify`); False when missing or not."""
     try:
         PakReader(path).verify()
@@ -235,4 +292,4 @@ def pak_intact(path: Path | str) -> bool:
 
 
 def _read_file(path: Path) -> bytes:
-    return read_regular(path, str(path), limit=MAX_PAK_BYTES, error=PakError, what=".pak")
+    return read_regular(path, str(path), limit=MAX_PAK_BYTES, error=PakError, what="shader library")

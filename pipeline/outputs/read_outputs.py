@@ -1,36 +1,39 @@
-"""Reading a chunk's outputs while a cook may replace them: the manifest with the pak it names.
+"""Reading a chunk's outputs while a cook may replace them: the library, then the chunk index.
 
-A cook writes a chunk's new pak, then renames the manifest naming it over the old one,
-then removes the old pak (:func:`pipeline.outputs.write_chunk.write_chunk_outputs`).  A reader
-that read the old manifest just before the rename finds its pak gone: a newer manifest
-is in place, so it reads the manifest again (docs/formats.md, "A manifest and its pak
-agree at every instant").  :func:`load_chunk` does that, a bounded number of times.
+A cook grows the shader library before it renames a chunk index into place and drops
+blobs only after (:mod:`pipeline.outputs.write_library`), each file replaced by one
+rename.  A reader therefore opens the library first (its bytes are then fixed for the
+reader) and reads the chunk index after: every blob the index names is in that library,
+unless a cook replaced both in between, in which case the reader opens them again
+(docs/formats.md, "The library and its indexes agree at every instant").  :func:`load_chunk`
+does that, a bounded number of times, and fills the index's ``reflection`` from the library.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import PakError, PakReader
+from pipeline.outputs.pak import PakCorruptError, PakReader
 
-ATTEMPTS = 20  # each retry means a cook replaced the chunk's outputs meanwhile
+ATTEMPTS = 20  # each retry means a cook replaced the outputs meanwhile
 
 
 def load_chunk(out: Path | str, chunk: str) -> tuple[mf.ChunkManifest, PakReader]:
-    """The chunk's manifest and its pak, opened as one consistent pair.
+    """The chunk's index (with the reflection of its blobs) and the library holding its blobs.
 
-    Raises :class:`~pipeline.outputs.manifest.ManifestError` for a bad manifest and
-    :class:`~pipeline.outputs.pak.PakError` for a pak that is bad, or missing while the
-    manifest naming it stays in place.
+    Raises :class:`~pipeline.outputs.manifest.ManifestError` for a bad index and
+    :class:`~pipeline.outputs.pak.PakError` for a library that is bad, missing, or lacks a
+    blob of the index while both stay in place.
     """
     path = mf.chunk_manifest_path(out, chunk)
-    for _ in range(ATTEMPTS - 1):
+    for attempt in range(ATTEMPTS):
+        library = PakReader(mf.library_path(out))
         manifest = mf.load_chunk_manifest(path)
-        try:
-            return manifest, PakReader(mf.chunk_pak_path(out, manifest))
-        except PakError:
-            if mf.load_chunk_manifest(path).pak == manifest.pak:
-                raise  # the manifest on disk still names it: the pak itself is at fault
-    manifest = mf.load_chunk_manifest(path)
-    return manifest, PakReader(mf.chunk_pak_path(out, manifest))
+        missing = sorted(mf.stage_hashes(manifest) - set(library))
+        if not missing:
+            reflection = {d: doc for d in sorted(mf.stage_hashes(manifest)) if (doc := library.reflection(d)) is not None}
+            return replace(manifest, reflection=reflection), library
+    raise PakCorruptError.at(str(mf.library_path(out)), f"the shader library lacks blob {missing[0][:12]} "
+                             f"named by {path} ({len(missing)} missing); cook again")

@@ -1,23 +1,22 @@
 """Output records: how the cook recognises outputs that are already exactly right.
 
-``outputs:<absolute chunk manifest path>`` (version 3)::
+``outputs:<absolute chunk index path>`` (version 4)::
 
-    [[["<input name>", "<digest>"], ...] | null, <manifest stamp>, "<pak file name>", <pak stamp>]
+    [[["<input name>", "<digest>"], ...] | null, <index stamp>]
 
 where a stamp is :mod:`pipeline.stamps`' ``[mtime_ns, size, inode, ctime_ns]`` or null
-(no file), and the pak file name is
-the content-addressed name the manifest gives (``c00.<16 hex>.pak``).  The named input
-digests (:mod:`pipeline.outputs.chunk_inputs`) cover the writing code, the job results,
-the chunk's keys, its level and errors; equal digests and stats mean the chunk's files
-need not be read or written, and the names of those that differ say why they are.  A pak
-changed in place with its size and mtime put back still has another ctime, so it is
-written again.
+(no file).  The named input digests (:mod:`pipeline.outputs.chunk_inputs`) cover the
+writing code, the job results, the chunk's keys, its level and errors; equal digests and
+stamp mean the chunk's index need not be read or written, and the names of those that
+differ say why it is.  An index changed in place with its size and mtime put back still
+has another ctime, so it is written again.  The blobs it names live in the shader
+library, kept by :mod:`pipeline.outputs.write_library` (its own ``library`` record).
 
 ``level-outputs:<absolute level manifest path>`` (version 2)::
 
     ["<digest of the stamps of the level's chunk manifests>", <level manifest stamp>]
 
-Records of earlier versions held three-field stats: they are misses.
+Records of earlier versions (three-field stats, per-chunk paks) are misses.
 """
 
 from __future__ import annotations
@@ -25,10 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.cache.store import RecordKind
-from pipeline.outputs.pak import pak_intact
 from pipeline.stamps import MISSING, NOT_RECORDED, Stamp, stamp_of, why_dirty
 
-OUTPUTS = RecordKind("outputs", 3)  # 3: four-field stamps
+OUTPUTS = RecordKind("outputs", 4)  # 4: no per-chunk pak
 LEVEL_OUTPUTS = RecordKind("level-outputs", 2)  # 2: four-field stamps
 
 
@@ -38,8 +36,8 @@ def as_tuple(value):
 
 
 def record_ok(record) -> bool:
-    """An outputs record of the right shape, naming a pak file beside its manifest."""
-    return isinstance(record, tuple) and len(record) == 4 and isinstance(record[2], str) and "/" not in record[2]
+    """An outputs record of the right shape."""
+    return isinstance(record, tuple) and len(record) == 2
 
 
 def stat_of(path: Path) -> Stamp | None:
@@ -47,24 +45,23 @@ def stat_of(path: Path) -> Stamp | None:
     return stamp_of(path)
 
 
-def outputs_entry(digest: str | None, json_path: Path, pak_name: str) -> list:
-    """The outputs record of a chunk whose manifest is ``json_path`` and names ``pak_name``."""
-    return [digest, stat_of(json_path), pak_name, stat_of(json_path.with_name(pak_name))]
+def outputs_entry(digest: str | None, json_path: Path) -> list:
+    """The outputs record of a chunk whose index is ``json_path``."""
+    return [digest, stat_of(json_path)]
 
 
 def outputs_current(record, inputs, json_path: Path) -> str | None:
-    """None when ``record`` (:func:`as_tuple` of the stored one) says the chunk's files are the outputs of
-    ``inputs`` (its named input digests), untouched since they were written or compared; else why not,
+    """None when ``record`` (:func:`as_tuple` of the stored one) says the chunk's index is the output of
+    ``inputs`` (its named input digests), untouched since it was written or compared; else why not,
     as ``--explain`` prints it."""
     if not record_ok(record):
         return "recorded state absent" if json_path.exists() or record is not None else "new"
-    if inputs is not None and record == as_tuple(outputs_entry(inputs, json_path, record[2])):
+    if inputs is not None and record == as_tuple(outputs_entry(inputs, json_path)):
         return None
     changed = changed_inputs(record[0], as_tuple(inputs)) if inputs is not None else ""
     if changed:
         return f"inputs changed: {changed}"
-    files = (_file_change(json_path.name, record[1], stat_of(json_path))
-             or _file_change(record[2], record[3], stat_of(json_path.with_name(record[2]))))
+    files = _file_change(json_path.name, record[1], stat_of(json_path))
     return files if files or inputs is not None else "inputs unknown (no fingerprint of the chunk's files)"
 
 
@@ -86,18 +83,6 @@ def changed_inputs(recorded, inputs) -> str:
     except (TypeError, ValueError):
         old = {}
     return ", ".join(name for name, digest in inputs if old.get(name) != digest)
-
-
-def pak_current(record, pak_name: str, pak_path: Path, *, verify: bool = False) -> bool:
-    """The pak ``pak_name`` at ``pak_path`` holds what was last written or checked there.
-
-    Without ``verify``: ``record`` names it and its stamp is the one recorded.  With
-    ``verify`` no stamp is trusted: the pak is read and its own checksum and blob
-    hashes checked (:func:`pipeline.outputs.pak.pak_intact`).
-    """
-    if verify:
-        return pak_intact(pak_path)
-    return record_ok(record) and record[2] == pak_name and why_dirty(record[3], stat_of(pak_path)) is None
 
 
 def _file_change(name: str, recorded, now) -> str | None:

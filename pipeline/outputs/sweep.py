@@ -3,15 +3,16 @@
 A cook of a whole world (or of one level) knows every chunk it covers, so after
 writing it removes, under ``<out>``, what belongs to no such chunk:
 
-- a chunk manifest whose chunk is not in the world (or, for a level cook, whose
-  level is that level and whose chunk is not in it), with the pak it names;
-- a content-addressed pak (``<name>.<16 hex>.pak``) that no manifest in its folder
-  names (left by a cook killed between writing a manifest and removing the old pak);
-- for a whole-world sweep, a level manifest of a level that no longer exists, and a
-  pak of the first format (``<name>.pak``) beside a current manifest.
+- a chunk index whose chunk is not in the world (or, for a level cook, whose
+  level is that level and whose chunk is not in it);
+- a per-chunk pak of an earlier output format (``<name>.<16 hex>.pak`` or ``<name>.pak``,
+  its bytes starting with the pak magic) beside a chunk index: the blobs now live in the
+  folder's one shader library, ``<out>/shaders.pak``, which the sweep never removes (the
+  cook settles it to the indexes left, :mod:`pipeline.outputs.write_library`);
+- for a whole-world sweep, a level manifest of a level that no longer exists.
 
 Only files the pipeline recognises as its own outputs are removed: a file that does
-not read as a manifest, or a name of another pattern, is left alone.  Each folder is
+not read as a chunk index of this format, or a name of another pattern, is left alone.  Each folder is
 swept under the same lock cooks take to write into it, and only when a look without
 the lock found something to remove (a no-op cook takes no lock).  A manifest the cook
 has just written or checked (``known``: its path, chunk, pak and file signature) is not
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.atomic import locked
+from pipeline.outputs.pak import MAGIC
 from pipeline.stamps import stamp_of, why_dirty
 
 LEVEL_JSON = mf.LEVEL_SUFFIX + ".json"
@@ -43,7 +45,7 @@ def level_files(out: Path, level: str) -> list[Path]:
     return sorted(p for p in candidates if not p.name.endswith(LEVEL_JSON) and p.is_file())
 
 
-Known = Mapping[str, tuple[str, str, tuple]]  # manifest path -> (chunk, pak name, file_signature)
+Known = Mapping[str, tuple[str, tuple]]  # index path -> (chunk, file_signature)
 
 
 def file_signature(path: Path | str) -> tuple | None:
@@ -74,16 +76,16 @@ def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = ""
     return removed
 
 
-def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, str, str] | None:
-    """(chunk, level, pak) of a chunk manifest, or None when it is not one of ours."""
+def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, str] | None:
+    """(chunk, level) of a chunk index, or None when it is not one of ours."""
     entry = known.get(str(path))
-    if entry is not None and entry[0] in chunk_levels and why_dirty(entry[2], stamp_of(path)) is None:
-        return entry[0], chunk_levels[entry[0]], entry[1]
+    if entry is not None and entry[0] in chunk_levels and why_dirty(entry[1], stamp_of(path)) is None:
+        return entry[0], chunk_levels[entry[0]]
     try:
         manifest = mf.load_chunk_manifest(path)
     except mf.ManifestError:
         return None  # not ours, or of another format: left alone
-    return manifest.chunk, manifest.level, manifest.pak
+    return manifest.chunk, manifest.level
 
 
 def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known,
@@ -101,7 +103,7 @@ def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known:
 
     names = sorted(os.listdir(folder))
     levels = set(chunk_levels.values())
-    removed, named, kept_stems, scoped_stems = [], set(), set(), set()
+    removed, scoped_stems = [], set()
     for name in names:
         path = folder / name
         if name.endswith(LEVEL_JSON):
@@ -110,24 +112,29 @@ def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known:
             continue
         if not name.endswith(".json") or (read := _read(path, chunk_levels, known)) is None:
             continue
-        chunk, level, pak = read
+        chunk, level = read
         in_scope = not scope or level == scope
         if in_scope:
             scoped_stems.add(path.stem)
         if in_scope and chunk not in chunk_levels:
-            removed += unlink(path) + unlink(folder / pak)
-        else:
-            named.add(pak)
-            kept_stems.add(path.stem)
+            removed += unlink(path)
     for name in names:
-        stem = mf.pak_stem(name)
-        if name in named or not name.endswith(".pak"):
+        if not name.endswith(".pak"):
             continue
-        if stem is not None and (not scope or stem in scoped_stems):
-            removed += unlink(folder / name)  # content-addressed, named by no manifest
-        elif stem is None and not scope and name[:-len(".pak")] in kept_stems:
-            removed += unlink(folder / name)  # a first-format pak beside a current manifest
+        stem = mf.pak_stem(name) or name[:-len(".pak")]
+        if (not scope or stem in scoped_stems) and _old_pak(folder / name):
+            removed += unlink(folder / name)  # a per-chunk pak of format 3 or earlier
     return removed
+
+
+def _old_pak(path: Path) -> bool:
+    """A pak of the per-chunk kind (version 1, output format 3): never the library (version 2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return False
+    return head[:8] == MAGIC and head[8:12] == (1).to_bytes(4, "little")
 
 
 def _level_gone(path: Path, levels: set[str]) -> bool:

@@ -4,7 +4,7 @@ For each logged miss (:mod:`pipeline.runtime.misses`) the draw is looked up in t
 world's content as it is now (scan + rules, through :func:`pipeline.api.keys`):
 
 - ``stale``: the content requires the logged key for that draw and the cooked outputs do
-  not hold it (missing from the chunk manifest, or its blobs from the pak): cook again.
+  not hold it (missing from the chunk index, or its blobs from the shader library): cook again.
 - ``cooked``: the content requires it and the outputs now hold it (the log is older than
   the cook).
 - ``runtime``: the content does not require that key for that draw: the draw is not in
@@ -110,10 +110,10 @@ def _content_uses(required) -> dict[tuple, dict[str, tuple]]:
 
 
 def _cooked_keys(out: Path, chunk: str) -> set[str]:
-    """Keys of the chunk's manifest whose every stage blob is in its pak."""
+    """Keys of the chunk's index whose every stage blob is in the shader library."""
     try:
         manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
-        present = read_index(mf.chunk_pak_path(out, manifest)) or frozenset()
+        present = (read_index(mf.library_path(out)) or (frozenset(), {}))[0]
     except (mf.ManifestError, OSError, ValueError):
         return set()
     return {k for k, e in manifest.keys.items() if e.stages and set(e.stages.values()) <= present}

@@ -1,0 +1,278 @@
+"""The compact chunk index: a chunk manifest as tables and small integers (output format 4).
+
+A chunk's draws share a handful of keys, render states, vertex layouts, specialization
+values and per-pass choices, so the index writes each of those once, in a table sorted
+by its canonical JSON, and refers to it by position::
+
+    {"format": 4, "chunk": "forest/c00", "level": "forest", "library": "../shaders.pak",
+     "blobs":   [sha256, ...]                 the chunk's blobs in the library, sorted
+     "keys":    [[pass, values, stages, draws, [render state], key specialization, targets?]]  by text
+     "pipelines": [[key, render state, layout, specialization]]       the chunk's PSO list
+     "uses":    [[[pass, key, pipeline or null, fallback pipeline?], ...]]   per-pass choices of a draw
+     "draws":   [[file, node, mesh, primitive, material, variant, use]]
+     "key_passes": [["shader/pass", [feature name, ...]]]   what a key row's values are values of
+     "files", "passes", "render_states", "layouts", "specializations", "key_specializations": tables,
+     "fallbacks": {"shader/pass": key}, "errors": [{...}]}
+
+A key row names its shader, pass and feature names by position in ``key_passes`` and
+lists its values in that order: its text is ``shader/pass{NAME=value,...}`` (bools as
+0/1) and its hash follows from them, so no key text is written.  A key whose text
+does not split back into names and values (a string value holding ``,`` or ``=``)
+carries its text and a ``{name: value}`` object instead.  A pipeline
+state's id is the SHA-256 of its canonical JSON (:func:`pipeline.outputs.contract.pipeline_state`),
+computed by the reader rather than stored.  :func:`encode` and :func:`decode` turn a
+:class:`~pipeline.outputs.manifest.ChunkManifest` into that document and back;
+``decode(encode(m))`` gives ``m`` again (its ``reflection``, which lives in the shader
+library, aside).  docs/formats.md describes every field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipeline.digest import canonical_bytes, stable_hash
+from pipeline.keys.key import KEY_TEXT
+from pipeline.keys.required import DRAW_FIELDS
+from pipeline.rules.emit import format_value
+
+TABLES = ("files", "passes", "render_states", "layouts", "specializations", "key_specializations", "uses",
+          "key_passes")
+
+
+class _Tables:
+    """Distinct values per table, each sorted by its canonical bytes when the document is made."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict[bytes, Any]] = {name: {} for name in TABLES}
+        self._at: dict[str, dict[bytes, int]] = {}
+
+    def add(self, table: str, value: Any) -> bytes:
+        raw = canonical_bytes(value)
+        self.items[table].setdefault(raw, value)
+        return raw
+
+    def freeze(self) -> None:
+        self._at = {name: {raw: i for i, raw in enumerate(sorted(values))} for name, values in self.items.items()}
+
+    def at(self, table: str, raw: bytes) -> int:
+        return self._at[table][raw]
+
+    def lists(self) -> dict[str, list]:
+        return {name: [values[raw] for raw in sorted(values)] for name, values in self.items.items()}
+
+
+def feature_names(text: str) -> list[str] | None:
+    """The feature names of a key's canonical text, in order (None when it does not parse)."""
+    match = KEY_TEXT.match(text)
+    if match is None:
+        return None
+    inner = match["features"]
+    return [part.split("=", 1)[0] for part in inner.split(",")] if inner else []
+
+
+def key_text(pass_label: str, names: list[str], values: list) -> str:
+    """A key's canonical text from its ``shader/pass``, feature names and values."""
+    return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
+
+
+def _splits(text: str, e) -> list | None:
+    """[shader/pass, names] when the key's text is exactly what its names and values give, else None."""
+    names = feature_names(text)
+    label = f"{e.shader}/{e.pass_name}"
+    if names is None or names != list(e.features) or key_text(label, names, [e.features[n] for n in names]) != text:
+        return None
+    return [label, names]
+
+
+def stage_hashes(m) -> frozenset[str]:
+    """Every stage blob hash a chunk (or level) manifest names: what the library must hold for it."""
+    return frozenset(h for e in m.keys.values()
+                     for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
+
+
+def encode(m, library: str) -> dict:
+    """The compact document of chunk manifest ``m``; ``library``: the shader library's path from the index's folder."""
+    blobs = sorted(stage_hashes(m))
+    blob_at = {digest: i for i, digest in enumerate(blobs)}
+    texts = sorted(m.keys)
+    key_at = {text: i for i, text in enumerate(texts)}
+    ids = sorted(m.pipelines)
+    pipeline_at = {pid: i for i, pid in enumerate(ids)}
+    t = _Tables()
+    split = {text: _splits(text, e) for text, e in m.keys.items()}
+    for text, e in m.keys.items():
+        if split[text] is not None:
+            t.add("key_passes", split[text])
+        for s in e.render_states:
+            t.add("render_states", dict(s))
+        t.add("key_specializations", {k: v.to_json() for k, v in e.specialization.items()})
+    for p in m.pipelines.values():
+        t.add("render_states", p["render_state"])
+        t.add("layouts", p["vertex_layout"])
+        t.add("specializations", p["specialization"])
+    rows = []
+    for d in m.draws:
+        t.add("files", d["file"])
+        uses = []
+        for name, use in sorted(d["passes"].items()):
+            t.add("passes", name)
+            uses.append((name, use))
+        rows.append((d, uses))
+    t.freeze()  # the passes and files are known: the per-draw choices can be written by position
+    for _, uses in rows:
+        t.add("uses", [_use(t, name, use, key_at, pipeline_at) for name, use in uses])
+    t.freeze()
+    keys = []
+    for text in texts:
+        e = m.keys[text]
+        head = [t.at("key_passes", canonical_bytes(split[text])), [e.features[n] for n in split[text][1]]] \
+            if split[text] is not None else [text, dict(e.features)]
+        row = [*head, {s: blob_at[h] for s, h in sorted(e.stages.items())}, e.draws,
+               sorted({t.at("render_states", canonical_bytes(dict(s))) for s in e.render_states}),
+               t.at("key_specializations", canonical_bytes({k: v.to_json() for k, v in e.specialization.items()}))]
+        if e.targets is not None:
+            row.append({label: {s: blob_at[h] for s, h in sorted(st.items())} for label, st in sorted(e.targets.items())})
+        keys.append(row)
+    pipelines = [[key_at[p["key"]], t.at("render_states", canonical_bytes(p["render_state"])),
+                  t.at("layouts", canonical_bytes(p["vertex_layout"])),
+                  t.at("specializations", canonical_bytes(p["specialization"]))]
+                 for pid in ids for p in (m.pipelines[pid],)]
+    draws = [[t.at("files", canonical_bytes(d["file"])), *(d[f] for f in DRAW_FIELDS[1:]),
+              t.at("uses", canonical_bytes([_use(t, name, use, key_at, pipeline_at) for name, use in uses]))]
+             for d, uses in rows]
+    return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
+            "pipelines": pipelines, "draws": draws, **t.lists(),
+            "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()}, "errors": list(m.errors)}
+
+
+def _use(t: _Tables, name: str, use: Mapping, key_at: Mapping, pipeline_at: Mapping) -> list:
+    row = [t.at("passes", canonical_bytes(name)), key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
+    if "fallback" in use:
+        row.append(pipeline_at[use["fallback"]])
+    return row
+
+
+def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
+    """The fields of a :class:`~pipeline.outputs.manifest.ChunkManifest` from its compact document.
+
+    ``where`` locates errors (a JSON pointer into the file); ``entry(**fields)`` makes one
+    :class:`~pipeline.outputs.manifest.ManifestEntry`.  Any index outside its table, or a row
+    of the wrong shape, is a located error."""
+    blobs = where.get(doc, "blobs", list)
+    tables = {name: where.get(doc, name, list) for name in TABLES}
+
+    def pick(table: list, i: Any, at) -> Any:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
+            raise at.error(f"index {i!r} is outside its table of {len(table)}")
+        return table[i]
+
+    texts, keys = [], {}
+    for n, row in enumerate(where.get(doc, "keys", list)):
+        at = where.at("keys", str(n))
+        if not (isinstance(row, list) and len(row) in (6, 7) and isinstance(row[1], (list, dict))
+                and isinstance(row[2], dict) and isinstance(row[3], int) and isinstance(row[4], list)):
+            raise at.error("expected [pass, values, stages, draws, render states, specialization, targets?]")
+        if isinstance(row[0], str) and isinstance(row[1], dict):  # a text that does not split back
+            text, features = row[0], row[1]
+        else:
+            label, names = _key_pass(pick(tables["key_passes"], row[0], at.at("0")), at.at("0"))
+            if not isinstance(row[1], list) or len(row[1]) != len(names):
+                raise at.at("1").error(f"expected {len(names)} feature values")
+            text, features = key_text(label, names, row[1]), dict(zip(names, row[1]))
+        match = KEY_TEXT.match(text)
+        if match is None:
+            raise at.at("0").error(f"not a key text: {text[:80]!r}")
+        stages = {s: pick(blobs, i, at.at("2", s)) for s, i in row[2].items()}
+        targets = None
+        if len(row) == 7:
+            if not isinstance(row[6], dict) or not all(isinstance(v, dict) for v in row[6].values()):
+                raise at.at("6").error("expected {target: {stage: blob}}")
+            targets = {label: {s: pick(blobs, i, at.at("6", label, s)) for s, i in st.items()}
+                       for label, st in row[6].items()}
+        texts.append(text)
+        keys[text] = entry(key=text, hash=stable_hash({"shader": match["shader"], "pass": match["pass"],
+                                                       "features": features}),
+                           shader=match["shader"], pass_name=match["pass"], features=features, stages=stages,
+                           draws=row[3], render_states=tuple(pick(tables["render_states"], i, at.at("4"))
+                                                             for i in row[4]),
+                           specialization=pick(tables["key_specializations"], row[5], at.at("5")), targets=targets)
+    pipelines, ids = {}, []
+    for n, row in enumerate(where.get(doc, "pipelines", list)):
+        at = where.at("pipelines", str(n))
+        if not (isinstance(row, list) and len(row) == 4):
+            raise at.error("expected [key, render state, layout, specialization]")
+        state = {"key": pick(texts, row[0], at.at("0")), "vertex_layout": pick(tables["layouts"], row[2], at.at("2")),
+                 "render_state": pick(tables["render_states"], row[1], at.at("1")),
+                 "specialization": pick(tables["specializations"], row[3], at.at("3"))}
+        pid = stable_hash(state)
+        pipelines[pid] = state
+        ids.append(pid)
+    uses = []
+    for n, row in enumerate(tables["uses"]):
+        at = where.at("uses", str(n))
+        one = {}
+        for use in row if isinstance(row, list) else [None]:
+            if not (isinstance(use, list) and 3 <= len(use) <= 4):
+                raise at.error("expected [pass, key, pipeline, fallback?] per pass")
+            choice = {"key": pick(texts, use[1], at)}
+            if use[2] is not None:
+                choice["pipeline"] = pick(ids, use[2], at)
+            if len(use) == 4:
+                choice["fallback"] = pick(ids, use[3], at)
+            one[pick(tables["passes"], use[0], at)] = choice
+        uses.append(one)
+    draws = []
+    for n, row in enumerate(where.get(doc, "draws", list)):
+        at = where.at("draws", str(n))
+        if not (isinstance(row, list) and len(row) == len(DRAW_FIELDS) + 1):
+            raise at.error(f"expected [{', '.join(DRAW_FIELDS)}, use]")
+        record = dict(zip(DRAW_FIELDS, [pick(tables["files"], row[0], at.at("0")), *row[1:-1]]))
+        record["passes"] = {name: dict(choice) for name, choice in pick(uses, row[-1], at.at(str(len(row) - 1))).items()}
+        draws.append(record)
+    fallbacks = {p: pick(texts, i, where.at("fallbacks", p)) for p, i in where.get(doc, "fallbacks", dict).items()}
+    return {"keys": keys, "draws": tuple(draws), "pipelines": pipelines, "fallbacks": fallbacks,
+            "errors": tuple(where.get(doc, "errors", list))}
+
+
+def _key_pass(item: Any, at) -> tuple[str, list[str]]:
+    if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], list)
+            and all(isinstance(n, str) for n in item[1])):
+        raise at.error("expected [shader/pass, [feature name, ...]]")
+    return item[0], item[1]
+
+
+def expanded(m) -> dict:
+    """A chunk manifest for people (``pipeline show``): every reference replaced by what it names."""
+    return {"chunk": m.chunk, "level": m.level, "library": m.library,
+            "keys": {k: e.to_json() for k, e in m.keys.items()}, "errors": list(m.errors), "draws": list(m.draws),
+            "pipelines": dict(m.pipelines), "fallbacks": dict(m.fallbacks)}
+
+
+def key_hashes(doc: Mapping) -> dict[str, str] | None:
+    """Key text -> key hash of a compact chunk document (None when it is not one)."""
+    try:
+        fields = decode(doc, _Lenient(), lambda **f: f["hash"])
+    except _Bad:
+        return None
+    return dict(fields["keys"])
+
+
+class _Bad(Exception):
+    pass
+
+
+class _Lenient:
+    """A ``where`` for :func:`decode` that raises :class:`_Bad` instead of a located error."""
+
+    def at(self, *parts: str) -> "_Lenient":
+        return self
+
+    def get(self, doc: Mapping, name: str, kind: type) -> Any:
+        value = doc.get(name)
+        if not isinstance(value, kind):
+            raise _Bad(name)
+        return value
+
+    def error(self, message: str) -> Exception:
+        return _Bad(message)

@@ -1,0 +1,202 @@
+"""The output folder's shader library on disk, kept so that it holds every blob any chunk index names.
+
+A cook's output phase runs under one lock on the library (:func:`library_lock`), in
+three steps:
+
+1. :meth:`Library.grow` before any chunk index is written: the library on disk becomes
+   the union of what it held and every blob this cook's jobs produced (skipped when it
+   already holds them all);
+2. the chunk indexes are written (each names only blobs of this cook's jobs);
+3. :meth:`Library.settle` after them, and after the sweep: the library becomes exactly
+   the blobs the chunk indexes on disk name, with its chunk table (chunk -> blobs) saying
+   which.  Skipped when it already is.
+
+So at every instant, and after a ``kill -9`` at any point, the library on disk holds
+every blob of every chunk index on disk; between steps 1 and 3 it may hold more.  Each
+write is one atomic rename of the whole file (:func:`pipeline.outputs.atomic.write_if_changed`),
+so a reader holding the old file keeps reading it.  A reader opens the library first and
+reads a chunk index after; if the index names a blob that library lacks, a cook replaced
+both meanwhile and the reader opens them again (:func:`pipeline.outputs.read_outputs.load_chunk`).
+
+Settling needs each chunk index's blobs: those of this cook's chunks are known, the
+others come from the library's chunk table while the index file's stamp is the one the
+``library`` record saw when it last wrote or checked the table; an index that changed
+since is read.  So a cook of one chunk reads one chunk index, not the folder's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cache.store import RecordKind, Store
+from pipeline.outputs import atomic
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.pak import PakError, PakReader, read_index, write_pak
+from pipeline.outputs.reflection import ReflectionError, reflect_cached
+from pipeline.stamps import stamp_of
+
+LIBRARY = RecordKind("library", 1)  # [library stamp, {index path: [stamp, chunk name or null]}]
+SPIRV_MAGIC = b"\x03\x02\x23\x07"
+
+
+@contextlib.contextmanager
+def library_lock(out: Path | str) -> Iterator[None]:
+    """Exclusive hold of the output folder's library for one cook's output phase."""
+    with atomic.locked(Path(out), purpose="library"):
+        yield
+
+
+@dataclass
+class Library:
+    """The library of ``out`` as this cook sees it, and what it wrote."""
+
+    out: Path
+    store: Store
+    hashes: frozenset[str] = frozenset()
+    chunks: dict[str, frozenset[str]] = field(default_factory=dict)
+    intact: bool = False        # the file read as a library (header, index, table)
+    written: bool = False
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, out: Path | str, store: Store, *, verify: bool = False) -> "Library":
+        path = mf.library_path(out)
+        found = read_index(path)
+        if found is None or (verify and not _intact(path)):
+            return cls(Path(out), store)
+        return cls(Path(out), store, found[0], dict(found[1]), intact=True)
+
+    @property
+    def path(self) -> Path:
+        return mf.library_path(self.out)
+
+    def grow(self, digests: Iterable[str]) -> None:
+        """Step 1: the library holds ``digests`` too (blobs read from the store)."""
+        new = frozenset(digests) - self.hashes
+        if new:
+            self._write(self.hashes | new, self.chunks)
+
+    def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
+        """Step 3: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
+        indexes this cook wrote or checked; ``removed``: chunks whose outputs it removed."""
+        table = self._table(cooked, set(removed))
+        hashes = frozenset().union(*table.values()) if table else frozenset()
+        if hashes != self.hashes or table != self.chunks or not self.intact:
+            self._write(hashes, table)
+        self.store.set(LIBRARY, str(self.path.resolve()), [stamp_of(self.path), self._seen])
+
+    # -------------------------------------------------------------- the chunk table
+    def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> dict[str, frozenset[str]]:
+        record = self.store.get(LIBRARY, str(self.path.resolve()))
+        trusted = self.intact and isinstance(record, (list, tuple)) and len(record) == 2 \
+            and _same(record[0], stamp_of(self.path)) and isinstance(record[1], dict)
+        seen_before = record[1] if trusted else {}
+        self._seen: dict[str, list] = {}
+        table: dict[str, frozenset[str]] = {}
+        for path in index_files(self.out):
+            stamp, key = stamp_of(path), str(path)
+            old = seen_before.get(key)
+            if old is not None and _same(old[0], stamp) and (old[1] is None or old[1] in self.chunks):
+                chunk = old[1]
+                blobs = self.chunks.get(chunk) if chunk is not None else None
+            else:
+                chunk, blobs = _read_blobs(path)
+            if chunk is not None and chunk in cooked:
+                blobs = cooked[chunk]
+            self._seen[key] = [list(stamp) if stamp else None, chunk]
+            if chunk is not None and chunk not in removed and blobs is not None:
+                table[chunk] = blobs
+        return table
+
+    # -------------------------------------------------------------- the file
+    def _write(self, hashes: frozenset[str], table: Mapping[str, frozenset[str]]) -> None:
+        old = self._reader()
+        blobs, reflection, lost = {}, {}, []
+        for digest in sorted(hashes):
+            blob = _from_reader(old, digest) or self.store.get_blob(digest)
+            if blob is None:
+                lost.append(digest)
+                continue
+            blobs[digest] = blob
+            reflection[digest] = self._reflection(old, digest, blob)
+        if lost:
+            gone = sorted(chunk for chunk, used in table.items() if used & set(lost))
+            self.errors.append(f"{len(lost)} blob(s) of chunk(s) {', '.join(gone[:5])} are neither in the library "
+                               "nor in the cache: cook those chunks again")
+            table = {chunk: used for chunk, used in table.items() if not used & set(lost)}
+        data = write_pak(blobs, reflection, table)
+        self.written |= atomic.write_if_changed(self.path, data)
+        self.hashes, self.chunks, self.intact = frozenset(blobs), dict(table), True
+
+    def _reader(self) -> PakReader | None:
+        if not self.intact:
+            return None
+        try:
+            return PakReader(self.path)
+        except (PakError, OSError):
+            return None
+
+    def _reflection(self, old: PakReader | None, digest: str, blob: bytes) -> dict | None:
+        if old is not None and digest in old:
+            with contextlib.suppress(PakError):
+                return old.reflection(digest)
+        if not blob.startswith(SPIRV_MAGIC):
+            return None  # GLSL ES text: nothing to reflect
+        try:
+            return reflect_cached(self.store, digest, lambda d: blob)
+        except ReflectionError as exc:
+            self.warnings += [d.message for d in exc.diagnostics]
+            return None
+
+
+def settle_folder(out: Path | str, store: Store) -> None:
+    """Drop from ``out``'s library the blobs no chunk index names any more (after ``pipeline clean``)."""
+    if mf.library_path(out).exists():
+        with library_lock(out):
+            Library.open(out, store).settle({})
+
+
+def index_files(out: Path) -> list[Path]:
+    """Every file under ``out`` that may be a chunk index (``*.json`` but not a level manifest), sorted;
+    hidden folders are skipped."""
+    found = []
+    for folder, dirs, files in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(folder) / n for n in files
+                  if n.endswith(".json") and not n.endswith(mf.LEVEL_SUFFIX + ".json") and not atomic.is_temp_name(n)]
+    return sorted(found)
+
+
+def _read_blobs(path: Path) -> tuple[str | None, frozenset[str] | None]:
+    try:
+        manifest = mf.load_chunk_manifest(path)
+    except mf.ManifestError:
+        return None, None  # not a chunk index of this format: not the library's business
+    return manifest.chunk, mf.stage_hashes(manifest)
+
+
+def _from_reader(reader: PakReader | None, digest: str) -> bytes | None:
+    if reader is None or digest not in reader:
+        return None
+    try:
+        return reader.get(digest)
+    except PakError:
+        return None
+
+
+def _same(recorded, now) -> bool:
+    return now is not None and recorded is not None and list(recorded) == list(now)
+
+
+def _intact(path: Path) -> bool:
+    try:
+        PakReader(path).verify()
+    except PakError:
+        return False
+    return True
+
