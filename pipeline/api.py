@@ -34,6 +34,7 @@ from pipeline.compile.farm_address import check_audit as _check_audit
 from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
 from pipeline.compile.shared import world_tier as _world_tier
 from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
+from pipeline.outputs.view import view as _view
 from pipeline.outputs.write_library import settle_folder as _settle_folder
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.heap import cook_heap as _cook_heap
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     # what a caller runs
-    "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "cook", "clean", "EXPLAIN_KEYS",
+    "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "cook", "clean", "show", "EXPLAIN_KEYS",
     "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
     # what they take and return
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
@@ -84,9 +85,7 @@ CacheReport = _gc.CacheReport
 def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
     """An opened world; ``cache`` (when given) overrides its cache folder."""
     w = world if isinstance(world, World) else open_world(world)
-    if cache is not None and Path(cache) != w.cache_dir:
-        w = replace(w, cache_dir=Path(cache))
-    return w
+    return replace(w, cache_dir=Path(cache)) if cache is not None and Path(cache) != w.cache_dir else w
 
 
 def _read_store(w: World) -> Store:
@@ -254,9 +253,7 @@ def cache_gc(*, keep_days: float = 30, cache: Path | str | None = None, world: W
 def _sweep_scope(w: World, level: str | None, chunk: str | None) -> str | None:
     """What a cook covers whole, so outputs of chunks gone from it can be removed: the world
     (""), one level, or nothing (one chunk, or a scope inside the world)."""
-    if chunk is not None or w.scope:
-        return None
-    return level or ""
+    return None if chunk is not None or w.scope else level or ""
 
 
 def clean(world: World | Path | str, *, out: Path | str | None = None,
@@ -270,10 +267,14 @@ def clean(world: World | Path | str, *, out: Path | str | None = None,
         raise PipelineError.at(str(world), "clean takes a whole world (its root folder), not a part of one")
     with w.open_store() as store:
         found = _chunkcache.cook_input(w, store) or _chunkcache.from_keys(keys(w, store=store), w)
-    removed = _sweep_outputs(out_dir, found.chunk_levels) + _cleanup_stale_temps(out_dir)
-    with w.open_store() as store:
+        removed = _sweep_outputs(out_dir, found.chunk_levels) + _cleanup_stale_temps(out_dir)
         _settle_folder(out_dir, store)
     return CleanResult(sorted(str(p) for p in removed))
+
+
+def show(path: Path | str) -> dict:
+    """An output file (chunk index, level manifest, shader library) as one plain document (``pipeline show``)."""
+    return _view(path)
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,6 @@ def __getattr__(name: str):
     """``api.Report``, ``api.Explanation`` ... (:data:`_LAZY`), imported on first use."""
     if name in _LAZY:
         import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("rules", "Work with rule sets (rules/<shader>.yaml)."),
     "runtime": ("runtime", "Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU)."),
     "scan": ("scan", "Scan glTF files into draws with typed facts."),
+    "show": ("show", "Print an output file of a cook as plain JSON for people."),
     "verify-family": ("verify", "Compile FAMILY's valid permutation keys and report every one that fails."),
     "watch": ("watch", "Cook WORLD, then recook the chunks whose files change, until Ctrl-C."),
 }

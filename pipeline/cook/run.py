@@ -210,7 +210,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     file_errors = errors_by_chunk(found, found.chunk_levels)
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     known: dict[str, tuple] = {}  # indexes written or checked here, which the sweep need not parse
-    cooked: dict[str, frozenset[str]] = {}
+    cooked: dict[str, frozenset[str]] = {}  # chunk -> the blobs of the index it built
+    built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> the manifest built
     prefetch_reflections(jobs, store, options.jobs)
     with library_lock(out):
         library = Library.open(out, store, verify=options.verify)
@@ -227,6 +228,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                 levels[level].add(chunk)
                 if done.blobs is not None:
                     cooked[chunk] = done.blobs
+                if done.manifest is not None:
+                    built[level][chunk] = done.manifest
             except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
                 _stop_if_environment(exc, out)
                 result.errors.append(_output_error(chunk, exc))
@@ -237,7 +240,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         for level in sorted(levels):
             try:
                 result.outputs.append(str(mf.level_manifest_path(out, level)))
-                done = update_level(level, levels[level], store, out, verify=options.verify)
+                done = update_level(level, levels[level], store, out, verify=options.verify, built=built[level])
                 if done.written:
                     result.written.append(str(done.path))
                     result.explain_outputs.append({"path": str(done.path), "level": level, "reason": done.reason})

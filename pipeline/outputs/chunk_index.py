@@ -29,6 +29,7 @@ library, aside).  docs/formats.md describes every field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pipeline.digest import canonical_bytes, stable_hash
@@ -60,6 +61,12 @@ class _Tables:
 
     def lists(self) -> dict[str, list]:
         return {name: [values[raw] for raw in sorted(values)] for name, values in self.items.items()}
+
+
+def sorted_unique(items) -> list:
+    """Distinct items sorted by their canonical bytes."""
+    by_bytes = {canonical_bytes(item): item for item in items}
+    return [by_bytes[k] for k in sorted(by_bytes)]
 
 
 def feature_names(text: str) -> list[str] | None:
@@ -143,7 +150,8 @@ def encode(m, library: str) -> dict:
              for d, uses in rows]
     return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
             "pipelines": pipelines, "draws": draws, **t.lists(),
-            "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()}, "errors": list(m.errors)}
+            "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()},
+            "errors": sorted_unique(dict(e) for e in m.errors)}
 
 
 def _use(t: _Tables, name: str, use: Mapping, key_at: Mapping, pipeline_at: Mapping) -> list:
@@ -162,11 +170,6 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
     blobs = where.get(doc, "blobs", list)
     tables = {name: where.get(doc, name, list) for name in TABLES}
 
-    def pick(table: list, i: Any, at) -> Any:
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
-            raise at.error(f"index {i!r} is outside its table of {len(table)}")
-        return table[i]
-
     texts, keys = [], {}
     for n, row in enumerate(where.get(doc, "keys", list)):
         at = where.at("keys", str(n))
@@ -176,35 +179,35 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
         if isinstance(row[0], str) and isinstance(row[1], dict):  # a text that does not split back
             text, features = row[0], row[1]
         else:
-            label, names = _key_pass(pick(tables["key_passes"], row[0], at.at("0")), at.at("0"))
+            label, names = _key_pass(_pick(tables["key_passes"], row[0], at.at("0")), at.at("0"))
             if not isinstance(row[1], list) or len(row[1]) != len(names):
                 raise at.at("1").error(f"expected {len(names)} feature values")
             text, features = key_text(label, names, row[1]), dict(zip(names, row[1]))
         match = KEY_TEXT.match(text)
         if match is None:
             raise at.at("0").error(f"not a key text: {text[:80]!r}")
-        stages = {s: pick(blobs, i, at.at("2", s)) for s, i in row[2].items()}
+        stages = {s: _pick(blobs, i, at.at("2", s)) for s, i in row[2].items()}
         targets = None
         if len(row) == 7:
             if not isinstance(row[6], dict) or not all(isinstance(v, dict) for v in row[6].values()):
                 raise at.at("6").error("expected {target: {stage: blob}}")
-            targets = {label: {s: pick(blobs, i, at.at("6", label, s)) for s, i in st.items()}
+            targets = {label: {s: _pick(blobs, i, at.at("6", label, s)) for s, i in st.items()}
                        for label, st in row[6].items()}
         texts.append(text)
         keys[text] = entry(key=text, hash=stable_hash({"shader": match["shader"], "pass": match["pass"],
                                                        "features": features}),
                            shader=match["shader"], pass_name=match["pass"], features=features, stages=stages,
-                           draws=row[3], render_states=tuple(pick(tables["render_states"], i, at.at("4"))
+                           draws=row[3], render_states=tuple(_pick(tables["render_states"], i, at.at("4"))
                                                              for i in row[4]),
-                           specialization=pick(tables["key_specializations"], row[5], at.at("5")), targets=targets)
+                           specialization=_pick(tables["key_specializations"], row[5], at.at("5")), targets=targets)
     pipelines, ids = {}, []
     for n, row in enumerate(where.get(doc, "pipelines", list)):
         at = where.at("pipelines", str(n))
         if not (isinstance(row, list) and len(row) == 4):
             raise at.error("expected [key, render state, layout, specialization]")
-        state = {"key": pick(texts, row[0], at.at("0")), "vertex_layout": pick(tables["layouts"], row[2], at.at("2")),
-                 "render_state": pick(tables["render_states"], row[1], at.at("1")),
-                 "specialization": pick(tables["specializations"], row[3], at.at("3"))}
+        state = {"key": _pick(texts, row[0], at.at("0")), "vertex_layout": _pick(tables["layouts"], row[2], at.at("2")),
+                 "render_state": _pick(tables["render_states"], row[1], at.at("1")),
+                 "specialization": _pick(tables["specializations"], row[3], at.at("3"))}
         pid = stable_hash(state)
         pipelines[pid] = state
         ids.append(pid)
@@ -215,24 +218,90 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
         for use in row if isinstance(row, list) else [None]:
             if not (isinstance(use, list) and 3 <= len(use) <= 4):
                 raise at.error("expected [pass, key, pipeline, fallback?] per pass")
-            choice = {"key": pick(texts, use[1], at)}
+            choice = {"key": _pick(texts, use[1], at)}
             if use[2] is not None:
-                choice["pipeline"] = pick(ids, use[2], at)
+                choice["pipeline"] = _pick(ids, use[2], at)
             if len(use) == 4:
-                choice["fallback"] = pick(ids, use[3], at)
-            one[pick(tables["passes"], use[0], at)] = choice
+                choice["fallback"] = _pick(ids, use[3], at)
+            one[_pick(tables["passes"], use[0], at)] = choice
         uses.append(one)
     draws = []
     for n, row in enumerate(where.get(doc, "draws", list)):
         at = where.at("draws", str(n))
         if not (isinstance(row, list) and len(row) == len(DRAW_FIELDS) + 1):
             raise at.error(f"expected [{', '.join(DRAW_FIELDS)}, use]")
-        record = dict(zip(DRAW_FIELDS, [pick(tables["files"], row[0], at.at("0")), *row[1:-1]]))
-        record["passes"] = {name: dict(choice) for name, choice in pick(uses, row[-1], at.at(str(len(row) - 1))).items()}
+        record = dict(zip(DRAW_FIELDS, [_pick(tables["files"], row[0], at.at("0")), *row[1:-1]]))
+        record["passes"] = {name: dict(choice) for name, choice in _pick(uses, row[-1], at.at(str(len(row) - 1))).items()}
         draws.append(record)
-    fallbacks = {p: pick(texts, i, where.at("fallbacks", p)) for p, i in where.get(doc, "fallbacks", dict).items()}
+    fallbacks = {p: _pick(texts, i, where.at("fallbacks", p)) for p, i in where.get(doc, "fallbacks", dict).items()}
     return {"keys": keys, "draws": tuple(draws), "pipelines": pipelines, "fallbacks": fallbacks,
             "errors": tuple(where.get(doc, "errors", list))}
+
+
+# ------------------------------------------------------------------ the level manifest
+_CHUNK_ONLY = ("chunk", "level", "library", "draws", "files", "passes", "uses", "fallbacks")
+
+
+class _Union:
+    """A level's union in the shape :func:`encode` reads: its keys and PSO list, no draws."""
+
+    def __init__(self, m) -> None:
+        self.keys, self.pipelines, self.errors = m.keys, m.pipelines, m.errors
+        self.draws, self.fallbacks = (), {}
+        self.chunk = self.level = ""
+
+
+def encode_level(m) -> dict:
+    """The compact document of level manifest ``m``: the union's keys and pipeline states as a chunk
+    index writes them (draws summed; no render states or specialization values per key, those
+    being in the pipeline states), and per chunk its index path and the keys (with draws) and
+    pipeline states it uses, by position."""
+    doc = encode(_Union(m), "")
+    for name in _CHUNK_ONLY:
+        doc.pop(name, None)
+    key_at = {text: i for i, text in enumerate(sorted(m.keys))}
+    pipeline_at = {pid: i for i, pid in enumerate(sorted(m.pipelines))}
+    chunks = {}
+    for chunk in sorted(set(m.chunks)):
+        keys, pipelines = m.uses.get(chunk, ({}, ()))
+        chunks[chunk] = {"index": m.index_path(chunk),
+                         "keys": [[key_at[text], draws] for text, draws in sorted(keys.items()) if text in key_at],
+                         "pipelines": sorted(pipeline_at[p] for p in pipelines if p in pipeline_at)}
+    return {"level": m.level, "library": m.library, "chunks": chunks, **doc}
+
+
+def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
+    """The fields of a :class:`~pipeline.outputs.manifest.LevelManifest` (but ``level``) from its document."""
+    fields = decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
+                    where, entry)
+    texts, ids = list(fields["keys"]), list(fields["pipelines"])
+    users: dict[str, list[str]] = {text: [] for text in texts}
+    uses = {}
+    for chunk, item in where.get(doc, "chunks", dict).items():
+        at = where.at("chunks", chunk)
+        if not isinstance(item, dict):
+            raise at.error("expected an object")
+        keys = {}
+        for row in at.get(item, "keys", list):
+            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
+                raise at.at("keys").error("expected [key, draws]")
+            text = _pick(texts, row[0], at.at("keys"))
+            keys[text] = row[1]
+            users[text].append(chunk)
+        uses[chunk] = (keys, tuple(_pick(ids, i, at.at("pipelines")) for i in at.get(item, "pipelines", list)))
+    keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
+    return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
+            "uses": uses}
+
+
+def _with_chunks(e, chunks: list[str]):
+    return replace(e, chunks=tuple(sorted(chunks)))
+
+
+def _pick(table: list, i: Any, at) -> Any:
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
+        raise at.error(f"index {i!r} is outside its table of {len(table)}")
+    return table[i]
 
 
 def _key_pass(item: Any, at) -> tuple[str, list[str]]:

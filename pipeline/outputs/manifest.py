@@ -44,15 +44,15 @@ from typing import Any
 
 import orjson
 
-from pipeline.digest import canonical_bytes
 from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyUses
 from pipeline.outputs import chunk_index
-from pipeline.outputs.chunk_index import stage_hashes
+from pipeline.outputs.chunk_index import sorted_unique as _sorted_unique
 from pipeline.outputs.pak import LIBRARY_NAME
 
+stage_hashes = chunk_index.stage_hashes  # every stage blob hash a manifest names
 FORMAT_VERSION = 4  # 4: compact chunk indexes, one shader library per output folder
 ROOT = "."            # the chunk (and level) of glTF files directly in the world root
 ROOT_STEM = ".root"   # the file name its outputs use
@@ -145,21 +145,30 @@ class ChunkManifest:
 
 @dataclass(frozen=True)
 class LevelManifest:
+    """A level's union of its chunks: keys (draws summed, the chunks using each; render states and
+    specialization values are those of its pipeline states), the PSO list, errors, and per chunk
+    what it uses (``uses``: chunk -> ({key text: draws}, pipeline ids)), which lets a cook of one
+    chunk update the level without reading the others (:mod:`pipeline.outputs.write_level`)."""
+
     level: str
     chunks: tuple[str, ...]
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
+    uses: Mapping[str, tuple[Mapping[str, int], tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def library(self) -> str:
+        """The shader library's path from the folder holding the level manifest."""
+        return "../" * output_stem(self.level).count("/") + LIBRARY_NAME
+
+    def index_path(self, chunk: str) -> str:
+        """A chunk's index path from the folder holding the level manifest."""
+        start = posixpath.dirname(output_stem(self.level)) or "."
+        return posixpath.relpath(output_stem(chunk), start) + ".json"
 
     def to_json(self) -> dict:
-        start = posixpath.dirname(output_stem(self.level)) or "."
-        return {"format": FORMAT_VERSION, "level": self.level,
-                "library": posixpath.relpath(LIBRARY_NAME, start),
-                "chunks": {c: {"index": posixpath.relpath(output_stem(c), start) + ".json"}
-                           for c in sorted(set(self.chunks))},
-                "keys": {k: e.to_json(with_chunks=True) for k, e in self.keys.items()},
-                "errors": _sorted_unique(dict(e) for e in self.errors),
-                "pipelines": dict(self.pipelines)}
+        return {"format": FORMAT_VERSION, **chunk_index.encode_level(self)}
 
 
 # ------------------------------------------------------------------ building
@@ -175,13 +184,14 @@ def chunk_manifest(chunk: str, level: str, entries: Iterable[ManifestEntry],
 STALE = "stale: cooked from other shader sources or another compiler than the rest of its level; cook it again"
 
 
-def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[str] = ()) -> LevelManifest:
-    """The union of a level's chunk manifests: keys merged, draws summed.
+def level_manifest(level: str, chunks: Iterable[Any], fresh: Iterable[str] = ()) -> LevelManifest:
+    """The union of a level's chunks (each a :class:`ChunkManifest`, or anything with its ``chunk``,
+    ``keys``, ``pipelines`` and ``errors``): keys merged, draws summed.
 
     When two chunks name different stage blobs for one key (one was cooked after a
     shader or compiler change, the other not yet), the chunk in ``fresh`` (just
-    cooked) wins, else the first by name; the other chunk's entry is left out and
-    the chunk is listed in ``errors`` as stale.
+    cooked) wins, else the first by name; the other chunk's entries and pipeline states
+    are left out and the chunk is listed in ``errors`` as stale.
     """
     check_name(level, "level")
     fresh = set(fresh)
@@ -189,18 +199,20 @@ def level_manifest(level: str, chunks: Iterable[ChunkManifest], fresh: Iterable[
     merged: dict[str, ManifestEntry] = {}
     stale: set[str] = set()
     for m in chunks:
+        if any(e.key in merged and merged[e.key].stages != e.stages for e in m.keys.values()):
+            stale.add(m.chunk)
+            continue
         for entry in m.keys.values():
+            entry = replace(entry, chunks=(m.chunk,), render_states=(), specialization={})
             old = merged.get(entry.key)
-            if old is not None and old.stages != entry.stages:
-                stale.add(m.chunk)
-                continue
-            entry = replace(entry, chunks=(m.chunk,))
             merged[entry.key] = merge_entries(old, entry) if old is not None else entry
     errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
-    errors += [{"chunk": c, "message": STALE} for c in sorted(stale)]
+    errors = _sorted_unique([*errors, *({"chunk": c, "message": STALE} for c in sorted(stale))])
     pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
-    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
-                         dict(sorted(pipelines.items())))
+    uses = {m.chunk: ({} if m.chunk in stale else {k: e.draws for k, e in m.keys.items()},
+                      () if m.chunk in stale else tuple(sorted(m.pipelines))) for m in chunks}
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), dict(sorted(merged.items())),
+                         tuple(errors), dict(sorted(pipelines.items())), uses)
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:
@@ -239,11 +251,6 @@ def check_name(name: str, what: str) -> None:
     if parts[-1].endswith(LEVEL_SUFFIX):
         raise ManifestError.at(name, f"{what} name {name!r} ends in '{LEVEL_SUFFIX}', "
                                "which is reserved for level manifests")
-
-
-def _sorted_unique(items: Iterable[Any]) -> list:
-    by_bytes = {canonical_bytes(item): item for item in items}
-    return [by_bytes[k] for k in sorted(by_bytes)]
 
 
 # ------------------------------------------------------------------ bytes and paths
@@ -315,10 +322,7 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     """Read and check a level manifest; raises ManifestError / ManifestVersionError."""
     doc = _load(path)
     where = _Where(str(path))
-    keys = {k: _entry(k, v, where.at("keys", k)) for k, v in where.get(doc, "keys", dict).items()}
-    chunks = where.get(doc, "chunks", dict)
-    return LevelManifest(where.get(doc, "level", str), tuple(chunks), keys,
-                         tuple(where.get(doc, "errors", list)), where.get(doc, "pipelines", dict))
+    return LevelManifest(where.get(doc, "level", str), **chunk_index.decode_level(doc, where, _index_entry))
 
 
 def _load(path: Path | str) -> dict:
@@ -334,25 +338,6 @@ def _load(path: Path | str) -> dict:
                                       f"(this reader knows format {FORMAT_VERSION}); rebuild the outputs",
                                       pointer="/format")
     return doc
-
-
-def _entry(key: str, doc: Any, where: "_Where") -> ManifestEntry:
-    if not isinstance(doc, dict):
-        raise where.error("expected an object")
-    spec = {n: _spec(s, where.at("specialization", n))
-            for n, s in where.get(doc, "specialization", dict).items()}
-    return ManifestEntry(
-        key=key, hash=where.get(doc, "hash", str), shader=where.get(doc, "shader", str),
-        pass_name=where.get(doc, "pass", str), features=where.get(doc, "features", dict),
-        stages=where.get(doc, "stages", dict), draws=where.get(doc, "draws", int),
-        render_states=tuple(where.get(doc, "render_states", list)), specialization=spec,
-        chunks=tuple(doc.get("chunks", ())), targets=where.get(doc, "targets", dict) if "targets" in doc else None)
-
-
-def _spec(doc: Any, where: "_Where") -> SpecConstant:
-    if not isinstance(doc, dict):
-        raise where.error("expected an object")
-    return SpecConstant(where.get(doc, "constant_id", int), tuple(where.get(doc, "values", list)))
 
 
 @dataclass(frozen=True)

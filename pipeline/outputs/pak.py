@@ -34,6 +34,7 @@ those and a cook can keep the library exact without reading every chunk index.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import struct
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,7 +44,7 @@ import orjson
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
-from pipeline.fileio import open_regular, read_regular
+from pipeline.fileio import open_regular
 
 MAGIC = b"\x89PPAK\r\n\x1a"
 FORMAT_VERSION = 2
@@ -154,8 +155,8 @@ class PakReader:
     def __init__(self, source: Path | str | bytes | bytearray | memoryview):
         if isinstance(source, (bytes, bytearray, memoryview)):
             self.name, self._data = "<bytes>", bytes(source)
-        else:
-            self.name, self._data = str(source), _read_file(Path(source))
+        else:  # memory-mapped: a chunk's load reads the pages of its own blobs, not the whole library
+            self.name, self._data = str(source), _map_file(Path(source))
         self.version, self.alignment, count, meta = _check_header(self._data, len(self._data), self._corrupt, self.name)
         self._index = _parse_index(self._data[HEADER.size:HEADER.size + ENTRY.size * count], count,
                                    len(self._data), self.alignment, self._corrupt)
@@ -214,7 +215,7 @@ class PakReader:
 
 def _check_header(data: bytes, actual: int, corrupt, name: str) -> tuple[int, int, int, tuple[int, int]]:
     """Version, alignment, entry count and (offset, size) of the chunk table; raises through ``corrupt``."""
-    if not data.startswith(MAGIC):
+    if data[:len(MAGIC)] != MAGIC:
         raise corrupt("not a shader library (bad magic)")
     if len(data) < 12:
         raise corrupt("truncated header")
@@ -291,5 +292,15 @@ def pak_intact(path: Path | str) -> bool:
     return True
 
 
-def _read_file(path: Path) -> bytes:
-    return read_regular(path, str(path), limit=MAX_PAK_BYTES, error=PakError, what="shader library")
+def _map_file(path: Path) -> bytes | mmap.mmap:
+    """The library's bytes, memory-mapped (read-only; the mapping keeps the file a cook may replace)."""
+    try:
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_PAK_BYTES:
+                raise PakError.at(str(path), f"shader library is {size} bytes, over the limit of {MAX_PAK_BYTES}")
+            if size == 0:
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise PakError.at(str(path), f"cannot read shader library: {exc.strerror or exc}") from None

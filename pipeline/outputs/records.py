@@ -12,9 +12,13 @@ differ say why it is.  An index changed in place with its size and mtime put bac
 has another ctime, so it is written again.  The blobs it names live in the shader
 library, kept by :mod:`pipeline.outputs.write_library` (its own ``library`` record).
 
-``level-outputs:<absolute level manifest path>`` (version 2)::
+``level-outputs:<absolute level manifest path>`` (version 3)::
 
-    ["<digest of the stamps of the level's chunk manifests>", <level manifest stamp>]
+    ["<digest of the stamps of the level's chunk indexes>", <level manifest stamp>,
+     {"<chunk index path>": <stamp>, ...}]
+
+(the stamps themselves let a cook of one chunk trust the level manifest's entries for the
+indexes that did not change, :mod:`pipeline.outputs.write_level`).
 
 Records of earlier versions (three-field stats, per-chunk paks) are misses.
 """
@@ -27,7 +31,7 @@ from pipeline.cache.store import RecordKind
 from pipeline.stamps import MISSING, NOT_RECORDED, Stamp, stamp_of, why_dirty
 
 OUTPUTS = RecordKind("outputs", 4)  # 4: no per-chunk pak
-LEVEL_OUTPUTS = RecordKind("level-outputs", 2)  # 2: four-field stamps
+LEVEL_OUTPUTS = RecordKind("level-outputs", 3)  # 3: the stamp of each chunk index
 
 
 def as_tuple(value):
@@ -68,7 +72,7 @@ def outputs_current(record, inputs, json_path: Path) -> str | None:
 def level_outputs_current(record, state: str, path: Path) -> str | None:
     """The same decision for a level manifest: None when ``record`` holds ``state`` (the stats of the
     level's chunk manifests) and the file's stat; else why it is rebuilt."""
-    if not (isinstance(record, tuple) and len(record) == 2):
+    if not (isinstance(record, tuple) and len(record) in (2, 3)):
         return "recorded state absent" if path.exists() or record is not None else "new"
     if record[0] != state:
         return "inputs changed: chunk manifests"

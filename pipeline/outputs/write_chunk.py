@@ -40,6 +40,7 @@ class ChunkWrite:
     keys_before: dict[str, str] | None = None        # key text -> hash of the index replaced (None: none)
     keys: Mapping[str, mf.ManifestEntry] | None = None  # the new index's entries, when it was written
     warnings: tuple[str, ...] = ()
+    manifest: mf.ChunkManifest | None = None          # the manifest built (None: recorded as current)
 
     @property
     def outputs(self) -> list[str]:
@@ -77,12 +78,12 @@ def _write(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_err
     data = mf.dump_json(manifest.to_json())
     on_disk = atomic.read_if_exists(json_path)
     if on_disk == data:
-        return ChunkWrite(json_path, mf.stage_hashes(manifest), warnings=built.warnings)
+        return ChunkWrite(json_path, mf.stage_hashes(manifest), warnings=built.warnings, manifest=manifest)
     before = manifest_keys(on_disk)
     with atomic.locked(json_path.parent):
         atomic.write_atomic(json_path, data)
     return ChunkWrite(json_path, mf.stage_hashes(manifest), written=[str(json_path)], keys_before=before,
-                      keys=manifest.keys, warnings=built.warnings)
+                      keys=manifest.keys, warnings=built.warnings, manifest=manifest)
 
 
 def prefetch_reflections(jobs: CookedJobs, store: Store, workers: int) -> None:

@@ -1,17 +1,27 @@
-"""A level's union manifest on disk, rebuilt from the chunk manifests of its folder.
+"""A level's union manifest on disk, kept up to date chunk by chunk.
 
-:func:`update_level` rebuilds ``<out>/<level>.level.json`` only when a chunk manifest
-of its folder (or the level manifest itself) changed on disk since the level-outputs
-record, under a lock on the folder (another cook may be rebuilding it), so cooking one
-chunk keeps its level manifest whole.  It returns a :class:`LevelWrite`: whether the
-file was rewritten, and why.
+:func:`update_level` rewrites ``<out>/<level>.level.json`` only when a chunk index of
+its folder (or the level manifest itself) changed on disk since the ``level-outputs``
+record, under a lock on the folder (another cook may be updating it).  It does not read
+every chunk index again: the level manifest lists, per chunk, the keys (with draws) and
+pipeline states the chunk uses, so the union is rebuilt from
+
+- the chunks this cook built (``built``: their manifests in memory),
+- the level manifest's own per-chunk entries for every index whose stamp is the one the
+  record saw when the level manifest was last written,
+- and only the other indexes (changed behind the cook's back, or never seen) read again.
+
+The result is the same bytes a rebuild from every index would give
+(:func:`pipeline.outputs.manifest.level_manifest`).  It returns a :class:`LevelWrite`:
+whether the file was rewritten, and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pipeline.cache.store import Store
 from pipeline.digest import stable_hash
@@ -28,31 +38,95 @@ class LevelWrite:
     path: Path
     reason: str | None = None  # why it was rebuilt; None: recorded as current
     written: bool = False      # rewritten (a rebuild whose bytes are unchanged is not)
+    read: int = 0              # chunk indexes read to rebuild it
 
 
-def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, verify: bool = False) -> LevelWrite:
+@dataclass(frozen=True)
+class Part:
+    """What one chunk gives its level: its keys, pipeline states and errors."""
+
+    chunk: str
+    keys: Mapping[str, mf.ManifestEntry]
+    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+
+def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, verify: bool = False,
+                 built: Mapping[str, mf.ChunkManifest] | None = None) -> LevelWrite:
     """Bring the level manifest of ``level`` up to date; ``fresh``: its chunks this cook just wrote or
     checked (they win over a stale chunk of the level, :func:`pipeline.outputs.manifest.level_manifest`);
-    ``verify``: trust no recorded stamp, rebuild it and compare."""
+    ``built``: the manifests of those it built; ``verify``: trust no recorded stamp, rebuild it from
+    every chunk index and compare."""
     path = mf.level_manifest_path(out, level)
-    with atomic.locked(path.parent):  # another cook may be rebuilding this level manifest
-        chunks_state = level_state(out, level)  # taken before reading: a later change is seen next time
-        reason = level_outputs_current(as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve()))), chunks_state, path)
+    with atomic.locked(path.parent):  # another cook may be updating this level manifest
+        stamps = {str(p): stat_of(p) for p in level_files(out, level)}  # taken before reading
+        state = level_state_of(stamps)
+        record = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
+        reason = level_outputs_current(record, state, path)
         if reason is None and not verify:
             return LevelWrite(path)
-        reason = reason or "differs from its chunk manifests (cook --verify)"
-        written = write_level_manifest(out, mf.level_manifest(level, level_chunks(out, level), fresh))
-        store.set(LEVEL_OUTPUTS, str(path.resolve()), [chunks_state, stat_of(path)])
-    return LevelWrite(path, reason, written)
+        reason = reason or "differs from its chunk indexes (cook --verify)"
+        trusted = {} if verify or reason.startswith(("file missing", "modified", "recorded")) \
+            else _trusted(record, path, out, stamps)
+        parts, read = _parts(level, out, stamps, built or {}, trusted)
+        written = write_level_manifest(out, mf.level_manifest(level, parts, fresh))
+        store.set(LEVEL_OUTPUTS, str(path.resolve()), [state, stat_of(path), stamps])
+    return LevelWrite(path, reason, written, read)
 
 
 def level_state(out: Path, level: str) -> str:
-    """Stats of every chunk manifest a rebuild of the level manifest reads (itself excluded)."""
-    return stable_hash([(str(p), stat_of(p)) for p in level_files(out, level)])
+    """A digest of the stamps of every chunk index of the level (itself excluded)."""
+    return level_state_of({str(p): stat_of(p) for p in level_files(out, level)})
+
+
+def level_state_of(stamps: Mapping[str, Any]) -> str:
+    return stable_hash(sorted(stamps.items()))
+
+
+def _trusted(record, path: Path, out: Path, stamps: Mapping[str, Any]) -> dict[str, Part]:
+    """Index path -> the chunk's part, from the level manifest on disk, for each index whose stamp is
+    the one recorded when that manifest was written (a stale chunk is never trusted)."""
+    if not (isinstance(record, tuple) and len(record) == 3 and isinstance(record[2], Mapping)) \
+            or as_tuple(stat_of(path)) != as_tuple(record[1]):
+        return {}  # no per-index stamps, or the level manifest is not the one last written
+    try:
+        old = mf.load_level_manifest(path)
+    except mf.ManifestError:
+        return {}
+    stale = {e.get("chunk") for e in old.errors if e.get("message") == mf.STALE}
+    parts = {}
+    for chunk, (keys, pipelines) in old.uses.items():
+        index = str(mf.chunk_manifest_path(out, chunk))
+        if chunk in stale or index not in stamps or as_tuple(record[2].get(index)) != as_tuple(stamps[index]):
+            continue
+        parts[index] = Part(chunk, {text: replace(old.keys[text], draws=draws, chunks=()) for text, draws in keys.items()},
+                            {pid: old.pipelines[pid] for pid in pipelines},
+                            tuple({k: v for k, v in e.items() if k != "chunk"} for e in old.errors
+                                  if e.get("chunk") == chunk))
+    return parts
+
+
+def _parts(level: str, out: Path, stamps: Mapping[str, Any], built: Mapping[str, mf.ChunkManifest],
+           trusted: Mapping[str, Part]) -> tuple[list, int]:
+    """Every chunk of the level as a part: built this cook, trusted from the level manifest, or read."""
+    built_at = {str(mf.chunk_manifest_path(out, m.chunk)): m for m in built.values() if m.level == level}
+    parts, read = [], 0
+    for index in sorted(stamps):
+        part = built_at.get(index) or trusted.get(index)
+        if part is None:
+            try:
+                part = mf.load_chunk_manifest(index)
+            except mf.ManifestError:
+                continue
+            read += 1
+            if part.level != level:
+                continue
+        parts.append(part)
+    return parts, read
 
 
 def level_chunks(out: Path, level: str) -> list[mf.ChunkManifest]:
-    """Every chunk manifest of ``level`` on disk (this cook's and earlier ones)."""
+    """Every chunk index of ``level`` on disk (this cook's and earlier ones)."""
     manifests = []
     for path in level_files(out, level):
         try:

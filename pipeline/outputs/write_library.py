@@ -137,7 +137,7 @@ class Library:
         if not self.intact:
             return None
         try:
-            return PakReader(self.path)
+            return PakReader(self.path.read_bytes())  # not mapped: the file is replaced below
         except (PakError, OSError):
             return None
 
