@@ -169,6 +169,7 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
     of the wrong shape, is a located error."""
     blobs = where.get(doc, "blobs", list)
     tables = {name: where.get(doc, name, list) for name in TABLES}
+    where = _Lazy(where)
 
     texts, keys = [], {}
     for n, row in enumerate(where.get(doc, "keys", list)):
@@ -296,6 +297,24 @@ def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
 
 def _with_chunks(e, chunks: list[str]):
     return replace(e, chunks=tuple(sorted(chunks)))
+
+
+class _Lazy:
+    """A ``where`` whose JSON pointer is built only when an error needs it (decoding makes one per row)."""
+
+    __slots__ = ("where", "parts")
+
+    def __init__(self, where, parts: tuple = ()) -> None:
+        self.where, self.parts = where, parts
+
+    def at(self, *parts: str) -> "_Lazy":
+        return _Lazy(self.where, self.parts + parts)
+
+    def get(self, doc: Mapping, name: str, kind: type) -> Any:
+        return self.where.at(*self.parts).get(doc, name, kind)
+
+    def error(self, message: str) -> Exception:
+        return self.where.at(*self.parts).error(message)
 
 
 def _pick(table: list, i: Any, at) -> Any:
