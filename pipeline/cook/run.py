@@ -17,7 +17,7 @@ from pathlib import Path
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.atomic import cleanup_stale_temps
+from pipeline.outputs.atomic import Staged, cleanup_stale_temps
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
 from pipeline.cook.changes import define_changes, first_keys, record_key_changes
@@ -39,7 +39,7 @@ from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_for, world_setup
 from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, update_chunk
 from pipeline.outputs.write_library import Library, library_lock
-from pipeline.outputs.write_level import update_level
+from pipeline.outputs.write_level import Part, update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, sweep_outputs
 from pipeline.cook.timings import append_cook, cook_stamp, timing_rows
@@ -193,10 +193,10 @@ def _compiler(options: CookOptions, setup: JobSetup, tree: SourceTree):
 # ------------------------------------------------------------------ outputs
 def _write_outputs(result: CookResult, found: CookInput, families, store: Store, options: CookOptions,
                    progress: Progress) -> None:
-    """Bring the output folder up to date, under the library's lock: the shader library grown by
-    this cook's blobs (:mod:`pipeline.outputs.write_library`), every cooked chunk's index
-    (:func:`pipeline.outputs.write_chunk.update_chunk`), the outputs of chunks that no longer
-    exist removed, each touched level's union manifest (:func:`pipeline.outputs.write_level.update_level`),
+    """Bring the output folder up to date, under the library's lock (:mod:`pipeline.outputs.write_library`):
+    every cooked chunk's index built and staged (:func:`pipeline.outputs.write_chunk.update_chunk`), the
+    shader library grown by their blobs, the indexes put in place, the outputs of chunks that no longer
+    exist removed, each touched level's manifest updated (:func:`pipeline.outputs.write_level.update_level`),
     then the library settled to exactly the blobs the indexes name; what each did is merged into
     ``result``.  Under ``options.verify`` no output stamp is trusted: the library's checksum is
     checked and every index rebuilt and compared.
@@ -211,30 +211,38 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     known: dict[str, tuple] = {}  # indexes written or checked here, which the sweep need not parse
     cooked: dict[str, frozenset[str]] = {}  # chunk -> the blobs of the index it built
-    built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> the manifest built
+    built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> what its index gives the level
     prefetch_reflections(jobs, store, options.jobs)
     with library_lock(out):
-        library = Library.open(out, store, verify=options.verify)
-        library.grow(r.blob for r in result.run.results.values() if r.blob)
-        progress.start("writing outputs", len(found.chunk_levels))
-        for chunk, level in sorted(found.chunk_levels.items()):
-            errors = file_errors.get(chunk, [])
-            try:
-                done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
-                                    chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store, out,
-                                    library.hashes.__contains__, verify=options.verify)
-                _merge_chunk(result, chunk, done)
-                known[str(done.json_path)] = (chunk, file_signature(done.json_path))
-                levels[level].add(chunk)
-                if done.blobs is not None:
-                    cooked[chunk] = done.blobs
-                if done.manifest is not None:
-                    built[level][chunk] = done.manifest
-            except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
-                _stop_if_environment(exc, out)
-                result.errors.append(_output_error(chunk, exc))
-            progress.advance()
-        progress.finish()
+        library, staged = Library.open(out, store, verify=options.verify), Staged()
+        try:
+            progress.start("writing outputs", len(found.chunk_levels))
+            for chunk, level in sorted(found.chunk_levels.items()):
+                errors = file_errors.get(chunk, [])
+                try:
+                    done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
+                                        chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store,
+                                        out, lambda d: d in library.hashes or store.has_blob(d),
+                                        verify=options.verify, write=staged.write)
+                    _merge_chunk(result, chunk, done)
+                    known[str(done.json_path)] = (chunk, file_signature(done.json_path))
+                    levels[level].add(chunk)
+                    if done.blobs is not None:
+                        cooked[chunk] = done.blobs
+                        built[level][chunk] = Part(chunk, done.manifest.keys, done.manifest.pipelines,
+                                                   done.manifest.errors)
+                except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
+                    _stop_if_environment(exc, out)
+                    result.errors.append(_output_error(chunk, exc))
+                progress.advance()
+            progress.finish()
+            library.grow(cooked)  # before the indexes naming its blobs are in place
+            for chunk in sorted(c for c, blobs in cooked.items() if not blobs <= library.hashes):
+                staged.discard(mf.chunk_manifest_path(out, chunk))  # a blob neither stored nor in the library
+                del cooked[chunk]
+            staged.publish()
+        finally:
+            staged.abandon()
         if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
             result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
         for level in sorted(levels):

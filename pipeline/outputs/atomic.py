@@ -91,6 +91,59 @@ def write_atomic(path: Path | str, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+class Staged:
+    """Files written now (each to its temp file, fsync-ed) and published together later.
+
+    :meth:`publish` renames every temp over its target, then fsyncs each folder once:
+    what a cook uses to put its chunk indexes in place after the library holding their
+    blobs (:mod:`pipeline.outputs.write_library`).  A rename whose folder fsync a power loss
+    prevents leaves the old file, which that library still covers.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[Path, Path] = {}  # target -> its temp
+
+    def write(self, path: Path | str, data: bytes) -> None:
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise AtomicWriteError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
+        self.discard(path)
+        temp = temp_path_for(path)
+        try:
+            _write_synced(temp, data)
+        except OSError as exc:
+            _unlink_quietly(temp)
+            raise AtomicWriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        self.files[path] = temp
+
+    def discard(self, path: Path | str) -> None:
+        """Forget the staged write of ``path`` (its temp removed)."""
+        temp = self.files.pop(Path(path), None)
+        if temp is not None:
+            _unlink_quietly(temp)
+
+    def abandon(self) -> None:
+        for path in list(self.files):
+            self.discard(path)
+
+    def publish(self) -> list[Path]:
+        """Rename every staged file into place (sorted by path), then fsync each folder once."""
+        done = []
+        try:
+            for path in sorted(self.files):
+                _replace(self.files[path], path)
+                done.append(path)
+        finally:
+            for path in done:
+                del self.files[path]
+            self.abandon()
+        for folder in sorted({p.parent for p in done}):
+            _fsync_dir(folder)
+        return done
+
+
 def write_if_changed(path: Path | str, data: bytes) -> bool:
     """Write ``data`` atomically unless ``path`` already holds exactly these bytes.
 

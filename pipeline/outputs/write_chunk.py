@@ -49,16 +49,17 @@ class ChunkWrite:
 
 def update_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_errors: list[dict],
                  inputs: list | None, store: Store, out: Path, has_blob: Callable[[str], bool], *,
-                 verify: bool = False) -> ChunkWrite:
+                 verify: bool = False, write: Callable[[Path, bytes], None] | None = None) -> ChunkWrite:
     """Bring one chunk's index up to date against its outputs record; ``inputs``: its named
     input digests; ``has_blob``: whether the library holds a blob (a stage whose blob it lacks is
-    left out of the index, as an error); ``verify``: trust no recorded stamp."""
+    left out of the index, as an error); ``verify``: trust no recorded stamp; ``write(path, data)``:
+    how the index is written (default: at once, atomically; a cook stages it, :class:`pipeline.outputs.atomic.Staged`)."""
     json_path = mf.chunk_manifest_path(out, chunk)
     record = as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
     reason = outputs_current(record, inputs, json_path)
     if reason is None and not verify:
         return ChunkWrite(json_path)
-    done = _write(jobs, chunk, level, required, file_errors, store, out, has_blob)
+    done = _write(jobs, chunk, level, required, file_errors, store, out, has_blob, write or write_now)
     done.reason = reason or (VERIFY_REASON if done.written else None)
     new = outputs_entry(inputs, json_path)
     if as_tuple(new) != record:
@@ -67,7 +68,7 @@ def update_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping, fi
 
 
 def _write(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_errors: list[dict], store: Store,
-           out: Path, has_blob: Callable[[str], bool]) -> ChunkWrite:
+           out: Path, has_blob: Callable[[str], bool], write: Callable[[Path, bytes], None]) -> ChunkWrite:
     """Build one chunk's index; write it unless the file already holds exactly those bytes."""
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, store.get_blob)
@@ -80,10 +81,15 @@ def _write(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_err
     if on_disk == data:
         return ChunkWrite(json_path, mf.stage_hashes(manifest), warnings=built.warnings, manifest=manifest)
     before = manifest_keys(on_disk)
-    with atomic.locked(json_path.parent):
-        atomic.write_atomic(json_path, data)
+    write(json_path, data)
     return ChunkWrite(json_path, mf.stage_hashes(manifest), written=[str(json_path)], keys_before=before,
                       keys=manifest.keys, warnings=built.warnings, manifest=manifest)
+
+
+def write_now(path: Path, data: bytes) -> None:
+    """Write one chunk index at once, atomically, under its folder's lock."""
+    with atomic.locked(path.parent):
+        atomic.write_atomic(path, data)
 
 
 def prefetch_reflections(jobs: CookedJobs, store: Store, workers: int) -> None:

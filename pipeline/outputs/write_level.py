@@ -52,10 +52,10 @@ class Part:
 
 
 def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, verify: bool = False,
-                 built: Mapping[str, mf.ChunkManifest] | None = None) -> LevelWrite:
+                 built: Mapping[str, Part | mf.ChunkManifest] | None = None) -> LevelWrite:
     """Bring the level manifest of ``level`` up to date; ``fresh``: its chunks this cook just wrote or
     checked (they win over a stale chunk of the level, :func:`pipeline.outputs.manifest.level_manifest`);
-    ``built``: the manifests of those it built; ``verify``: trust no recorded stamp, rebuild it from
+    ``built``: what those it built give the level (a :class:`Part` or the manifest), all of this level; ``verify``: trust no recorded stamp, rebuild it from
     every chunk index and compare."""
     path = mf.level_manifest_path(out, level)
     with atomic.locked(path.parent):  # another cook may be updating this level manifest
@@ -106,10 +106,10 @@ def _trusted(record, path: Path, out: Path, stamps: Mapping[str, Any]) -> dict[s
     return parts
 
 
-def _parts(level: str, out: Path, stamps: Mapping[str, Any], built: Mapping[str, mf.ChunkManifest],
+def _parts(level: str, out: Path, stamps: Mapping[str, Any], built: Mapping[str, Any],
            trusted: Mapping[str, Part]) -> tuple[list, int]:
     """Every chunk of the level as a part: built this cook, trusted from the level manifest, or read."""
-    built_at = {str(mf.chunk_manifest_path(out, m.chunk)): m for m in built.values() if m.level == level}
+    built_at = {str(mf.chunk_manifest_path(out, m.chunk)): m for m in built.values()}  # all of this level
     parts, read = [], 0
     for index in sorted(stamps):
         part = built_at.get(index) or trusted.get(index)

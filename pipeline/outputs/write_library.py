@@ -1,18 +1,18 @@
 """The output folder's shader library on disk, kept so that it holds every blob any chunk index names.
 
-A cook's output phase runs under one lock on the library (:func:`library_lock`), in
-three steps:
+A cook's output phase runs under one lock on the library (:func:`library_lock`):
 
-1. :meth:`Library.grow` before any chunk index is written: the library on disk becomes
-   the union of what it held and every blob this cook's jobs produced (skipped when it
-   already holds them all);
-2. the chunk indexes are written (each names only blobs of this cook's jobs);
-3. :meth:`Library.settle` after them, and after the sweep: the library becomes exactly
-   the blobs the chunk indexes on disk name, with its chunk table (chunk -> blobs) saying
-   which.  Skipped when it already is.
+1. the chunk indexes of the cook are built and staged (written to temp files, not yet in
+   place; :class:`pipeline.outputs.atomic.Staged`), each naming blobs of this cook's jobs;
+2. :meth:`Library.grow`: the library on disk becomes the union of what it held and the
+   blobs of the staged indexes, its chunk table naming the new blob sets (skipped when
+   nothing changes);
+3. the staged indexes are renamed into place, then the sweep and the level manifests;
+4. :meth:`Library.settle`: the library becomes exactly the blobs the chunk indexes on disk
+   name (skipped when it already is: an edit that only adds blobs writes the library once).
 
 So at every instant, and after a ``kill -9`` at any point, the library on disk holds
-every blob of every chunk index on disk; between steps 1 and 3 it may hold more.  Each
+every blob of every chunk index on disk; between steps 2 and 4 it may hold more.  Each
 write is one atomic rename of the whole file (:func:`pipeline.outputs.atomic.write_if_changed`),
 so a reader holding the old file keeps reading it.  A reader opens the library first and
 reads a chunk index after; if the index names a blob that library lacks, a cook replaced
@@ -20,8 +20,9 @@ both meanwhile and the reader opens them again (:func:`pipeline.outputs.read_out
 
 Settling needs each chunk index's blobs: those of this cook's chunks are known, the
 others come from the library's chunk table while the index file's stamp is the one the
-``library`` record saw when it last wrote or checked the table; an index that changed
-since is read.  So a cook of one chunk reads one chunk index, not the folder's.
+``library`` record saw when it last settled the library, and the library is the file it
+settled; an index that changed since is read.  So a cook of one chunk reads no other
+chunk index.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Library:
     hashes: frozenset[str] = frozenset()
     chunks: dict[str, frozenset[str]] = field(default_factory=dict)
     intact: bool = False        # the file read as a library (header, index, table)
+    seen: dict = field(default_factory=dict)  # index path -> [stamp, chunk] the last settle recorded, if trusted
     written: bool = False
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -69,20 +71,25 @@ class Library:
         found = read_index(path)
         if found is None or (verify and not _intact(path)):
             return cls(Path(out), store)
-        return cls(Path(out), store, found[0], dict(found[1]), intact=True)
+        record = store.get(LIBRARY, str(path.resolve()))
+        trusted = isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict) \
+            and _same(record[0], stamp_of(path))
+        return cls(Path(out), store, found[0], dict(found[1]), intact=True, seen=record[1] if trusted else {})
 
     @property
     def path(self) -> Path:
         return mf.library_path(self.out)
 
-    def grow(self, digests: Iterable[str]) -> None:
-        """Step 1: the library holds ``digests`` too (blobs read from the store)."""
-        new = frozenset(digests) - self.hashes
-        if new:
-            self._write(self.hashes | new, self.chunks)
+    def grow(self, cooked: Mapping[str, frozenset[str]]) -> None:
+        """Step 2: the library holds the blobs of ``cooked`` (chunk -> blobs of its staged index) too, read
+        from the store, and its chunk table names them."""
+        table = {**self.chunks, **cooked}
+        hashes = self.hashes.union(*cooked.values())
+        if hashes != self.hashes or table != self.chunks or not self.intact:
+            self._write(hashes, table)
 
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
-        """Step 3: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
+        """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
         indexes this cook wrote or checked; ``removed``: chunks whose outputs it removed."""
         table = self._table(cooked, set(removed))
         hashes = frozenset().union(*table.values()) if table else frozenset()
@@ -92,22 +99,21 @@ class Library:
 
     # -------------------------------------------------------------- the chunk table
     def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> dict[str, frozenset[str]]:
-        record = self.store.get(LIBRARY, str(self.path.resolve()))
-        trusted = self.intact and isinstance(record, (list, tuple)) and len(record) == 2 \
-            and _same(record[0], stamp_of(self.path)) and isinstance(record[1], dict)
-        seen_before = record[1] if trusted else {}
+        seen_before = self.seen
         self._seen: dict[str, list] = {}
         table: dict[str, frozenset[str]] = {}
+        cooked_at = {str(mf.chunk_manifest_path(self.out, chunk)): chunk for chunk in cooked}
         for path in index_files(self.out):
             stamp, key = stamp_of(path), str(path)
             old = seen_before.get(key)
-            if old is not None and _same(old[0], stamp) and (old[1] is None or old[1] in self.chunks):
+            if key in cooked_at:
+                chunk = cooked_at[key]
+                blobs = cooked[chunk]
+            elif old is not None and _same(old[0], stamp) and (old[1] is None or old[1] in self.chunks):
                 chunk = old[1]
                 blobs = self.chunks.get(chunk) if chunk is not None else None
             else:
                 chunk, blobs = _read_blobs(path)
-            if chunk is not None and chunk in cooked:
-                blobs = cooked[chunk]
             self._seen[key] = [list(stamp) if stamp else None, chunk]
             if chunk is not None and chunk not in removed and blobs is not None:
                 table[chunk] = blobs
