@@ -7,7 +7,6 @@ import struct
 import orjson
 import pytest
 
-from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
 from pipeline.outputs.pak import (
     ALIGNMENT,
