@@ -293,3 +293,27 @@ def test_a_malformed_key_specialization_is_located_in_the_index(tmp_path):
     location = info.value.diagnostics[0].location
     assert location.file == str(path) and location.pointer is not None
 
+
+
+TAMPERED_PASSES = pytest.mark.xfail(strict=True, raises=TypeError,
+                                    reason="a 'passes' table entry that is not a string is used as a dict key "
+                                           "while decoding: TypeError (unhashable) instead of a located error")
+
+
+@TAMPERED_PASSES
+@pytest.mark.parametrize("entry", [[], {}], ids=["list", "object"])
+def test_a_passes_entry_that_is_not_a_string_is_a_located_error(tmp_path, entry):
+    doc = hand_made().to_json()
+    doc["passes"][0] = entry
+    path = write(tmp_path / "c00.json", doc)
+    with pytest.raises(mf.ManifestError) as info:
+        mf.load_chunk_manifest(path)
+    assert info.value.diagnostics[0].location.file == str(path)
+    assert info.value.diagnostics[0].location.pointer
+
+
+@TAMPERED_PASSES
+def test_key_hashes_of_an_index_with_a_non_string_pass_is_none():
+    doc = hand_made().to_json()
+    doc["passes"][0] = []
+    assert chunk_index.key_hashes(doc) is None

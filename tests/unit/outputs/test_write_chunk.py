@@ -122,3 +122,19 @@ def test_manifest_keys_of_bytes_missing_broken_or_of_another_format(site) -> Non
     assert manifest_keys(json.dumps({"format": 999}).encode()) is None
     assert manifest_keys(json.dumps({"format": mf.FORMAT_VERSION, "keys": {KEY.text: {}}}).encode()) is None
     assert manifest_keys(b"[]") is None
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="manifest_keys of an index whose 'passes' table holds a list raises TypeError "
+                          "(unhashable) instead of answering None, so the cook stops on a hand-edited index")
+def test_an_index_edited_into_a_bad_shape_is_written_again(site):
+    draw = {"file": "forest/c00/a.gltf", "node": 0, "mesh": 0, "primitive": 0, "material": 0, "variant": None,
+            "passes": {"pbr/forward": {"key": KEY.text}}}
+    entry = mf.ManifestEntry(key=KEY.text, hash=KEY.hash, shader="pbr", pass_name="forward",
+                             features=dict(KEY.features), stages={}, draws=1)
+    doc = mf.chunk_manifest("forest/c00", "forest", [entry], draws=(draw,)).to_json()
+    doc["passes"][0] = ["pbr/forward"]
+    site.json_path.parent.mkdir(parents=True)
+    site.json_path.write_bytes(mf.dump_json(doc))
+    done = update(site)
+    assert done.written == [str(site.json_path)] and done.keys_before is None
