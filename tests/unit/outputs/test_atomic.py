@@ -119,3 +119,26 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_a_folder_has_one_lock_per_purpose_outside_the_folder(tmp_path):
+    plain, library = atomic.lock_path_for(tmp_path), atomic.lock_path_for(tmp_path, purpose="library")
+    assert plain != library and plain == atomic.lock_path_for(tmp_path / ".", "")
+    assert library == atomic.lock_path_for(tmp_path, "library") != atomic.lock_path_for(tmp_path / "x", "library")
+    assert tmp_path not in plain.parents and tmp_path not in library.parents
+    with atomic.locked(tmp_path, purpose="library"):
+        # another purpose's lock of the same folder is free meanwhile; the same purpose's is held
+        probe = textwrap.dedent(f"""
+            import sys
+            from filelock import FileLock, Timeout
+            from pipeline.outputs import atomic
+            for purpose in ("", "library"):
+                try:
+                    with FileLock(str(atomic.lock_path_for({str(tmp_path)!r}, purpose)), timeout=0):
+                        print(purpose or "plain", "free")
+                except Timeout:
+                    print(purpose or "plain", "held")
+        """)
+        proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.stdout.split("\n")[:2] == ["plain free", "library held"], proc.stderr
+    assert os.listdir(tmp_path) == []

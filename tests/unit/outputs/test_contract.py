@@ -5,14 +5,16 @@ Needs the spirv-cross tool (Debian package, installed by .ci/run) for the reflec
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from pipeline import api
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.chunk_index import expanded
 from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
+from pipeline.outputs.read_outputs import load_chunk
 from pipeline.outputs.reflection import normalize, reflect
 from pipeline.digest import stable_hash
 from pipeline.errors import RuleError
@@ -33,7 +35,20 @@ def cooked(tmp_path_factory) -> Path:
 
 
 def _manifests(out: Path) -> list[dict]:
-    return [json.loads(p.read_bytes()) for p in sorted(out.rglob("*.json")) if not p.name.endswith(".level.json")]
+    """Each chunk of ``out`` as the expanded document (keys by text, pipeline states by id, reflection
+    from the library) the runtime contract describes."""
+    docs = []
+    for path in sorted(out.rglob("*.json")):
+        if path.name.endswith(".level.json"):
+            continue
+        manifest, _ = load_chunk(out, mf.load_chunk_manifest(path).chunk)
+        docs.append({**expanded(manifest), "reflection": dict(manifest.reflection)})
+    return docs
+
+
+def _chunk(out: Path, chunk: str) -> dict:
+    [doc] = [d for d in _manifests(out) if d["chunk"] == chunk]
+    return doc
 
 
 def test_every_draw_maps_to_its_key_per_pass(cooked: Path) -> None:
@@ -73,15 +88,16 @@ def test_pipeline_states_are_deduplicated_and_complete(cooked: Path) -> None:
 
 
 def test_level_manifest_unites_pipeline_states(cooked: Path) -> None:
-    level = json.loads((cooked / "forest.level.json").read_bytes())
+    level = mf.load_level_manifest(cooked / "forest.level.json")
     chunks = [d for d in _manifests(cooked) if d["level"] == "forest"]
     union = {pid: s for d in chunks for pid, s in d["pipelines"].items()}
-    assert level["pipelines"] == union
+    assert level.pipelines == union
     assert len(union) < sum(len(d["pipelines"]) for d in chunks)  # shared states are listed once
 
 
 def test_reflection_of_every_stage_blob(cooked: Path) -> None:
-    doc = json.loads((cooked / "town" / "square.json").read_bytes())
+    doc = _chunk(cooked, "town/square")
+    assert set(doc["reflection"]) == {h for e in doc["keys"].values() for h in e["stages"].values()}
     for key, entry in doc["keys"].items():
         vertex, fragment = (doc["reflection"][entry["stages"][s]] for s in ("vertex", "fragment"))
         assert vertex["stage"] == "vertex" and fragment["stage"] == "fragment"
@@ -147,10 +163,10 @@ def test_pipeline_state_id_changes_with_each_part() -> None:
 def test_reflect_a_real_blob(cooked: Path) -> None:
     from pipeline.outputs.pak import PakReader
 
-    doc = json.loads((cooked / "forest" / "c00.json").read_bytes())
-    digest = next(iter(doc["reflection"]))
-    blob = PakReader(cooked / "forest" / doc["pak"]).get(digest)
-    assert reflect(blob) == doc["reflection"][digest]
+    manifest, library = load_chunk(cooked, "forest/c00")
+    digest = next(iter(manifest.reflection))
+    assert reflect(library.get(digest)) == manifest.reflection[digest] == library.reflection(digest)
+    assert PakReader(mf.library_path(cooked)).reflection(digest) == manifest.reflection[digest]
 
 
 def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:

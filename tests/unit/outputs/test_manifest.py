@@ -1,13 +1,13 @@
-"""Chunk and level manifests: deterministic bytes, union, loader, versioning."""
+"""Chunk indexes and level manifests: deterministic compact bytes, union, loader, versioning."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
 
+import orjson
 import pytest
 
+from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs.manifest import (
     FORMAT_VERSION,
     ManifestEntry,
@@ -17,15 +17,17 @@ from pipeline.outputs.manifest import (
     chunk_manifest,
     chunk_manifest_path,
     dump_json,
+    dump_pretty,
     level_manifest,
     level_manifest_path,
+    library_path,
     load_chunk_manifest,
     load_level_manifest,
+    pak_stem,
+    stage_hashes,
 )
-from pipeline.outputs.write_chunk import write_chunk_outputs
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader, write_pak
 from pipeline.outputs.write_level import write_level_manifest
-from pipeline.outputs.pak import PakReader
-from pipeline.digest import bytes_hash
 
 VERT, FRAG, FRAG2 = b"\x03\x02\x23\x07vert", b"\x03\x02\x23\x07frag", b"\x03\x02\x23\x07frag2"
 BLOBS = {bytes_hash(b): b for b in (VERT, FRAG, FRAG2)}
@@ -34,10 +36,11 @@ FOLIAGE = {"blend": False, "cull": "none", "depth_write": True}
 
 
 def entry(alpha="OPAQUE", draws=1, states=(OPAQUE,), double_sided=(False,), frag=FRAG) -> ManifestEntry:
-    key = f"pbr/forward{{ALPHA_MODE={alpha},NORMAL_MAP=1}}"
+    features = {"ALPHA_MODE": alpha, "NORMAL_MAP": True}
     return ManifestEntry(
-        key=key, hash=bytes_hash(key.encode()), shader="pbr", pass_name="forward",
-        features={"NORMAL_MAP": True, "ALPHA_MODE": alpha},
+        key=f"pbr/forward{{ALPHA_MODE={alpha},NORMAL_MAP=1}}",
+        hash=stable_hash({"shader": "pbr", "pass": "forward", "features": features}), shader="pbr",
+        pass_name="forward", features=features,
         stages={"vertex": bytes_hash(VERT), "fragment": bytes_hash(frag)}, draws=draws,
         render_states=tuple(states), specialization={"DOUBLE_SIDED": SpecConstant(0, tuple(double_sided))})
 
@@ -47,30 +50,45 @@ def forest_c00():
                           errors=[{"file": "forest/c00/bad.gltf", "pointer": "/meshes/0", "message": "boom"}])
 
 
-def test_chunk_manifest_shape():
+def write_outputs(out, *manifests) -> None:
+    """Chunk indexes and the library holding their blobs, as a cook leaves them."""
+    for m in manifests:
+        path = chunk_manifest_path(out, m.chunk)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(dump_json(m.to_json()))
+    library_path(out).write_bytes(write_pak(BLOBS, chunks={m.chunk: stage_hashes(m) for m in manifests}))
+
+
+def test_chunk_index_shape(tmp_path):
     doc = json.loads(dump_json(forest_c00().to_json()))
-    assert set(doc) == {"format", "chunk", "level", "keys", "pak", "errors", "draws", "pipelines", "reflection",
-                        "fallbacks"}
-    assert (doc["format"], doc["chunk"], doc["level"]) == (3, "forest/c00", "forest")
-    assert re.fullmatch(r"c00\.[0-9a-f]{16}\.pak", doc["pak"])  # named by the blobs it holds
-    opaque = doc["keys"][entry().key]
-    assert set(opaque) == {"hash", "shader", "pass", "features", "render_states", "specialization", "stages", "draws"}
-    assert opaque["specialization"] == {"DOUBLE_SIDED": {"constant_id": 0, "values": [False]}}
-    assert opaque["stages"]["vertex"] == bytes_hash(VERT)
+    assert set(doc) == {"format", "chunk", "level", "library", "blobs", "keys", "pipelines", "draws", "files",
+                        "passes", "render_states", "layouts", "specializations", "key_specializations", "uses",
+                        "key_passes", "fallbacks", "errors"}
+    assert (doc["format"], doc["chunk"], doc["level"]) == (4, "forest/c00", "forest")
+    assert doc["library"] == "../" + LIBRARY_NAME and "reflection" not in doc and "pak" not in doc
+    assert doc["blobs"] == sorted(BLOBS)
+    assert not any(entry().key in json.dumps(row) for row in doc["keys"])  # no key text is stored
+    assert doc["key_passes"] == [["pbr/forward", ["ALPHA_MODE", "NORMAL_MAP"]]]
+    assert sorted(row[1] for row in doc["keys"]) == [["MASK", True], ["OPAQUE", True]]
+    opaque = load_chunk_manifest(_write(tmp_path, doc)).keys[entry().key]
+    assert opaque.specialization == {"DOUBLE_SIDED": SpecConstant(0, (False,))}
+    assert opaque.stages["vertex"] == bytes_hash(VERT) and opaque.hash == entry().hash
 
 
-def test_json_is_deterministic_and_canonical():
+def test_json_is_deterministic_compact_and_canonical():
     a = chunk_manifest("forest/c00", "forest", [entry(states=(OPAQUE, FOLIAGE)), entry("MASK")])
     b = chunk_manifest("forest/c00", "forest", [entry("MASK"), entry(states=(FOLIAGE, OPAQUE, OPAQUE))])
     data = dump_json(a.to_json())
     assert data == dump_json(b.to_json())
-    assert data.endswith(b"}\n") and b'\n  "chunk": "forest/c00",\n' in data
-    assert data == (json.dumps(json.loads(data), sort_keys=True, indent=2) + "\n").encode()
+    assert data.endswith(b"}\n") and data.count(b"\n") == 1 and b'"chunk":"forest/c00",' in data
+    assert data == orjson.dumps(json.loads(data), option=orjson.OPT_SORT_KEYS) + b"\n"
+    pretty = dump_pretty(a.to_json())
+    assert b'\n  "chunk": "forest/c00",\n' in pretty and json.loads(pretty) == json.loads(data)
 
 
 def test_same_key_twice_is_merged():
     m = chunk_manifest("forest/c00", "forest", [entry(double_sided=(True,)), entry(draws=3, states=(FOLIAGE,))])
-    merged = m.to_json()["keys"][entry().key]
+    merged = m.keys[entry().key].to_json()
     assert merged["draws"] == 4
     assert merged["render_states"] == sorted([OPAQUE, FOLIAGE], key=lambda s: json.dumps(s, sort_keys=True))
     assert merged["specialization"]["DOUBLE_SIDED"]["values"] == [False, True]
@@ -83,28 +101,26 @@ def test_conflicting_entries_refused():
 
 def test_write_and_load_chunk(tmp_path):
     manifest = forest_c00()
-    written = write_chunk_outputs(tmp_path, manifest, BLOBS)
-    assert written == [tmp_path / "forest" / manifest.pak, tmp_path / "forest/c00.json"]
+    write_outputs(tmp_path, manifest)
     loaded = load_chunk_manifest(tmp_path / "forest/c00.json")
-    assert loaded.to_json() == manifest.to_json()
-    pak = PakReader(tmp_path / "forest" / loaded.pak)
-    needed = {h for e in loaded.keys.values() for h in e.stages.values()}
-    assert set(pak.hashes()) == needed
-    assert pak.get(bytes_hash(FRAG2)) == FRAG2
+    assert loaded == manifest and loaded.reflection == {}
+    assert loaded.library == "../shaders.pak"
+    library = PakReader((tmp_path / "forest" / loaded.library).resolve())
+    assert set(library.hashes()) >= stage_hashes(loaded) == set(BLOBS)
+    assert library.chunks == {"forest/c00": stage_hashes(loaded)}
+    assert library.get(bytes_hash(FRAG2)) == FRAG2
 
 
-def test_unchanged_outputs_not_rewritten(tmp_path):
-    write_chunk_outputs(tmp_path, forest_c00(), BLOBS)
-    path = tmp_path / "forest/c00.json"
-    os.utime(path, ns=(1, 1))
-    assert write_chunk_outputs(tmp_path, forest_c00(), BLOBS) == []
-    assert path.stat().st_mtime_ns == 1
+def test_library_path_from_each_depth(tmp_path):
+    assert library_path(tmp_path) == tmp_path / "shaders.pak"
+    assert chunk_manifest("c00", "c00", []).library == "shaders.pak"
+    assert chunk_manifest("world/forest/c00", "world/forest", []).library == "../../shaders.pak"
+    assert chunk_manifest(".", ".", []).library == "shaders.pak"
 
 
-def test_missing_blob_is_a_bug(tmp_path):
-    with pytest.raises(ValueError, match="no blob"):
-        write_chunk_outputs(tmp_path, forest_c00(), {bytes_hash(VERT): VERT})
-    assert not (tmp_path / "forest").exists()
+def test_pak_stem_names_the_chunk_of_an_old_per_chunk_pak():
+    assert pak_stem("c00.0123456789abcdef.pak") == "c00"
+    assert pak_stem(LIBRARY_NAME) is None and pak_stem("c00.pak") is None
 
 
 def test_level_union(tmp_path):
@@ -112,7 +128,8 @@ def test_level_union(tmp_path):
     level = level_manifest("forest", [c01, forest_c00()])
     doc = level.to_json()
     assert list(doc["chunks"]) == ["forest/c00", "forest/c01"]
-    assert doc["chunks"]["forest/c01"] == {"manifest": "forest/c01.json", "pak": "forest/" + c01.pak}
+    assert doc["chunks"]["forest/c01"] == {"index": "forest/c01.json"} and doc["library"] == "shaders.pak"
+    assert "paks" not in doc
     opaque = doc["keys"][entry().key]
     assert opaque["draws"] == 6 and opaque["chunks"] == ["forest/c00", "forest/c01"]
     assert opaque["specialization"]["DOUBLE_SIDED"]["values"] == [False, True]
@@ -123,13 +140,16 @@ def test_level_union(tmp_path):
     assert write_level_manifest(tmp_path, level) is False
     path = level_manifest_path(tmp_path, "forest")
     assert path == tmp_path / "forest.level.json"
-    assert load_level_manifest(path).to_json() == doc
+    loaded = load_level_manifest(path)
+    assert (loaded.level, loaded.chunks, loaded.errors) == ("forest", ("forest/c00", "forest/c01"), level.errors)
+    assert {k: e.to_json(with_chunks=True) for k, e in loaded.keys.items()} == doc["keys"]
 
 
 def test_level_manifest_of_nested_level():
     chunk = chunk_manifest("world/forest/c00", "world/forest", [entry()])
     doc = level_manifest("world/forest", [chunk]).to_json()
-    assert doc["chunks"]["world/forest/c00"]["manifest"] == "forest/c00.json"
+    assert doc["chunks"]["world/forest/c00"] == {"index": "forest/c00.json"}
+    assert doc["library"] == "../shaders.pak"
 
 
 @pytest.mark.parametrize("name", ["", "forest/x.level", "../escape", "forest//c00", "/abs", "a\\b", "forest/."])
@@ -149,22 +169,24 @@ def _write(tmp_path, doc) -> str:
     return path
 
 
-def test_newer_format_refused(tmp_path):
+@pytest.mark.parametrize("version", [3, FORMAT_VERSION + 1])
+def test_other_formats_refused(tmp_path, version):
     doc = forest_c00().to_json()
-    doc["format"] = FORMAT_VERSION + 1
-    with pytest.raises(ManifestVersionError, match=f"format {FORMAT_VERSION + 1} is not supported"):
+    doc["format"] = version
+    with pytest.raises(ManifestVersionError, match=f"format {version} is not supported") as info:
         load_chunk_manifest(_write(tmp_path, doc))
+    assert str(info.value).startswith(f"{tmp_path / 'c00.json'}:")
 
 
 @pytest.mark.parametrize("damage, match", [
     (lambda d: d.pop("keys"), "/keys"),
     (lambda d: d.update(chunk=3), "/chunk"),
-    (lambda d: d["keys"][entry().key].update(draws="2"), "/draws"),
-    (lambda d: d["keys"][entry().key].pop("stages"), "/stages"),
-    (lambda d: d["keys"][entry().key]["specialization"].update(DOUBLE_SIDED=[0]), "DOUBLE_SIDED"),
+    (lambda d: d["keys"][0].__setitem__(3, "2"), "/keys/0"),
+    (lambda d: d["keys"][0].__setitem__(2, {"fragment": 9}), "/keys/0/2/fragment"),
+    (lambda d: d["key_specializations"].__setitem__(0, {"DOUBLE_SIDED": [0]}), "malformed specialization"),
     (lambda d: d.pop("format"), "format"),
 ])
-def test_malformed_manifest_located(tmp_path, damage, match):
+def test_malformed_index_located(tmp_path, damage, match):
     doc = forest_c00().to_json()
     damage(doc)
     with pytest.raises(ManifestError, match=match):

@@ -1,15 +1,19 @@
-"""The .pak archive: round trip, dedup, determinism, corruption and version checks."""
+"""The shader library (shaders.pak, version 2): layout, round trip, chunk table, determinism, corruption, versions."""
 
 from __future__ import annotations
 
 import struct
 
+import orjson
 import pytest
 
+from pipeline.errors import PipelineError
 from pipeline.outputs.pak import (
     ALIGNMENT,
     ENTRY,
+    FORMAT_VERSION,
     HEADER,
+    LIBRARY_NAME,
     MAGIC,
     PakCorruptError,
     PakError,
@@ -17,44 +21,69 @@ from pipeline.outputs.pak import (
     PakVersionError,
     _checksum,
     blobs_by_hash,
+    dump_reflection,
+    pak_intact,
+    read_index,
     write_pak,
 )
-from pipeline.digest import bytes_hash
-from pipeline.errors import PipelineError
 
 BLOBS = [b"\x03\x02\x23\x07" + bytes(range(n)) for n in (5, 12, 1, 30)]
+TEXT = b"#version 300 es\nvoid main() {}\n"  # a GLSL ES text blob: no reflection
 
 
 @pytest.fixture
 def blobs() -> dict[str, bytes]:
-    return blobs_by_hash(BLOBS)
+    return blobs_by_hash([*BLOBS, TEXT])
 
 
-def test_round_trip(blobs, tmp_path):
-    data = write_pak(blobs)
-    path = tmp_path / "c00.pak"
-    path.write_bytes(data)
-    for reader in (PakReader(data), PakReader(path), PakReader(str(path))):
+def reflection_of(blobs: dict[str, bytes]) -> dict[str, dict | None]:
+    return {h: None if b == TEXT else {"stage": "fragment", "size": len(b)} for h, b in blobs.items()}
+
+
+def chunks_of(blobs: dict[str, bytes]) -> dict[str, list[str]]:
+    hashes = sorted(blobs)
+    return {"forest/c00": hashes[:3], "town/square": hashes[2:], "empty": []}
+
+
+@pytest.fixture
+def library(blobs) -> bytes:
+    return write_pak(blobs, reflection_of(blobs), chunks_of(blobs))
+
+
+def fix_checksum(data: bytearray) -> bytes:
+    data[32:64] = _checksum(data)
+    return bytes(data)
+
+
+def test_round_trip(blobs, library, tmp_path):
+    path = tmp_path / LIBRARY_NAME
+    path.write_bytes(library)
+    for reader in (PakReader(library), PakReader(path), PakReader(str(path))):
         assert reader.hashes() == sorted(blobs)
         assert len(reader) == len(blobs)
         assert all(reader.get(h) == blob for h, blob in blobs.items())
         assert dict(reader.items()) == blobs
+        assert {h: reader.reflection(h) for h in reader} == reflection_of(blobs)
+        assert reader.chunks == {c: frozenset(hs) for c, hs in chunks_of(blobs).items()}
         reader.verify()
+    assert read_index(path) == (frozenset(blobs), {c: frozenset(hs) for c, hs in chunks_of(blobs).items()})
+    assert pak_intact(path) and not pak_intact(tmp_path / "missing.pak")
 
 
-def test_reader_api(blobs):
-    reader = PakReader(write_pak(blobs))
+def test_reader_api(blobs, library):
+    reader = PakReader(library)
     some = next(iter(blobs))
     assert some in reader and "0" * 64 not in reader
     assert list(reader) == reader.hashes()
-    assert reader.version == 1 and reader.alignment == ALIGNMENT
-    with pytest.raises(KeyError):
-        reader.get("0" * 64)
+    assert reader.version == FORMAT_VERSION == 2 and reader.alignment == ALIGNMENT
+    for missing in (reader.get, reader.reflection):
+        with pytest.raises(KeyError):
+            missing("0" * 64)
 
 
-def test_empty_pak():
+def test_empty_library():
     reader = PakReader(write_pak({}))
-    assert reader.hashes() == [] and len(reader) == 0
+    assert reader.hashes() == [] and len(reader) == 0 and reader.chunks == {}
     reader.verify()
 
 
@@ -63,22 +92,40 @@ def test_dedup():
     assert write_pak(blobs_by_hash([b"a", b"b", b"a"])) == write_pak(blobs_by_hash([b"b", b"a"]))
 
 
-def test_deterministic_across_insertion_orders(blobs):
+def test_deterministic_across_insertion_orders(blobs, library):
     reordered = dict(reversed(list(blobs.items())))
     assert list(reordered) != list(blobs)
-    assert write_pak(reordered) == write_pak(blobs)
+    chunks = {c: list(reversed(hs)) + hs for c, hs in reversed(list(chunks_of(blobs).items()))}
+    reflection = dict(reversed(list(reflection_of(blobs).items())))
+    assert write_pak(reordered, reflection, chunks) == library
 
 
-def test_layout_sorted_and_aligned(blobs):
-    data = write_pak(blobs)
-    _, version, count, alignment, _, size, _ = HEADER.unpack_from(data)
-    assert (version, count, alignment, size) == (1, len(blobs), ALIGNMENT, len(data))
+def test_layout_header_entries_reflections_and_chunk_table(blobs, library):
+    data = library
+    magic, version, count, alignment, reserved, size, checksum, meta_at, meta_size = HEADER.unpack_from(data)
+    assert HEADER.size == 80 and ENTRY.size == 64
+    assert (magic, version, count, alignment, reserved, size) == (MAGIC, 2, len(blobs), ALIGNMENT, 0, len(data))
+    assert checksum == _checksum(data)
     entries = [ENTRY.unpack_from(data, HEADER.size + ENTRY.size * i) for i in range(count)]
-    assert [e[0] for e in entries] == sorted(e[0] for e in entries)
-    for digest, offset, length in entries:
-        assert offset % ALIGNMENT == 0
-        assert bytes_hash(data[offset:offset + length]) == digest.hex()
-    assert len(data) % ALIGNMENT == 0
+    digests = [e[0] for e in entries]
+    assert digests == sorted(digests) and len(set(digests)) == count
+    index_end = HEADER.size + ENTRY.size * count
+    ends = []
+    for digest, offset, length, text_at, text_size in entries:
+        assert offset % ALIGNMENT == 0 and offset >= index_end
+        assert data[offset:offset + length] == blobs[digest.hex()]
+        expected = reflection_of(blobs)[digest.hex()]
+        assert data[text_at:text_at + text_size] == dump_reflection(expected)
+        assert text_size == (0 if expected is None else len(orjson.dumps(expected, option=orjson.OPT_SORT_KEYS)))
+        if text_size:
+            assert text_at % ALIGNMENT == 0 and text_at >= offset + length
+        ends.append(max(offset + length, text_at + text_size))
+    assert meta_at % ALIGNMENT == 0 and meta_at >= max(ends)
+    table = orjson.loads(data[meta_at:meta_at + meta_size])
+    hashes = sorted(blobs)
+    assert table == {"chunks": {c: sorted(hashes.index(h) for h in hs) for c, hs in chunks_of(blobs).items()}}
+    assert data[meta_at:meta_at + meta_size] == orjson.dumps(table, option=orjson.OPT_SORT_KEYS)
+    assert len(data) % ALIGNMENT == 0 and not any(data[meta_at + meta_size:])
 
 
 def test_key_must_be_the_blob_hash():
@@ -86,20 +133,26 @@ def test_key_must_be_the_blob_hash():
         write_pak({"vertex": b"abc"})
 
 
-def test_every_flipped_byte_is_detected(blobs):
-    data = write_pak(blobs)
-    for position in range(len(data)):
-        broken = bytearray(data)
+def test_a_chunk_naming_a_blob_not_given_is_refused(blobs):
+    with pytest.raises(ValueError, match="lacks"):
+        write_pak(blobs, chunks={"forest/c00": ["0" * 64]})
+
+
+def test_every_flipped_byte_is_detected(library):
+    for position in range(len(library)):
+        broken = bytearray(library)
         broken[position] ^= 0x40
         with pytest.raises(PakError):
             PakReader(bytes(broken)).verify()
 
 
-def test_every_truncation_is_detected(blobs):
-    data = write_pak(blobs)
-    for length in range(len(data)):
+def test_every_truncation_is_detected(library, tmp_path):
+    path = tmp_path / LIBRARY_NAME
+    for length in range(len(library)):
         with pytest.raises(PakCorruptError):
-            PakReader(data[:length])
+            PakReader(library[:length])
+        path.write_bytes(library[:length])
+        assert read_index(path) is None
 
 
 def test_wrong_magic():
@@ -111,26 +164,111 @@ def test_wrong_magic():
         PakReader(b"")
 
 
-def test_future_version_refused_even_with_valid_checksum(tmp_path):
+def _entry_offset(i: int, field: int) -> int:
+    """Where field ``field`` (0 digest, 1 offset, 2 size, 3 reflection offset, 4 reflection size) of entry ``i`` is."""
+    return HEADER.size + ENTRY.size * i + (0, 32, 40, 48, 56)[field]
+
+
+def _swap_entries(data: bytearray) -> None:
+    first, second = HEADER.size, HEADER.size + ENTRY.size
+    a, b = bytes(data[first:second]), bytes(data[second:second + ENTRY.size])
+    data[first:second], data[second:second + ENTRY.size] = b, a
+
+
+def _set_u64(at: int, value) -> callable:
+    return lambda data: struct.pack_into("<Q", data, at, value(data) if callable(value) else value)
+
+
+def _table(doc: bytes):
+    def damage(data: bytearray) -> None:
+        meta_at = HEADER.unpack_from(data)[7]
+        data[meta_at:] = doc.ljust(len(data) - meta_at, b"\0")
+        struct.pack_into("<Q", data, 72, len(doc))
+    return damage
+
+
+@pytest.mark.parametrize("damage, match", [
+    (_swap_entries, "out of order"),
+    (lambda d: d.__setitem__(slice(_entry_offset(1, 0), _entry_offset(1, 1)), d[_entry_offset(0, 0):_entry_offset(0, 1)]),
+     "out of order or duplicated"),
+    (_set_u64(_entry_offset(0, 1), 3), "outside the file"),                         # a misaligned blob
+    (_set_u64(_entry_offset(0, 1), 8), "outside the file"),                         # a blob inside the index
+    (_set_u64(_entry_offset(0, 2), 1 << 40), "outside the file"),                   # a blob past the end
+    (_set_u64(_entry_offset(0, 3), lambda d: len(d) - 4), "outside the file"),     # a reflection past the end
+    (_set_u64(_entry_offset(0, 4), 1 << 20), "outside the file"),
+    (_set_u64(12, 1 << 20), "bad header"),                                          # more entries than fit
+    (_set_u64(64, 1 << 40), "bad header"),                                          # chunk table past the end
+    (lambda d: struct.pack_into("<I", d, 16, 3), "bad header"),                     # alignment
+    (_table(b"not json"), "chunk table"),
+    (_table(b"{}"), "chunk table"),
+    (_table(b'{"chunks": []}'), "chunk table"),
+    (_table(b'{"chunks": {"forest/c00": [99]}}'), "chunk table"),
+    (_table(b'{"chunks": {"forest/c00": 1}}'), "chunk table"),
+])
+def test_corrupt_structure_is_refused_by_the_reader_and_by_read_index(library, tmp_path, damage, match):
+    data = bytearray(library)
+    damage(data)
+    data = fix_checksum(data)  # a consistent checksum: the structure alone is what is wrong
+    with pytest.raises(PakCorruptError, match=match):
+        PakReader(data)
+    path = tmp_path / LIBRARY_NAME
+    path.write_bytes(data)
+    assert read_index(path) is None
+
+
+def test_a_reflection_that_is_not_an_object_is_corrupt(blobs):
+    digest = sorted(blobs)[0]
+    data = bytearray(write_pak(blobs, {digest: {"stage": "vertex"}}))
+    text_at, text_size = ENTRY.unpack_from(data, HEADER.size)[3:]
+    data[text_at:text_at + text_size] = b"[1]".ljust(text_size)
+    reader = PakReader(fix_checksum(data))
+    with pytest.raises(PakCorruptError, match="not an object"):
+        reader.reflection(digest)
+    data[text_at:text_at + text_size] = b"{".ljust(text_size)
+    with pytest.raises(PakCorruptError, match="not JSON"):
+        PakReader(fix_checksum(data)).reflection(digest)
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_other_versions_refused_naming_the_file_even_with_a_valid_checksum(tmp_path, version):
     data = bytearray(write_pak(blobs_by_hash([b"x"])))
-    struct.pack_into("<I", data, len(MAGIC), 2)
-    data[32:64] = _checksum(data)
-    path = tmp_path / "c00.pak"
-    path.write_bytes(bytes(data))
-    with pytest.raises(PakVersionError, match="version 2") as info:
+    struct.pack_into("<I", data, len(MAGIC), version)
+    path = tmp_path / LIBRARY_NAME
+    path.write_bytes(fix_checksum(data))
+    with pytest.raises(PakVersionError, match=f"version {version} is not supported") as info:
         PakReader(path)
-    assert isinstance(info.value, PipelineError)
+    assert isinstance(info.value, PipelineError) and isinstance(info.value, PakError)
     assert str(info.value).startswith(f"{path}: error:")
+    assert ("per-chunk" in str(info.value)) == (version == 1)
+    assert read_index(path) is None
 
 
-def test_corrupt_blob_detected_by_get(blobs):
-    data = bytearray(write_pak(blobs))
-    reader = PakReader(bytes(data))
-    digest = reader.hashes()[0]
+def test_a_version_1_header_alone_is_refused_as_a_version():
+    """A per-chunk pak of output format 3 (its 80-byte-less header) is still named as version 1."""
+    old = MAGIC + struct.pack("<III", 1, 0, 8) + bytes(44)
+    with pytest.raises(PakVersionError, match="version 1"):
+        PakReader(old)
+
+
+def test_corrupt_blob_detected_by_get_and_verify(blobs, library):
+    data = bytearray(library)
+    digest = PakReader(library).hashes()[0]
     offset = ENTRY.unpack_from(data, HEADER.size)[1]
     data[offset] ^= 0xFF
+    reader = PakReader(fix_checksum(data))
+    with pytest.raises(PakCorruptError, match="does not match its hash"):
+        reader.get(digest)
     with pytest.raises(PakCorruptError):
-        PakReader(bytes(data)).get(digest)
+        reader.verify()
+
+
+def test_read_index_of_a_file_grown_or_missing(library, tmp_path):
+    path = tmp_path / LIBRARY_NAME
+    assert read_index(path) is None
+    path.write_bytes(library + bytes(ALIGNMENT))
+    assert read_index(path) is None
+    path.write_bytes(library)
+    assert read_index(path) is not None
 
 
 def test_unreadable_path(tmp_path):

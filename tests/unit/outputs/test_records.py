@@ -6,27 +6,38 @@ import os
 from pathlib import Path
 
 from pipeline.outputs.records import (
+    OUTPUTS,
     as_tuple,
     changed_inputs,
     level_outputs_current,
     outputs_current,
     outputs_entry,
+    record_ok,
     stat_of,
 )
+from pipeline.stamps import stamp_of
 
 INPUTS = [["tool", "t1"], ["job results", "r1"], ["keys", "k1"], ["level", "l1"], ["file errors", "e1"]]
-PAK = "c00.0123456789abcdef.pak"
 
 
 def chunk_files(tmp_path: Path) -> Path:
     json_path = tmp_path / "c00.json"
     json_path.write_bytes(b"{}\n")
-    (tmp_path / PAK).write_bytes(b"pak")
     return json_path
 
 
 def recorded(json_path: Path, inputs=INPUTS):
-    return as_tuple(outputs_entry(inputs, json_path, PAK))
+    return as_tuple(outputs_entry(inputs, json_path))
+
+
+def test_the_record_is_version_4_of_inputs_and_the_index_stamp(tmp_path):
+    json_path = chunk_files(tmp_path)
+    assert OUTPUTS.version == 4
+    assert outputs_entry(INPUTS, json_path) == [INPUTS, stamp_of(json_path)]
+    assert record_ok(recorded(json_path))
+    old_layout = (as_tuple(INPUTS), as_tuple(stamp_of(json_path)), "c00.0123456789abcdef.pak")  # format 3's
+    assert not record_ok(old_layout) and not record_ok(None) and not record_ok([INPUTS, None])
+    assert outputs_current(old_layout, INPUTS, json_path) == "recorded state absent"
 
 
 def with_input(name: str, digest: str) -> list[list[str]]:
@@ -54,11 +65,11 @@ def test_a_chunk_without_record_is_new_or_its_recorded_state_absent(tmp_path):
     assert outputs_current(("not", "a", "record"), INPUTS, json_path) == "recorded state absent"
 
 
-def test_a_deleted_pak_is_a_missing_file(tmp_path):
+def test_a_deleted_index_is_a_missing_file(tmp_path):
     json_path = chunk_files(tmp_path)
     record = recorded(json_path)
-    (tmp_path / PAK).unlink()
-    assert outputs_current(record, INPUTS, json_path) == f"file missing: {PAK}"
+    json_path.unlink()
+    assert outputs_current(record, INPUTS, json_path) == "file missing: c00.json"
 
 
 def test_an_edited_manifest_is_modified_on_disk_with_the_first_stamp_field_that_differs(tmp_path):
@@ -70,24 +81,31 @@ def test_an_edited_manifest_is_modified_on_disk_with_the_first_stamp_field_that_
     assert outputs_current(record, INPUTS, json_path) == "modified on disk (size changed): c00.json"
 
 
-def test_a_pak_rewritten_in_place_with_size_and_mtime_kept_is_changed_in_place(tmp_path):
+def test_an_index_rewritten_in_place_with_size_and_mtime_kept_is_changed_in_place(tmp_path):
+    json_path = chunk_files(tmp_path)
+    json_path.write_bytes(b"[1]\n")
+    record = recorded(json_path)
+    st = os.stat(json_path)
+    for _ in range(200):  # until the clock moves the ctime on
+        json_path.write_bytes(b"[2]\n")
+        os.utime(json_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        if os.stat(json_path).st_ctime_ns != st.st_ctime_ns:
+            break
+    assert outputs_current(record, INPUTS, json_path) == "modified on disk (changed in place (ctime)): c00.json"
+
+
+def test_the_library_beside_the_index_is_not_the_records_business(tmp_path):
+    """The blobs live in the shared library, kept by its own record: its changes leave the chunk current."""
     json_path = chunk_files(tmp_path)
     record = recorded(json_path)
-    pak = tmp_path / PAK
-    st = os.stat(pak)
-    data = pak.read_bytes()
-    for _ in range(200):  # until the clock moves the ctime on
-        pak.write_bytes(bytes(reversed(data)))
-        os.utime(pak, ns=(st.st_atime_ns, st.st_mtime_ns))
-        if os.stat(pak).st_ctime_ns != st.st_ctime_ns:
-            break
-    assert outputs_current(record, INPUTS, json_path) == f"modified on disk (changed in place (ctime)): {PAK}"
+    (tmp_path / "shaders.pak").write_bytes(b"another library")
+    assert outputs_current(record, INPUTS, json_path) is None
 
 
 def test_inputs_changed_come_before_the_files(tmp_path):
     json_path = chunk_files(tmp_path)
     record = recorded(json_path)
-    (tmp_path / PAK).unlink()
+    json_path.unlink()
     assert outputs_current(record, with_input("level", "l2"), json_path) == "inputs changed: level"
 
 
@@ -95,8 +113,8 @@ def test_a_chunk_without_fingerprint_is_never_current_and_a_changed_file_still_s
     json_path = chunk_files(tmp_path)
     record = recorded(json_path)
     assert outputs_current(record, None, json_path) == "inputs unknown (no fingerprint of the chunk's files)"
-    (tmp_path / PAK).unlink()
-    assert outputs_current(record, None, json_path) == f"file missing: {PAK}"
+    json_path.unlink()
+    assert outputs_current(record, None, json_path) == "file missing: c00.json"
 
 
 def test_a_record_of_an_older_layout_names_every_input():

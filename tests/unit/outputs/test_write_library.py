@@ -1,0 +1,284 @@
+"""The output folder's shader library kept exact (outputs/write_library.py): grow, settle, the chunk table."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.cache.store import Store
+from pipeline.digest import bytes_hash, stable_hash
+from pipeline.outputs import atomic, write_library
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.pak import PakReader, read_index, write_pak
+from pipeline.outputs.reflection import reflect
+from pipeline.outputs.write_library import LIBRARY, Library, index_files, library_lock, settle_folder
+from paths import SAMPLE_WORLD
+
+NAMES = ("a", "b", "c", "d", "e")
+TEXTS = {n: f"#version 300 es\n// blob {n}\nvoid main() {{}}\n".encode() for n in NAMES}  # GLSL ES text
+
+
+@pytest.fixture
+def site(tmp_path):
+    with Store(tmp_path / "cache") as store:
+        digests = {n: store.put_blob(blob) for n, blob in TEXTS.items() if n != "e"}  # "e" is in no store
+        digests["e"] = bytes_hash(TEXTS["e"])
+        yield store, tmp_path / "out", digests
+
+
+def index(out: Path, chunk: str, *digests: str) -> Path:
+    """A small real chunk index whose one key names ``digests`` (as stages s0, s1, ...)."""
+    entry = mf.ManifestEntry(key="t/main{}", hash=stable_hash({"shader": "t", "pass": "main", "features": {}}),
+                             shader="t", pass_name="main", features={},
+                             stages={f"s{i}": d for i, d in enumerate(digests)}, draws=1)
+    manifest = mf.chunk_manifest(chunk, chunk.split("/")[0], [entry])
+    path = mf.chunk_manifest_path(out, chunk)
+    atomic.write_atomic(path, mf.dump_json(manifest.to_json()))
+    return path
+
+
+def held(out: Path) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    found = read_index(mf.library_path(out))
+    assert found is not None
+    return found
+
+
+def of(digests: dict, names: str) -> frozenset[str]:
+    return frozenset(digests[n] for n in names)
+
+
+def every_index_is_held(out: Path) -> bool:
+    hashes = held(out)[0]
+    return all(mf.stage_hashes(mf.load_chunk_manifest(p)) <= hashes for p in index_files(out))
+
+
+class CountingLoads:
+    def __init__(self, monkeypatch):
+        self.paths, self.real = [], mf.load_chunk_manifest
+        monkeypatch.setattr(write_library.mf, "load_chunk_manifest", self)
+
+    def __call__(self, path):
+        self.paths.append(Path(path))
+        return self.real(path)
+
+
+# ------------------------------------------------------------------ grow
+def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site, monkeypatch):
+    store, out, d = site
+    packed = []
+    monkeypatch.setattr(write_library, "write_pak", lambda *a, **k: packed.append(a[0]) or write_pak(*a, **k))
+    library = Library.open(out, store)
+    assert not library.intact and library.hashes == frozenset()
+    library.grow(of(d, "ab"))
+    assert library.written and held(out) == (of(d, "ab"), {})
+    before = mf.library_path(out).stat()
+
+    again = Library.open(out, store)
+    again.grow(of(d, "a"))
+    assert not again.written and mf.library_path(out).stat().st_mtime_ns == before.st_mtime_ns
+    assert len(packed) == 1  # nothing was even packed
+
+    store.delete_blob(d["a"])  # held blobs come from the library, only the new ones from the store
+    more = Library.open(out, store)
+    more.grow(of(d, "c"))
+    assert more.written and not more.errors and held(out)[0] == of(d, "abc") and len(packed) == 2
+    assert PakReader(mf.library_path(out)).get(d["a"]) == TEXTS["a"]
+
+
+def test_grow_keeps_the_chunk_table(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    Library.open(out, store).settle({})
+    Library.open(out, store).grow(of(d, "b"))
+    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a")})
+
+
+# ------------------------------------------------------------------ settle
+def test_settle_keeps_exactly_the_blobs_of_the_indexes_on_disk(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"], d["b"])
+    index(out, "town/square", d["b"], d["c"])
+    library = Library.open(out, store)
+    library.grow(of(d, "abcd"))
+    library.settle({})
+    assert held(out) == (of(d, "abc"), {"forest/c00": of(d, "ab"), "town/square": of(d, "bc")})
+    assert not library.errors and every_index_is_held(out)
+    record = store.get(LIBRARY, str(mf.library_path(out).resolve()))
+    assert sorted(record[1]) == [str(out / "forest" / "c00.json"), str(out / "town" / "square.json")]
+
+
+def test_settle_drops_the_blobs_of_a_deleted_index(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"], d["b"])
+    index(out, "town/square", d["b"], d["c"])
+    Library.open(out, store).settle({})
+    (out / "town" / "square.json").unlink()
+    Library.open(out, store).settle({})
+    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab")})
+
+
+def test_settle_drops_the_chunks_it_is_told_were_removed(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/square", d["c"])
+    Library.open(out, store).settle({}, removed=["town/square"])
+    assert held(out) == (of(d, "a"), {"forest/c00": of(d, "a")})
+
+
+def test_settle_trusts_the_table_for_unchanged_indexes_and_reads_one_changed_behind_its_back(site, monkeypatch):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "forest/c01", d["b"])
+    index(out, "town/square", d["c"])
+    Library.open(out, store).settle({})  # no record yet: every index is read once
+
+    loads = CountingLoads(monkeypatch)
+    quiet = Library.open(out, store)
+    quiet.settle({})
+    assert loads.paths == [] and not quiet.written
+
+    index(out, "forest/c01", d["b"], d["d"])  # rewritten by hand: a new stamp
+    Library.open(out, store).settle({})
+    assert loads.paths == [out / "forest" / "c01.json"]
+    assert held(out)[1]["forest/c01"] == of(d, "bd") and d["d"] in held(out)[0]
+
+
+def test_settle_takes_the_blobs_of_cooked_chunks_from_the_cook(site, monkeypatch):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    Library.open(out, store).settle({})
+    loads = CountingLoads(monkeypatch)
+    index(out, "forest/c00", d["b"])
+    library = Library.open(out, store)
+    library.grow(of(d, "b"))
+    library.settle({"forest/c00": of(d, "b")})
+    assert held(out) == (of(d, "b"), {"forest/c00": of(d, "b")})
+    assert loads.paths == [out / "forest" / "c00.json"]  # read for its chunk name only: its stamp changed
+
+
+def test_the_library_holds_every_blob_of_every_index_through_grow_write_settle(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"], d["b"])
+    index(out, "town/square", d["c"])
+    Library.open(out, store).settle({})
+    assert every_index_is_held(out)
+    # the next cook gives forest/c00 other blobs
+    with library_lock(out):
+        library = Library.open(out, store)
+        library.grow(of(d, "d"))
+        assert every_index_is_held(out) and held(out)[0] == of(d, "abcd")
+        index(out, "forest/c00", d["d"])
+        assert every_index_is_held(out)
+        library.settle({"forest/c00": of(d, "d")})
+    assert every_index_is_held(out)
+    assert held(out) == (of(d, "cd"), {"forest/c00": of(d, "d"), "town/square": of(d, "c")})
+
+
+def test_a_blob_in_neither_store_nor_library_is_an_error_and_drops_its_chunk_from_the_table(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/square", d["b"], d["e"])
+    library = Library.open(out, store)
+    library.settle({})
+    assert len(library.errors) == 1 and "town/square" in library.errors[0] and "cook those chunks again" in \
+        library.errors[0]
+    hashes, table = held(out)
+    assert table == {"forest/c00": of(d, "a")} and d["e"] not in hashes and d["a"] in hashes
+
+
+def test_verify_rewrites_a_library_whose_bytes_are_damaged(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    Library.open(out, store).settle({})
+    path = mf.library_path(out)
+    data = bytearray(path.read_bytes())
+    at = data.index(TEXTS["a"])
+    data[at] ^= 1  # a blob byte: the index still reads, the checksum and the blob hash do not hold
+    path.write_bytes(bytes(data))
+    assert Library.open(out, store).intact
+    library = Library.open(out, store, verify=True)
+    assert not library.intact
+    library.settle({})
+    PakReader(path).verify()
+    assert library.written and PakReader(path).get(d["a"]) == TEXTS["a"]
+
+
+def test_a_missing_library_is_written_again_by_settle(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    Library.open(out, store).settle({})
+    mf.library_path(out).unlink()
+    library = Library.open(out, store)
+    library.settle({})
+    assert library.written and held(out) == (of(d, "a"), {"forest/c00": of(d, "a")})
+
+
+# ------------------------------------------------------------------ reflections
+@pytest.fixture(scope="module")
+def spirv(tmp_path_factory) -> dict[str, bytes]:
+    """Real SPIR-V blobs: those of the sample world cooked with the real compiler."""
+    if shutil.which("spirv-cross") is None:
+        pytest.skip("spirv-cross (Debian package) is not installed; it reflects the blobs")
+    tmp = tmp_path_factory.mktemp("spirv")
+    result = api.cook(api.open_world(SAMPLE_WORLD), cache=tmp / "cache", out=tmp / "out", jobs=2)
+    assert result.ok, result.errors
+    reader = PakReader(mf.library_path(tmp / "out"))
+    return {digest: reader.get(digest) for digest in reader.hashes()[:2]}
+
+
+def test_reflections_are_kept_for_spirv_blobs_and_none_for_text(site, spirv):
+    store, out, d = site
+    for blob in spirv.values():
+        store.put_blob(blob)
+    index(out, "forest/c00", d["a"], *spirv)
+    library = Library.open(out, store)
+    library.grow({d["a"], *spirv})
+    reader = PakReader(mf.library_path(out))
+    assert reader.reflection(d["a"]) is None
+    for digest, blob in spirv.items():
+        assert reader.reflection(digest) == reflect(blob) and reader.reflection(digest)["stage"]
+    assert not library.warnings
+
+    for digest in spirv:  # a later rewrite keeps the reflections from the library itself
+        store.delete_blob(digest)
+    index(out, "town/square", d["b"])
+    library = Library.open(out, store)
+    library.settle({})
+    reader = PakReader(mf.library_path(out))
+    assert library.written and d["b"] in reader
+    assert {digest: reader.reflection(digest) for digest in spirv} == {g: reflect(b) for g, b in spirv.items()}
+
+
+# ------------------------------------------------------------------ the folder
+def test_settle_folder_drops_what_no_index_names_and_creates_no_library(site, tmp_path):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/square", d["b"])
+    Library.open(out, store).settle({})
+    (out / "town" / "square.json").unlink()
+    settle_folder(out, store)
+    assert held(out) == (of(d, "a"), {"forest/c00": of(d, "a")})
+    empty = tmp_path / "empty"
+    index(empty, "forest/c00", d["a"])
+    settle_folder(empty, store)
+    assert not mf.library_path(empty).exists()
+
+
+def test_index_files_are_the_json_files_but_level_manifests_hidden_folders_and_temps(site):
+    store, out, d = site
+    chunks = [index(out, c, d["a"]) for c in ("forest/c00", "forest/deep/c01", "town")]
+    (out / "forest.level.json").write_bytes(b"{}")
+    (out / ".history").mkdir()
+    (out / ".history" / "c00.json").write_bytes(b"{}")
+    atomic.temp_path_for(out / "forest" / "c02.json").write_bytes(b"{}")
+    (out / "notes.txt").write_bytes(b"x")
+    (out / "other.json").write_bytes(b"{}")
+    assert index_files(out) == sorted([*chunks, out / "other.json"])
+    Library.open(out, store).settle({})  # a JSON file that is not a chunk index is no chunk of the table
+    assert set(held(out)[1]) == {"forest/c00", "forest/deep/c01", "town"}
+    mf.library_path(out).write_bytes(write_pak({}))  # a library written by another tool: its table is read again
+    Library.open(out, store).settle({})
+    assert set(held(out)[1]) == {"forest/c00", "forest/deep/c01", "town"}
