@@ -268,8 +268,7 @@ def _settle_library(result: CookResult, library: Library, cooked: dict[str, froz
     result.outputs.append(str(library.path))
     if library.written:
         result.written.append(str(library.path))
-        result.explain_outputs.append({"path": str(library.path), "library": True,
-                                       "reason": "blobs of the chunk indexes changed"})
+        result.explain_outputs.append({"path": str(library.path), "library": True, "reason": library.reason})
     result.warnings += [w for w in library.warnings if w not in result.warnings]
     result.errors += [CookDiagnostic(Location(str(library.path)), one_line(e)) for e in library.errors]
 

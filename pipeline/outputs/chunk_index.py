@@ -169,6 +169,15 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
     of the wrong shape, is a located error."""
     blobs = where.get(doc, "blobs", list)
     tables = {name: where.get(doc, name, list) for name in TABLES}
+    for name in ("files", "passes"):
+        for i, item in enumerate(tables[name]):
+            if not isinstance(item, str):
+                raise where.at(name, str(i)).error(f"expected a string, got {type(item).__name__}")
+    for i, spec in enumerate(tables["key_specializations"]):
+        if not (isinstance(spec, dict) and all(
+                isinstance(v, dict) and isinstance(v.get("constant_id"), int) and isinstance(v.get("values"), list)
+                for v in spec.values())):
+            raise where.at("key_specializations", str(i)).error("expected {feature: {constant_id, values}}")
     where = _Lazy(where)
 
     texts, keys = [], {}

@@ -72,18 +72,18 @@ def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site,
     monkeypatch.setattr(write_library, "write_pak", lambda *a, **k: packed.append(a[0]) or write_pak(*a, **k))
     library = Library.open(out, store)
     assert not library.intact and library.hashes == frozenset()
-    library.grow(of(d, "ab"))
-    assert library.written and held(out) == (of(d, "ab"), {})
+    library.grow({"forest/c00": of(d, "ab")})
+    assert library.written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab")})
     before = mf.library_path(out).stat()
 
     again = Library.open(out, store)
-    again.grow(of(d, "a"))
+    again.grow({"forest/c00": of(d, "ab")})
     assert not again.written and mf.library_path(out).stat().st_mtime_ns == before.st_mtime_ns
     assert len(packed) == 1  # nothing was even packed
 
     store.delete_blob(d["a"])  # held blobs come from the library, only the new ones from the store
     more = Library.open(out, store)
-    more.grow(of(d, "c"))
+    more.grow({"forest/c01": of(d, "c")})
     assert more.written and not more.errors and held(out)[0] == of(d, "abc") and len(packed) == 2
     assert PakReader(mf.library_path(out)).get(d["a"]) == TEXTS["a"]
 
@@ -92,8 +92,8 @@ def test_grow_keeps_the_chunk_table(site):
     store, out, d = site
     index(out, "forest/c00", d["a"])
     Library.open(out, store).settle({})
-    Library.open(out, store).grow(of(d, "b"))
-    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a")})
+    Library.open(out, store).grow({"town/x": of(d, "b")})
+    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
 
 
 # ------------------------------------------------------------------ settle
@@ -102,7 +102,7 @@ def test_settle_keeps_exactly_the_blobs_of_the_indexes_on_disk(site):
     index(out, "forest/c00", d["a"], d["b"])
     index(out, "town/square", d["b"], d["c"])
     library = Library.open(out, store)
-    library.grow(of(d, "abcd"))
+    library.grow({"gone/chunk": of(d, "abcd")})
     library.settle({})
     assert held(out) == (of(d, "abc"), {"forest/c00": of(d, "ab"), "town/square": of(d, "bc")})
     assert not library.errors and every_index_is_held(out)
@@ -153,10 +153,10 @@ def test_settle_takes_the_blobs_of_cooked_chunks_from_the_cook(site, monkeypatch
     loads = CountingLoads(monkeypatch)
     index(out, "forest/c00", d["b"])
     library = Library.open(out, store)
-    library.grow(of(d, "b"))
+    library.grow({"forest/c00": of(d, "b")})
     library.settle({"forest/c00": of(d, "b")})
     assert held(out) == (of(d, "b"), {"forest/c00": of(d, "b")})
-    assert loads.paths == [out / "forest" / "c00.json"]  # read for its chunk name only: its stamp changed
+    assert loads.paths == []  # a cooked chunk's blobs are the cook's: its index is not read
 
 
 def test_the_library_holds_every_blob_of_every_index_through_grow_write_settle(site):
@@ -168,7 +168,7 @@ def test_the_library_holds_every_blob_of_every_index_through_grow_write_settle(s
     # the next cook gives forest/c00 other blobs
     with library_lock(out):
         library = Library.open(out, store)
-        library.grow(of(d, "d"))
+        library.grow({"forest/c00": of(d, "d")})
         assert every_index_is_held(out) and held(out)[0] == of(d, "abcd")
         index(out, "forest/c00", d["d"])
         assert every_index_is_held(out)
@@ -235,7 +235,7 @@ def test_reflections_are_kept_for_spirv_blobs_and_none_for_text(site, spirv):
         store.put_blob(blob)
     index(out, "forest/c00", d["a"], *spirv)
     library = Library.open(out, store)
-    library.grow({d["a"], *spirv})
+    library.grow({"forest/c00": frozenset({d["a"], *spirv})})
     reader = PakReader(mf.library_path(out))
     assert reader.reflection(d["a"]) is None
     for digest, blob in spirv.items():
