@@ -9,6 +9,9 @@ import pytest
 from pipeline.outputs import manifest as mf
 from paths import SAMPLE_WORLD
 from startup_helpers import pipeline
+from click.testing import CliRunner
+
+from pipeline.cli.show import command
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +24,15 @@ def cooked(tmp_path_factory):
 
 
 def show(path):
-    proc = pipeline("show", str(path), cwd=path.parent)
-    return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
+    """``pipeline show PATH`` through click, and the document it printed."""
+    proc = CliRunner().invoke(command, [str(path)])
+    return proc, (json.loads(proc.stdout) if proc.exit_code == 0 else None)
 
 
 def test_a_chunk_index_shows_keys_by_text_and_draws_with_pipeline_ids(cooked):
     path = cooked / "forest" / "c00.json"
     proc, doc = show(path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.output
     manifest = mf.load_chunk_manifest(path)
     assert set(doc["keys"]) == set(manifest.keys)
     assert doc["draws"] == [json.loads(json.dumps(d)) for d in manifest.draws]
@@ -39,7 +43,7 @@ def test_a_chunk_index_shows_keys_by_text_and_draws_with_pipeline_ids(cooked):
 
 def test_a_level_manifest_shows_each_chunk_s_keys_and_pipelines(cooked):
     proc, doc = show(cooked / "forest.level.json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.output
     level = mf.load_level_manifest(cooked / "forest.level.json")
     assert list(doc["chunks"]) == list(level.chunks)
     used = {text for c in doc["chunks"].values() for text in c["keys"]}
@@ -48,7 +52,7 @@ def test_a_level_manifest_shows_each_chunk_s_keys_and_pipelines(cooked):
 
 def test_the_library_shows_every_blob_with_the_chunks_using_it(cooked):
     proc, doc = show(cooked / "shaders.pak")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.exit_code == 0, proc.output
     assert doc["bytes"] == (cooked / "shaders.pak").stat().st_size
     indexes = {}
     for path in cooked.rglob("*.json"):
@@ -63,6 +67,6 @@ def test_a_file_that_is_no_output_is_one_located_error(tmp_path):
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     proc, _ = show(other)
-    assert proc.returncode == 1
-    assert proc.stderr.strip().endswith("error: not an output of pipeline cook (a chunk index, a level manifest "
+    assert proc.exit_code == 1
+    assert proc.output.strip().endswith("error: not an output of pipeline cook (a chunk index, a level manifest "
                                         "or shaders.pak)")
