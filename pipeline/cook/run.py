@@ -215,6 +215,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     prefetch_reflections(jobs, store, options.jobs)
     with library_lock(out):
         library, staged = Library.open(out, store, verify=options.verify), Staged()
+        available = library.hashes | {r.blob for r in result.run.results.values() if r.blob}  # grow checks them
         try:
             progress.start("writing outputs", len(found.chunk_levels))
             for chunk, level in sorted(found.chunk_levels.items()):
@@ -222,10 +223,9 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                 try:
                     done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
                                         chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store,
-                                        out, lambda d: d in library.hashes or store.has_blob(d),
-                                        verify=options.verify, write=staged.write)
+                                        out, available.__contains__, verify=options.verify, write=staged.write)
                     _merge_chunk(result, chunk, done)
-                    known[str(done.json_path)] = (chunk, file_signature(done.json_path))
+                    known[str(done.json_path)] = chunk
                     levels[level].add(chunk)
                     if done.blobs is not None:
                         cooked[chunk] = done.blobs
@@ -243,6 +243,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             staged.publish()
         finally:
             staged.abandon()
+        known = {path: (chunk, file_signature(path)) for path, chunk in known.items()}  # as published
         if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
             result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
         for level in sorted(levels):

@@ -11,7 +11,8 @@ by its canonical JSON, and refers to it by position::
      "uses":    [[[pass, key, pipeline or null, fallback pipeline?], ...]]   per-pass choices of a draw
      "draws":   [[file, node, mesh, primitive, material, variant, use]]
      "key_passes": [["shader/pass", [feature name, ...]]]   what a key row's values are values of
-     "files", "passes", "render_states", "layouts", "specializations", "key_specializations": tables,
+     "files", "passes": sorted lists; "render_states", "layouts", "specializations",
+     "key_specializations": tables sorted by canonical JSON,
      "fallbacks": {"shader/pass": key}, "errors": [{...}]}
 
 A key row names its shader, pass and feature names by position in ``key_passes`` and
@@ -49,7 +50,9 @@ class _Tables:
         self._at: dict[str, dict[bytes, int]] = {}
 
     def add(self, table: str, value: Any) -> bytes:
-        raw = canonical_bytes(value)
+        return self.add_raw(table, canonical_bytes(value), value)
+
+    def add_raw(self, table: str, raw: bytes, value: Any) -> bytes:
         self.items[table].setdefault(raw, value)
         return raw
 
@@ -106,59 +109,61 @@ def encode(m, library: str) -> dict:
     key_at = {text: i for i, text in enumerate(texts)}
     ids = sorted(m.pipelines)
     pipeline_at = {pid: i for i, pid in enumerate(ids)}
+    files = sorted({d["file"] for d in m.draws})
+    file_at = {f: i for i, f in enumerate(files)}
+    passes = sorted({name for d in m.draws for name in d["passes"]})
+    pass_at = {name: i for i, name in enumerate(passes)}
+    memo: dict[int, tuple[Any, bytes]] = {}  # the states of a chunk share their layouts and render states
+
+    def canon(value: Any) -> bytes:
+        found = memo.get(id(value))
+        if found is None or found[0] is not value:
+            found = memo[id(value)] = (value, canonical_bytes(value))
+        return found[1]
+
     t = _Tables()
     split = {text: _splits(text, e) for text, e in m.keys.items()}
+    key_specs = {text: {k: v.to_json() for k, v in e.specialization.items()} for text, e in m.keys.items()}
     for text, e in m.keys.items():
         if split[text] is not None:
             t.add("key_passes", split[text])
-        for s in e.render_states:
-            t.add("render_states", dict(s))
-        t.add("key_specializations", {k: v.to_json() for k, v in e.specialization.items()})
+        for state in e.render_states:
+            t.add_raw("render_states", canon(state), dict(state))
+        t.add("key_specializations", key_specs[text])
     for p in m.pipelines.values():
-        t.add("render_states", p["render_state"])
-        t.add("layouts", p["vertex_layout"])
-        t.add("specializations", p["specialization"])
-    rows = []
+        t.add_raw("render_states", canon(p["render_state"]), p["render_state"])
+        t.add_raw("layouts", canon(p["vertex_layout"]), p["vertex_layout"])
+        t.add_raw("specializations", canon(p["specialization"]), p["specialization"])
+    draw_uses = []
     for d in m.draws:
-        t.add("files", d["file"])
-        uses = []
+        row = []
         for name, use in sorted(d["passes"].items()):
-            t.add("passes", name)
-            uses.append((name, use))
-        rows.append((d, uses))
-    t.freeze()  # the passes and files are known: the per-draw choices can be written by position
-    for _, uses in rows:
-        t.add("uses", [_use(t, name, use, key_at, pipeline_at) for name, use in uses])
+            choice = [pass_at[name], key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
+            if "fallback" in use:
+                choice.append(pipeline_at[use["fallback"]])
+            row.append(choice)
+        draw_uses.append(t.add("uses", row))
     t.freeze()
     keys = []
     for text in texts:
         e = m.keys[text]
         head = [t.at("key_passes", canonical_bytes(split[text])), [e.features[n] for n in split[text][1]]] \
             if split[text] is not None else [text, dict(e.features)]
-        row = [*head, {s: blob_at[h] for s, h in sorted(e.stages.items())}, e.draws,
-               sorted({t.at("render_states", canonical_bytes(dict(s))) for s in e.render_states}),
-               t.at("key_specializations", canonical_bytes({k: v.to_json() for k, v in e.specialization.items()}))]
+        row = [*head, {st: blob_at[h] for st, h in sorted(e.stages.items())}, e.draws,
+               sorted({t.at("render_states", canon(state)) for state in e.render_states}),
+               t.at("key_specializations", canonical_bytes(key_specs[text]))]
         if e.targets is not None:
-            row.append({label: {s: blob_at[h] for s, h in sorted(st.items())} for label, st in sorted(e.targets.items())})
+            row.append({label: {st: blob_at[h] for st, h in sorted(x.items())} for label, x in sorted(e.targets.items())})
         keys.append(row)
-    pipelines = [[key_at[p["key"]], t.at("render_states", canonical_bytes(p["render_state"])),
-                  t.at("layouts", canonical_bytes(p["vertex_layout"])),
-                  t.at("specializations", canonical_bytes(p["specialization"]))]
+    pipelines = [[key_at[p["key"]], t.at("render_states", canon(p["render_state"])),
+                  t.at("layouts", canon(p["vertex_layout"])), t.at("specializations", canon(p["specialization"]))]
                  for pid in ids for p in (m.pipelines[pid],)]
-    draws = [[t.at("files", canonical_bytes(d["file"])), *(d[f] for f in DRAW_FIELDS[1:]),
-              t.at("uses", canonical_bytes([_use(t, name, use, key_at, pipeline_at) for name, use in uses]))]
-             for d, uses in rows]
+    draws = [[file_at[d["file"]], *(d[f] for f in DRAW_FIELDS[1:]), t.at("uses", raw)]
+             for d, raw in zip(m.draws, draw_uses)]
     return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
-            "pipelines": pipelines, "draws": draws, **t.lists(),
+            "pipelines": pipelines, "draws": draws, **t.lists(), "files": files, "passes": passes,
             "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()},
             "errors": sorted_unique(dict(e) for e in m.errors)}
-
-
-def _use(t: _Tables, name: str, use: Mapping, key_at: Mapping, pipeline_at: Mapping) -> list:
-    row = [t.at("passes", canonical_bytes(name)), key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
-    if "fallback" in use:
-        row.append(pipeline_at[use["fallback"]])
-    return row
 
 
 def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
