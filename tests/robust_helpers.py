@@ -18,6 +18,7 @@ The fault and concurrency tests share the rest: a copy of the sample world, the 
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import json
 import os
@@ -26,7 +27,7 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -406,25 +407,23 @@ def outputs(out: Path) -> dict[str, bytes]:
     return found
 
 
-def _file_id(path: Path) -> tuple | None:
-    """What changes when ``path`` is replaced by a rename (None when it is missing)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+@contextlib.contextmanager
+def opened_library(out: Path) -> Iterator[tuple[PakReader, Callable[[], bool]]]:
+    """The output folder's library as one open file sees it, and ``in_place()``: whether the file at
+    its path is still that one.  The file stays open meanwhile, so its inode cannot be reused by
+    the library that replaces it.  FileNotFoundError when there is none."""
+    path = library_path(out)
+    with open(path, "rb") as f:
+        inode = os.fstat(f.fileno()).st_ino
+        reader = PakReader(f.read())
 
+        def in_place() -> bool:
+            try:
+                return os.stat(path).st_ino == inode
+            except FileNotFoundError:
+                return False
 
-def open_library(out: Path) -> tuple[PakReader | None, tuple | None]:
-    """The output folder's library as one open file sees it, and that file's identity (None, None: missing)."""
-    try:
-        fd = os.open(library_path(out), os.O_RDONLY)
-    except FileNotFoundError:
-        return None, None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        data = f.read()
-    return PakReader(data), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        yield reader, in_place
 
 
 def check_manifest(path: Path, out: Path) -> None:
@@ -439,12 +438,11 @@ def check_manifest(path: Path, out: Path) -> None:
         load_level_manifest(path)
         return
     for _ in range(100):
-        library, seen = open_library(out)
-        manifest = load_chunk_manifest(path)
-        missing = stage_hashes(manifest) - set(library or ())
-        if not missing:
-            return
-        assert _file_id(library_path(out)) != seen, f"{path} names {len(missing)} blob(s) the library lacks"
+        with opened_library(out) as (library, in_place):
+            missing = stage_hashes(load_chunk_manifest(path)) - set(library.hashes())
+            if not missing:
+                return
+            assert not in_place(), f"{path} names {len(missing)} blob(s) the library lacks"
     raise AssertionError(f"{path} kept changing")
 
 
@@ -462,8 +460,7 @@ def check_readable(out: Path) -> None:
         elif path.suffix == ".json":
             check_manifest(path, out)
         elif path == library_path(out):
-            library, _ = open_library(out)
-            assert library is not None, f"{path} vanished"
-            library.verify()
+            with opened_library(out) as (library, _):
+                library.verify()
         else:
             raise AssertionError(f"unexpected output file {path}")
