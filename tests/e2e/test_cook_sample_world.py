@@ -321,7 +321,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
 
 
 @pytest.mark.slow
-def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm) -> None:
+def test_outputs_with_compile_errors_are_the_same_from_any_working_folder(warm) -> None:
     site, _ = warm
     break_forward_brdf(site.materials)
     manifests = []
@@ -330,10 +330,24 @@ def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm
         done = run_pipeline("cook", site.world, "--materials", site.materials, "--cache", site.cache, "--out", site.out,
                        "-q", cwd=cwd)
         assert done.returncode == 1 and FRAGMENT_INCLUDE in done.stderr
-        manifests.append({p.relative_to(site.out): p.read_bytes() for p in site.out.rglob("*.json")})
-    assert manifests[0] == manifests[1]
+        manifests.append({p.relative_to(site.out): p.read_bytes() for p in site.out.rglob("*") if p.is_file()})
+    assert manifests[0] == manifests[1] and Path(LIBRARY_NAME) in manifests[0]
     c00 = load_chunk_manifest(site.out / site.at("forest/c00.json"))
     assert c00.errors and {e["file"] for e in c00.errors} == {"../materials/" + FRAGMENT_INCLUDE}
+
+
+@pytest.mark.slow
+def test_clean_cooks_from_different_working_folders_write_the_same_bytes(cold, tmp_path) -> None:
+    site, _, _ = cold
+    found = []
+    for n, cwd in enumerate((site.world, tmp_path)):
+        out, cache = tmp_path / f"out{n}", tmp_path / f"cache{n}"
+        done = run_pipeline("cook", site.world, "--materials", site.materials, "--cache", cache, "--out", out,
+                            "-q", "-j", "1", cwd=cwd, timeout=600)
+        assert done.returncode == 0, done.stderr
+        found.append({p: data for p, (data, _) in snapshot(out).items()})
+    mine = {p: data for p, (data, _) in snapshot(site.out).items()}
+    assert found[0] == found[1] == mine and LIBRARY_NAME in mine
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
