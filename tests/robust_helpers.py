@@ -18,6 +18,7 @@ The fault and concurrency tests share the rest: a copy of the sample world, the 
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import json
 import os
@@ -26,12 +27,14 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import api
-from pipeline.outputs.pak import PakError, PakReader
+from pipeline.outputs.manifest import (LEVEL_SUFFIX, library_path, load_chunk_manifest, load_level_manifest,
+                                       stage_hashes)
+from pipeline.outputs.pak import PakReader
 
 # ---------------------------------------------------------------- valid content
 POSITIONS = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)
@@ -404,41 +407,60 @@ def outputs(out: Path) -> dict[str, bytes]:
     return found
 
 
-def check_manifest(path: Path) -> None:
-    """A manifest parses; a chunk manifest names a pak that exists and holds all its blobs.
+@contextlib.contextmanager
+def opened_library(out: Path) -> Iterator[tuple[PakReader, Callable[[], bool]]]:
+    """The output folder's library as one open file sees it, and ``in_place()``: whether the file at
+    its path is still that one.  The file stays open meanwhile, so its inode cannot be reused by
+    the library that replaces it.  FileNotFoundError when there is none."""
+    path = library_path(out)
+    with open(path, "rb") as f:
+        inode = os.fstat(f.fileno()).st_ino
+        reader = PakReader(f.read())
 
-    As docs/formats.md tells readers: when the named pak is gone, a newer manifest has
-    replaced the one read (and its old pak was removed), so the manifest is read again.
+        def in_place() -> bool:
+            try:
+                return os.stat(path).st_ino == inode
+            except FileNotFoundError:
+                return False
+
+        yield reader, in_place
+
+
+def check_manifest(path: Path, out: Path) -> None:
+    """A manifest parses; every blob a chunk index names is in the library ``shaders.pak``.
+
+    Read as docs/formats.md tells readers: the library first, the index after.  When the
+    index names a blob that library lacks, the check passes only if a cook replaced the
+    library meanwhile (and then reads both again): the library on disk holds every blob of
+    every chunk index on disk at every instant.
     """
-    for _ in range(100):
-        data = path.read_bytes()
-        doc = json.loads(data)
-        if "chunk" not in doc:
-            return
-        stages = {h for k in doc["keys"].values() for h in k["stages"].values()}
-        try:
-            hashes = set(PakReader(path.with_name(doc["pak"])).hashes())
-        except PakError:
-            assert path.read_bytes() != data, f"{path} names a pak that does not exist"
-            continue
-        assert stages <= hashes, f"{path}: its pak lacks blobs it names"
+    if path.name.endswith(LEVEL_SUFFIX + ".json"):
+        load_level_manifest(path)
         return
+    for _ in range(100):
+        with opened_library(out) as (library, in_place):
+            missing = stage_hashes(load_chunk_manifest(path)) - set(library.hashes())
+            if not missing:
+                return
+            assert not in_place(), f"{path} names {len(missing)} blob(s) the library lacks"
     raise AssertionError(f"{path} kept changing")
 
 
 def check_readable(out: Path) -> None:
-    """Every output name parses (no partial file is ever visible); other names are writer temps."""
+    """Every output name parses (no partial file is ever visible); other names are writer temps.
+
+    The outputs are chunk indexes, level manifests and one whole library ``shaders.pak``
+    holding every blob the chunk indexes name; no other ``.pak`` exists.
+    """
     for path in out.rglob("*") if out.is_dir() else []:
         if path.is_dir():
             continue
         if path.name.startswith(".") and not path.name.startswith(".root."):  # .root.*: the root chunk's outputs
             assert TEMP_NAME.match(path.name), f"unexpected hidden file {path}"
         elif path.suffix == ".json":
-            check_manifest(path)
-        elif path.suffix == ".pak":
-            try:
-                PakReader(path).verify()
-            except PakError:  # an old pak a writer removed after replacing its manifest
-                assert not path.exists(), f"{path} is not a whole pak"
+            check_manifest(path, out)
+        elif path == library_path(out):
+            with opened_library(out) as (library, _):
+                library.verify()
         else:
             raise AssertionError(f"unexpected output file {path}")

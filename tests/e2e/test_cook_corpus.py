@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
-from pipeline.outputs.manifest import load_chunk_manifest
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.manifest import load_chunk_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 from pipeline.compile.scheduler import JobRunner
 
 FAKE = "glTF-Asset-Generator/Output/Positive/Compatibility/Compatibility_05.gltf"
@@ -30,7 +30,14 @@ def test_corpus_cooks_with_zero_compile_errors(corpus: Path, tmp_path: Path) -> 
     assert result.plan.stage_report()["vertex"]["jobs"] < result.plan.stage_report()["vertex"]["uses"]
     manifest = load_chunk_manifest(tmp_path / "out" / (FAKE.rsplit("/", 1)[0] + ".json"))
     assert [(e["file"], e["pointer"]) for e in manifest.errors] == [(FAKE, "/extensionsRequired/0")]
-    paks = sorted((tmp_path / "out").rglob("*.pak"))
-    assert len(paks) == result.chunks
-    for pak in paks[:: max(1, len(paks) // 10)]:
-        PakReader(pak).verify()
+    out = tmp_path / "out"
+    assert sorted(out.rglob("*.pak")) == [out / LIBRARY_NAME]  # one library for every chunk
+    library = PakReader(out / LIBRARY_NAME)
+    library.verify()
+    indexes = [load_chunk_manifest(p) for p in sorted(out.rglob("*.json")) if not p.name.endswith(".level.json")]
+    assert len(indexes) == result.chunks
+    assert library.chunks == {m.chunk: stage_hashes(m) for m in indexes}
+    assert set(library.hashes()) == {r.blob for r in result.run.results.values()}  # each blob once
+    for m in indexes[:: max(1, len(indexes) // 10)]:
+        for digest in stage_hashes(m):
+            library.get(digest)

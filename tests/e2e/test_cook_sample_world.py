@@ -25,8 +25,9 @@ from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
 from pipeline.compilers import SourceTree, validate
-from pipeline.outputs.manifest import load_chunk_manifest, load_level_manifest
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.manifest import load_chunk_manifest, load_level_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader, write_pak
+from pipeline.outputs.read_outputs import load_chunk
 from pipeline.compile.scheduler import JobRunner
 from paths import REPO
 
@@ -128,15 +129,21 @@ def test_cold_cook_outputs_hold_valid_spirv_for_every_key(cold) -> None:
     assert [p.relative_to(site.out).as_posix() for p in manifests] == [
         site.at(f"{chunk}.json") for chunk in ("forest/c00", "forest/c01", "forest/c02", "forest/c03",
                                                "town/interior", "town/market", "town/square", "town/workshop")]
+    library = PakReader(site.out / LIBRARY_NAME)
+    library.verify()
+    named = set()
     for manifest_path in manifests:
-        manifest = load_chunk_manifest(manifest_path)
-        pak = PakReader(manifest_path.with_name(json.loads(manifest_path.read_bytes())["pak"]))
-        pak.verify()
+        manifest, _ = load_chunk(site.out, manifest_path.relative_to(site.out).with_suffix("").as_posix())
+        assert manifest.library == "../" * site.at("").count("/") + "../" + LIBRARY_NAME
         assert not manifest.errors
+        assert library.chunks[manifest.chunk] == stage_hashes(manifest)
+        named |= stage_hashes(manifest)
         for entry in manifest.keys.values():
             assert set(entry.stages) == {"vertex", "fragment"}
             for digest in entry.stages.values():
-                assert validate(pak.get(digest)) == []
+                assert validate(library.get(digest)) == []
+                assert manifest.reflection[digest] == library.reflection(digest) is not None
+    assert set(library.hashes()) == named and set(library.chunks) == {load_chunk_manifest(p).chunk for p in manifests}
     levels = sorted(p.relative_to(site.out).as_posix() for p in site.out.rglob("*.level.json"))
     assert levels == [site.at("forest.level.json"), site.at("town.level.json")]
     level = load_level_manifest(site.out / site.at("forest.level.json"))
@@ -185,14 +192,18 @@ def test_editing_one_gltf_recompiles_only_the_new_jobs(warm) -> None:
     result, compiler = cook(site)
     new_jobs = set(result.plan.jobs) - set(first.plan.jobs)
     assert new_jobs and set(result.run.compiled) == new_jobs and compiler.calls == len(new_jobs)
-    new_pak = site.at("forest/") + json.loads((site.out / site.at("forest/c00.json")).read_bytes())["pak"]
-    rewritten = {site.at("forest/c00.json"), new_pak, site.at("forest.level.json")}
+    rewritten = {site.at("forest/c00.json"), LIBRARY_NAME, site.at("forest.level.json")}
     assert rel(result.written, site.out) == rewritten
     after = snapshot(site.out)
-    old_pak = next(p for p in before if p.startswith(site.at("forest/c00.")) and p.endswith(".pak"))
-    assert old_pak != new_pak and old_pak not in after  # a new pak by its content; the old one removed
-    untouched = set(before) - rewritten - {old_pak}
+    assert set(after) == set(before)
+    assert all(after[p][0] != before[p][0] for p in rewritten)
+    untouched = set(before) - rewritten
     assert {p: after[p] for p in untouched} == {p: before[p] for p in untouched}
+    library = PakReader(site.out / LIBRARY_NAME)       # the new blobs in, the ones no index names any more out
+    c00 = load_chunk_manifest(site.out / site.at("forest/c00.json"))
+    assert library.chunks[c00.chunk] == stage_hashes(c00)
+    assert set(library.hashes()) == set().union(*library.chunks.values())
+    assert {d for k in new_jobs if (d := result.run.results[k].blob)} <= set(library.hashes())
     assert all(result.run.reasons[k].startswith("new:") for k in new_jobs)
 
 
@@ -221,14 +232,53 @@ def test_cooking_one_chunk_after_a_shader_change_marks_its_level_siblings_stale(
     common.write_text(common.read_text().replace("3.14159265358979", "3.0"))  # new binaries
     one, _ = cook(site, chunk=site.at("forest/c01"))
     assert one.errors == []
-    level = json.loads((site.out / site.at("forest.level.json")).read_text())
-    stale = sorted(e["chunk"] for e in level["errors"] if e["message"].startswith("stale:"))
+    level = load_level_manifest(site.out / site.at("forest.level.json"))
+    stale = sorted(e["chunk"] for e in level.errors if e["message"].startswith("stale:"))
     assert stale == [site.at("forest/c00"), site.at("forest/c02")]
     fresh = load_chunk_manifest(site.out / site.at("forest/c01.json"))
     for text, entry in fresh.keys.items():                # the level names the fresh chunk's blobs
-        assert level["keys"][text]["stages"] == dict(entry.stages)
+        assert dict(level.keys[text].stages) == dict(entry.stages)
     everything, _ = cook(site)
     assert everything.errors == [] and load_level_manifest(site.out / site.at("forest.level.json")).errors == ()
+
+
+def chunk_indexes(out: Path) -> dict[str, frozenset[str]]:
+    """Every chunk index under ``out``: chunk -> the blobs it names."""
+    found = {}
+    for path in sorted(out.rglob("*.json")):
+        if not path.name.endswith(".level.json"):
+            manifest = load_chunk_manifest(path)
+            found[manifest.chunk] = stage_hashes(manifest)
+    return found
+
+
+def test_a_one_chunk_cook_after_a_shader_edit_leaves_the_library_exactly_the_blobs_of_the_indexes(warm, tmp_path) -> None:
+    site, _ = warm
+    before = PakReader(site.out / LIBRARY_NAME)
+    common = site.materials / "pbr" / "common.glsl"
+    common.write_text(common.read_text().replace("3.14159265358979", "3.0"))  # new binaries
+    one, _ = cook(site, chunk=site.at("forest/c01"))
+    assert one.errors == [] and site.out / LIBRARY_NAME in map(Path, one.written)
+    library = PakReader(site.out / LIBRARY_NAME)
+    library.verify()
+    indexes = chunk_indexes(site.out)
+    assert len(indexes) == 8 and library.chunks == indexes
+    assert set(library.hashes()) == set().union(*indexes.values())
+    c01 = site.at("forest/c01")
+    assert indexes[c01] != before.chunks[c01]                       # the edit changed the chunk's blobs
+    assert before.hashes() != library.hashes()
+    # the same bytes as a library packed from those blobs, their reflection and that chunk table
+    with Store(site.cache) as store:
+        blobs = {d: store.get_blob(d) for d in library.hashes()}
+    assert write_pak(blobs, {d: library.reflection(d) for d in blobs}, indexes) == (site.out / LIBRARY_NAME).read_bytes()
+    # then the whole world: every output equals a clean whole cook's, byte for byte
+    everything, _ = cook(site)
+    assert everything.errors == []
+    clean = Site(site.world, site.materials, tmp_path / "clean-cache", tmp_path / "clean-out", site.prefix)
+    cook(clean)
+    mine = {p: data for p, (data, _) in snapshot(site.out).items()}
+    assert mine == {p: data for p, (data, _) in snapshot(clean.out).items()}
+    assert PakReader(site.out / LIBRARY_NAME).chunks == chunk_indexes(site.out)
 
 
 # ------------------------------------------------------------------ compile errors
@@ -271,7 +321,7 @@ def test_compile_error_is_located_remembered_and_the_rest_still_cooks(warm) -> N
 
 
 @pytest.mark.slow
-def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm) -> None:
+def test_outputs_with_compile_errors_are_the_same_from_any_working_folder(warm) -> None:
     site, _ = warm
     break_forward_brdf(site.materials)
     manifests = []
@@ -280,10 +330,24 @@ def test_a_manifest_with_compile_errors_is_the_same_from_any_working_folder(warm
         done = run_pipeline("cook", site.world, "--materials", site.materials, "--cache", site.cache, "--out", site.out,
                        "-q", cwd=cwd)
         assert done.returncode == 1 and FRAGMENT_INCLUDE in done.stderr
-        manifests.append({p.relative_to(site.out): p.read_bytes() for p in site.out.rglob("*.json")})
-    assert manifests[0] == manifests[1]
-    c00 = json.loads(manifests[0][Path(site.at("forest/c00.json"))])
-    assert c00["errors"] and {e["file"] for e in c00["errors"]} == {"../materials/" + FRAGMENT_INCLUDE}
+        manifests.append({p.relative_to(site.out): p.read_bytes() for p in site.out.rglob("*") if p.is_file()})
+    assert manifests[0] == manifests[1] and Path(LIBRARY_NAME) in manifests[0]
+    c00 = load_chunk_manifest(site.out / site.at("forest/c00.json"))
+    assert c00.errors and {e["file"] for e in c00.errors} == {"../materials/" + FRAGMENT_INCLUDE}
+
+
+@pytest.mark.slow
+def test_clean_cooks_from_different_working_folders_write_the_same_bytes(cold, tmp_path) -> None:
+    site, _, _ = cold
+    found = []
+    for n, cwd in enumerate((site.world, tmp_path)):
+        out, cache = tmp_path / f"out{n}", tmp_path / f"cache{n}"
+        done = run_pipeline("cook", site.world, "--materials", site.materials, "--cache", cache, "--out", out,
+                            "-q", "-j", "1", cwd=cwd, timeout=600)
+        assert done.returncode == 0, done.stderr
+        found.append({p: data for p, (data, _) in snapshot(out).items()})
+    mine = {p: data for p, (data, _) in snapshot(site.out).items()}
+    assert found[0] == found[1] == mine and LIBRARY_NAME in mine
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -319,7 +383,7 @@ def run_cli(*args: str, env: dict | None = None):
 SUMMARY = re.compile(r"^cooked 8 chunks: 59 draws -> (\d+) keys(?: \(\+\d+ fallback\))? -> (\d+) stage uses -> "
                      r"(\d+) unique jobs "
                      r"\(fragment \d+->\d+, vertex \d+->\d+\); (\d+) compiled, (\d+) cached, (\d+) errors; "
-                     r"(\d+) of 18 output files written$", re.M)
+                     r"(\d+) of 11 output files written$", re.M)
 
 
 def test_cli_summary_and_exit_code_0(warm) -> None:

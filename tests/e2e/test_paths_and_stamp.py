@@ -8,7 +8,8 @@
 - invalid UTF-8 in a .gltf string and in a GLB JSON chunk: one located error, exit 1,
   the rest cooks;
 - a file that stops parsing keeps its chunk's keys and draws until it is deleted;
-- a reader that read a manifest just before a cook replaced it still gets a consistent pair.
+- a reader that opened the shader library just before a cook replaced it and the chunk
+  index still gets a consistent pair: the new index with the new library.
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pipeline import api
 from pipeline.outputs import read_outputs
-from pipeline.outputs.pak import PakError, PakReader
+from pipeline.outputs.manifest import ChunkManifest, load_chunk_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
+from paths import REPO
 from robust_helpers import document, glb, gltf_text, run_cli, write_good
 
 WARNING = re.compile(r"^(?:warning: )?(?P<file>[^:\n]+): (?:warning: )?(?P<message>.+)$")
@@ -45,17 +50,17 @@ def cook_cli(world, out, cache, *extra, cwd=None):
     return run_cli("cook", world, "--out", out, "--cache", cache, *extra, timeout=300, cwd=cwd)
 
 
-def manifest(out: Path, chunk: str) -> dict:
-    return json.loads((out / f"{chunk}.json").read_text())
+def manifest(out: Path, chunk: str) -> ChunkManifest:
+    return load_chunk_manifest(out / f"{chunk}.json")
 
 
-def draw_files(doc: dict) -> set[str]:
-    return {d["file"] for d in doc["draws"]}
+def draw_files(doc: ChunkManifest) -> set[str]:
+    return {d["file"] for d in doc.draws}
 
 
-def drawn_keys(doc: dict, file: str | None = None) -> set[str]:
+def drawn_keys(doc: ChunkManifest, file: str | None = None) -> set[str]:
     """The keys the draws of a chunk manifest (of one file) use."""
-    return {use["key"] for d in doc["draws"] if file in (None, d["file"]) for use in d["passes"].values()}
+    return {use["key"] for d in doc.draws if file in (None, d["file"]) for use in d["passes"].values()}
 
 
 # ---------------------------------------------------------------- class 6: the no-op stamp
@@ -137,13 +142,13 @@ def test_a_path_through_a_folder_link_stays_in_its_world(tmp_path, cache):
     done = cook_cli("W/linked", "build", cache, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     doc = manifest(tmp_path / "build", "linked/c00")  # named in W, with W's level_depth
-    assert doc["level"] == "linked/c00" and draw_files(doc) == {"linked/c00/crate.gltf"}
+    assert doc.level == "linked/c00" and draw_files(doc) == {"linked/c00/crate.gltf"}
     assert sorted(p.relative_to(tmp_path / "build").as_posix() for p in (tmp_path / "build").rglob("*.json")) == [
         "linked/c00.json", "linked/c00.level.json"]
 
     through = cook_cli("TO_W/forest", "build2", cache, cwd=tmp_path)  # a link to the world itself
     assert through.returncode == 0, through.stderr
-    assert manifest(tmp_path / "build2", "forest/c00")["level"] == "forest/c00"
+    assert manifest(tmp_path / "build2", "forest/c00").level == "forest/c00"
     assert api.open_world(tmp_path / "W" / "linked").root == world.resolve()
     assert api.open_world(tmp_path / "W" / "linked").scope == "linked"
 
@@ -195,8 +200,9 @@ def test_a_file_that_stops_parsing_keeps_its_keys_until_it_is_deleted(tmp_path, 
         errors = [line for line in broken.stderr.splitlines() if ": error: " in line]
         assert errors == ["W/forest/c00/rock.gltf:2:1: error: invalid JSON: EOF while parsing a value"], errors
         kept = manifest(out, "forest/c00")
-        assert kept["keys"] == good["keys"] and kept["draws"] == good["draws"] and kept["pipelines"] == good["pipelines"]
-        assert [e["file"] for e in kept["errors"]] == ["forest/c00/rock.gltf"]
+        assert kept.keys == good.keys and kept.draws == good.draws and kept.pipelines == good.pipelines
+        assert [e["file"] for e in kept.errors] == ["forest/c00/rock.gltf"]
+        assert stage_hashes(kept) <= set(PakReader(out / LIBRARY_NAME).hashes())
     scanned = api.scan(world, cache=cache)  # the library's scan keeps them too
     assert {d.source.file for d in scanned.draws} == {"forest/c00/tree.gltf", "forest/c00/rock.gltf"}
     assert [e.file for e in scanned.errors] == ["forest/c00/rock.gltf"]
@@ -205,37 +211,42 @@ def test_a_file_that_stops_parsing_keeps_its_keys_until_it_is_deleted(tmp_path, 
     gone = cook_cli(world, out, cache)
     assert gone.returncode == 0, gone.stderr
     after = manifest(out, "forest/c00")
-    assert draw_files(after) == {"forest/c00/tree.gltf"} and after["errors"] == []
+    assert draw_files(after) == {"forest/c00/tree.gltf"} and after.errors == ()
     rock_only = drawn_keys(good, "forest/c00/rock.gltf") - drawn_keys(good, "forest/c00/tree.gltf")
     assert rock_only and not rock_only & drawn_keys(after)  # left as fallbacks at most
-    assert all(after["keys"][k]["draws"] == 0 for k in rock_only if k in after["keys"])
+    assert all(after.keys[k].draws == 0 for k in rock_only if k in after.keys)
 
 
 # ---------------------------------------------------------------- a reader during a cook
-def test_a_reader_holding_a_replaced_manifest_reads_the_new_one_with_its_pak(tmp_path, cache, monkeypatch):
+def test_a_reader_holding_a_replaced_library_reads_the_new_index_with_the_new_library(tmp_path, cache, monkeypatch):
     world, out = tmp_path / "W", tmp_path / "build"
     write_good(world, "forest/c00/tree.gltf", "gltf")
+    shutil.copytree(REPO / "materials", world / "shaders")
+    (world / "pipeline.toml").write_text('materials = "shaders"\n')
     assert api.cook(world, cache=cache, out=out, jobs=1).errors == []
-    old_pak = manifest(out, "forest/c00")["pak"]
-    (world / "forest" / "c00" / "tree.gltf").write_bytes(gltf_text(masked()))  # the next cook names another pak
+    old_index = manifest(out, "forest/c00")
+    old_library = PakReader(out / LIBRARY_NAME)
+    common = world / "shaders" / "pbr" / "common.glsl"  # the next cook makes other blobs
+    common.write_text(common.read_text().replace("3.14159265358979", "3.0"))
 
     real = read_outputs.mf.load_chunk_manifest
     calls = []
 
-    def read_then_cook(path):
-        """The first read returns the manifest of before a cook that ran right after it."""
-        found = real(path)
+    def cook_then_read(path):
+        """A cook runs after the reader opened the library and before it reads the chunk index."""
         if not calls:
             calls.append(path)
             assert api.cook(world, cache=cache, out=out, jobs=1).errors == []
-        return found
+        return real(path)
 
-    monkeypatch.setattr(read_outputs.mf, "load_chunk_manifest", read_then_cook)
-    held, pak = read_outputs.load_chunk(out, "forest/c00")
+    monkeypatch.setattr(read_outputs.mf, "load_chunk_manifest", cook_then_read)
+    held, library = read_outputs.load_chunk(out, "forest/c00")
     monkeypatch.undo()
-    assert calls and not (out / "forest" / old_pak).exists()  # the race happened: the pak it first named is gone
-    with pytest.raises(PakError):
-        PakReader(out / "forest" / old_pak)  # what a reader without the retry opened
-    assert held.pak != old_pak and held == real(out / "forest" / "c00.json")
-    assert {h for k in held.keys.values() for h in k.stages.values()} <= set(pak.hashes())
-    assert os.path.basename(pak.name) == held.pak
+    assert calls and held == replace(real(out / "forest" / "c00.json"), reflection=held.reflection)
+    # the race happened: the new index names blobs the library the reader opened first lacks ...
+    assert stage_hashes(held) != stage_hashes(old_index) and stage_hashes(held) - set(old_library.hashes())
+    # ... and those the old index alone named are gone from the library on disk
+    assert not (stage_hashes(old_index) - stage_hashes(held)) & set(PakReader(out / LIBRARY_NAME).hashes())
+    assert stage_hashes(held) <= set(library.hashes()) and library.chunks["forest/c00"] == stage_hashes(held)
+    assert set(held.reflection) == {d for d in stage_hashes(held) if library.reflection(d) is not None} != set()
+    assert os.path.basename(library.name) == LIBRARY_NAME

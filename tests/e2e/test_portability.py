@@ -14,6 +14,8 @@ import pytest
 from pipeline.compilers import toolchain
 from test_dependencies import extra_modules
 from pipeline.cpus import usable_cpus
+from pipeline.outputs.manifest import load_chunk_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 from paths import REPO
 
 ROOT = REPO
@@ -58,8 +60,11 @@ def test_every_module_imports_and_a_cook_runs_without_fcntl(tmp_path):
     assert summary["modules"] > 60 and summary["code"] == 0
     manifests = sorted(p.name for p in out.rglob("*.json"))
     assert "c01.json" in manifests, manifests
-    paks = list(out.rglob("*.pak"))
-    assert paks and all(p.stat().st_size > 0 for p in paks)
+    assert list(out.rglob("*.pak")) == [out / LIBRARY_NAME]
+    library = PakReader(out / LIBRARY_NAME)
+    library.verify()
+    assert library.chunks["forest/c01"] and library.chunks["forest/c01"] == stage_hashes(
+        load_chunk_manifest(out / "forest" / "c01.json"))
 
 
 def test_fcntl_really_is_masked_in_that_setup():

@@ -12,6 +12,8 @@ import pytest
 from robust_helpers import check_readable, cli, cook, copy_world, outputs, run_cli
 
 from pipeline.outputs import write_chunk, write_level
+from pipeline.outputs.manifest import load_chunk_manifest, load_level_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 
 TIMEOUT = 180
 
@@ -100,7 +102,7 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
     cache, out = tmp_path / "cache", tmp_path / "out"
     assert cook(world, cache, tmp_path / "warm").errors == []
     a_read, b_wrote_level = threading.Event(), threading.Event()
-    real_level_chunks, real_chunk = write_level.level_chunks, write_chunk.write_chunk_outputs
+    real_level_chunks, real_chunk = write_level.level_chunks, write_chunk._write
     real_level = write_level.write_level_manifest
 
     def level_chunks(folder, level):
@@ -110,10 +112,10 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
             b_wrote_level.wait(3)
         return found
 
-    def write_chunk_outputs(folder, manifest, blobs):
+    def write_index(*args):
         if threading.current_thread().name == "B":
             a_read.wait(3)
-        return real_chunk(folder, manifest, blobs)
+        return real_chunk(*args)
 
     def write_level_manifest(folder, manifest):
         try:
@@ -123,13 +125,21 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
                 b_wrote_level.set()
 
     monkeypatch.setattr(write_level, "level_chunks", level_chunks)
-    monkeypatch.setattr(write_chunk, "write_chunk_outputs", write_chunk_outputs)
+    monkeypatch.setattr(write_chunk, "_write", write_index)
     monkeypatch.setattr(write_level, "write_level_manifest", write_level_manifest)
-    threads = [threading.Thread(target=cook, name=name, args=(world, cache, out), kwargs={"chunk": chunk})
+    results = {}
+
+    def cook_chunk(chunk: str) -> None:
+        results[chunk] = cook(world, cache, out, chunk=chunk)
+
+    threads = [threading.Thread(target=cook_chunk, name=name, args=(chunk,))
                for name, chunk in (("A", "forest/c00"), ("B", "forest/c01"))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=TIMEOUT)
-    level = json.loads((out / "forest.level.json").read_text())
-    assert sorted(level["chunks"]) == ["forest/c00", "forest/c01"]
+    assert sorted(results) == ["forest/c00", "forest/c01"] and all(r.errors == [] for r in results.values())
+    assert sorted(load_level_manifest(out / "forest.level.json").chunks) == ["forest/c00", "forest/c01"]
+    library = PakReader(out / LIBRARY_NAME)  # neither cook's settle dropped the other's blobs
+    assert library.chunks == {c: stage_hashes(load_chunk_manifest(out / f"{c}.json")) for c in results}
+    check_readable(out)

@@ -26,8 +26,19 @@ from robust_helpers import (
 )
 
 from pipeline import api
-from pipeline.outputs.manifest import load_chunk_manifest
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.manifest import load_chunk_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
+from pipeline.outputs.read_outputs import load_chunk
+
+
+def check_cooked(out: Path, chunks) -> None:
+    """Each chunk has keys, and the whole library holds every blob its index names."""
+    library = PakReader(out / LIBRARY_NAME)
+    library.verify()
+    for chunk in chunks:
+        manifest, _ = load_chunk(out, chunk)
+        assert manifest.keys and stage_hashes(manifest) <= set(library.hashes())
+        assert library.chunks[chunk] == stage_hashes(manifest)
 
 
 def bad_world(tmp_path: Path, case: Case, monkeypatch) -> tuple[Path, str]:
@@ -100,9 +111,7 @@ def test_cli_cook_reports_every_kind_and_still_cooks_the_good_chunks(all_bad_wor
     assert sorted(LINE.match(line)["file"] for line in lines) == sorted(files)
     for line in lines:
         check_error_line(line, LINE.match(line)["file"], files[LINE.match(line)["file"]])
-    for chunk in (*GOOD_CHUNKS, BAD_CHUNK):
-        assert load_chunk_manifest(out / f"{chunk}.json").keys
-        PakReader(out / Path(chunk).parent / load_chunk_manifest(out / f"{chunk}.json").pak).verify()
+    check_cooked(out, (*GOOD_CHUNKS, BAD_CHUNK))
 
 
 @pytest.mark.parametrize("name", ["glb_chunk_length_past_end", "json_trailing_comma", "dangling_material",
@@ -128,9 +137,7 @@ def test_cli_cook_one_bad_file_exit_1_and_good_chunks_cooked(tmp_path, name):
     assert "Traceback" not in proc.stderr
     (line,) = located_lines(proc.stderr)
     check_error_line(line, bad, case)
-    for chunk in GOOD_CHUNKS:
-        assert load_chunk_manifest(out / f"{chunk}.json").keys
-        PakReader(out / Path(chunk).parent / load_chunk_manifest(out / f"{chunk}.json").pak).verify()
+    check_cooked(out, GOOD_CHUNKS)
     bad_chunk = load_chunk_manifest(out / f"{BAD_CHUNK}.json")
     assert bad_chunk.keys  # the good file next to the bad one still cooked
     assert [e["file"] for e in bad_chunk.errors] == [bad]  # and the manifest records the bad one
