@@ -60,7 +60,7 @@ class Library:
     hashes: frozenset[str] = frozenset()
     chunks: dict[str, frozenset[str]] = field(default_factory=dict)
     intact: bool = False        # the file read as a library (header, index, table)
-    found: str = "absent"       # what was on disk: "absent", "damaged" (not a library of this version) or "intact"
+    found: str = "new"          # on disk: "new" (never written), "absent" (deleted), "damaged" or "intact"
     seen: dict = field(default_factory=dict)  # index path -> [stamp, chunk] the last settle recorded, if trusted
     written: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -70,11 +70,13 @@ class Library:
     def open(cls, out: Path | str, store: Store, *, verify: bool = False) -> "Library":
         path = mf.library_path(out)
         found = read_index(path)
-        if found is None or (verify and not _intact(path)):
-            return cls(Path(out), store, found="damaged" if path.exists() else "absent")
         record = store.get(LIBRARY, str(path.resolve()))
-        trusted = isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict) \
-            and _same(record[0], stamp_of(path))
+        recorded = isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict)
+        trusted = recorded and _same(record[0], stamp_of(path))
+        # a library whose stamp is not the one recorded (changed since by anything but a cook) is read whole
+        if found is None or ((verify or (recorded and not trusted)) and not _intact(path)):
+            state = "damaged" if path.exists() else "absent" if recorded else "new"
+            return cls(Path(out), store, found=state)
         return cls(Path(out), store, found[0], dict(found[1]), intact=True, found="intact",
                    seen=record[1] if trusted else {})
 
@@ -85,7 +87,7 @@ class Library:
     @property
     def reason(self) -> str:
         """Why the library was written (``--explain``), from what was on disk when the cook opened it."""
-        return {"absent": f"file missing: {self.path.name}",
+        return {"new": "new", "absent": f"file missing: {self.path.name}",
                 "damaged": f"modified on disk (not a library of this version, or its checksum fails): {self.path.name}",
                 }.get(self.found, "blobs of the chunk indexes changed")
 

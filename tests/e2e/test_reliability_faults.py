@@ -21,6 +21,7 @@ import pytest
 from robust_helpers import ROOT, check_readable, cli, cook, copy_world, outputs, run_cli
 
 from pipeline.cache.job_records import JOB
+from pipeline.outputs import manifest as mf
 from pipeline.cache.store import FORMAT_VERSION, Store
 
 KILL_TRIALS = 20
@@ -271,8 +272,8 @@ def test_a_broken_fragment_include_fails_only_its_jobs_and_is_never_cached_as_su
     assert set(bad) == {job for e in failed for job in e["jobs"]}  # one error per mistake, naming its jobs
     assert all(r["blob"] is None for r in bad.values()), "a failed compile is never cached as a success"
     assert good and all(r["blob"] for r in good.values())
-    manifest = json.loads((out / "forest" / "c00.json").read_text())
-    stages = [entry["stages"] for entry in manifest["keys"].values()]
+    manifest = mf.load_chunk_manifest(out / "forest" / "c00.json")
+    stages = [entry.stages for entry in manifest.keys.values()]
     assert all("vertex" in s for s in stages), "every vertex job still compiled"
     assert any(set(s) == {"vertex", "fragment"} for s in stages), "passes without brdf.glsl still compiled"
     summary = run_cli("cook", world, "--cache", cache, "--out", out, "--jobs", "1", "--materials", materials)

@@ -12,6 +12,7 @@ from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import atomic, write_library
 from pipeline.outputs import manifest as mf
+from pipeline.stamps import stamp_of
 from pipeline.outputs.pak import PakReader, read_index, write_pak
 from pipeline.outputs.reflection import reflect
 from pipeline.outputs.write_library import LIBRARY, Library, index_files, library_lock, settle_folder
@@ -198,6 +199,9 @@ def test_verify_rewrites_a_library_whose_bytes_are_damaged(site):
     at = data.index(TEXTS["a"])
     data[at] ^= 1  # a blob byte: the index still reads, the checksum and the blob hash do not hold
     path.write_bytes(bytes(data))
+    assert not Library.open(out, store).intact  # its stamp is not the recorded one: read whole, found damaged
+    record = store.get(LIBRARY, str(path.resolve()))  # bytes that rot on disk move no stamp
+    store.set(LIBRARY, str(path.resolve()), [list(stamp_of(path)), record[1]])
     assert Library.open(out, store).intact
     library = Library.open(out, store, verify=True)
     assert not library.intact
