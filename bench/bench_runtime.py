@@ -7,15 +7,18 @@ The world (default: the sample world) is cooked once.  Then, on one device witho
 validation layer (the driver's own cost), each run creates every chunk's pipeline states
 twice, each time from nothing (new modules, layouts, render passes):
 
-- ``pak``: :class:`pipeline.runtime.loader.Loader` loads each chunk: reads its manifest
-  and ``.pak``, creates a shader module per blob and a pipeline per pipeline state;
+- ``pak``: :class:`pipeline.runtime.loader.Loader` loads each chunk as the output format
+  has it: opens the folder's shader library (``shaders.pak``), reads the chunk's index,
+  takes the reflection of its blobs from the library, creates a shader module per blob
+  (each checked against its SHA-256) and a pipeline per pipeline state;
 - ``files``: the baseline: the blobs as ``<digest>.spv`` files in a folder, read one file
   per stage, modules and the same pipelines created with the same factory; the pipeline
   descriptions (what an engine would have compiled into its own code) are prepared
   before timing.
 
 Reported: pipeline states created per second (creation calls only) and the wall time to
-load a chunk (everything above), both as ratios pak / files.  Medians of the runs.
+load a chunk (everything above), both as ratios pak / files.  Medians of the runs.  The
+keys of the result keep the names ``pak_rate`` and ``pak_chunk_ms`` for the library path.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline import api  # noqa: E402
 from pipeline.outputs import manifest as mf  # noqa: E402
-from pipeline.outputs.pak import PakReader  # noqa: E402
+from pipeline.outputs.read_outputs import load_chunk  # noqa: E402
 from pipeline.runtime.check import chunk_names  # noqa: E402
 from pipeline.runtime.device import Device  # noqa: E402
 from pipeline.runtime.loader import Loader  # noqa: E402
@@ -71,13 +74,13 @@ def _from_pak(device: Device, out: Path, chunks: list[str]) -> tuple[float, floa
 
 
 def _prepare_files(out: Path, chunks: list[str], folder: Path) -> list[tuple[str, dict, dict, dict]]:
-    """Write every blob as <digest>.spv; return (pipeline id, state, stage -> digest, stage -> reflection)."""
+    """Write every blob of the chunks as <digest>.spv; return (pipeline id, state, stage -> digest,
+    stage -> reflection)."""
     plan, seen = [], set()
     for chunk in chunks:
-        manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
-        pak = PakReader(mf.chunk_pak_path(out, manifest))
-        for digest, blob in pak.items():
-            (folder / f"{digest}.spv").write_bytes(blob)
+        manifest, library = load_chunk(out, chunk)  # the index, its blobs' reflection from the library
+        for digest in sorted(mf.stage_hashes(manifest)):
+            (folder / f"{digest}.spv").write_bytes(library.get(digest))
         stages_of = {e.key: dict(e.stages) for e in manifest.keys.values()}
         for pid, state in sorted(manifest.pipelines.items()):
             if pid in seen:

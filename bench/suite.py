@@ -15,7 +15,7 @@ Figures (issue 6):
 9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
    overhead per job against the local pool's, a projection to 8/32/128 workers (bench_farm.py).
 10. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
-   (manifest + pak + modules + pipelines), against the same pipelines from .spv files on disk
+   (index + shader library + modules + pipelines), against the same pipelines from .spv files on disk
    (bench_runtime.py; left out with a note where Vulkan cannot run).
 
 Cold cooks run in a child process (``--child``) on an empty cache, timed inside the
@@ -460,14 +460,14 @@ def figure_runtime(cfg: Config, results: Results, workdir: Path, log) -> None:
     results.extra["runtime"] = m
     where = f"{m['pipelines']} states, {m['chunks']} chunks of {Path(world_dir).name}, {m['device'].split(' (')[0]}"
     results.figures.append(Figure(
-        10, f"pipeline creation from a chunk's pak ({where})", m["pak_rate"], "pipelines/s",
+        10, f"pipeline creation from the shader library ({where})", m["pak_rate"], "pipelines/s",
         f".spv files: {m['files_rate']:.0f}/s", m["pak_rate"] / m["files_rate"], "-", None,
         "creation calls only, validation layer off; the same driver calls, so ~1x up to noise"))
     results.figures.append(Figure(
-        10, "load a chunk: manifest + pak + modules + pipelines", m["pak_chunk_ms"], "ms/chunk",
+        10, "load a chunk: index + shader library + modules + pipelines", m["pak_chunk_ms"], "ms/chunk",
         f".spv files + same pipelines: {m['files_chunk_ms']:.1f} ms", m["pak_chunk_ms"] / m["files_chunk_ms"],
-        "-", None, "the baseline's pipeline descriptions are prepared before timing; the pak path also parses "
-        "its manifest (JSON with every blob's reflection) and checks each blob's SHA-256"))
+        "-", None, "the baseline's pipeline descriptions are prepared before timing; the library path also opens "
+        "shaders.pak, decodes the chunk index, reads its blobs' reflection and checks each blob's SHA-256"))
 
 
 def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) -> str:

@@ -308,8 +308,9 @@ def __getattr__(name: str):
 def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
            cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
            since: Path | str | None = None, backend: str = "capi", history: Path | str | None = None,
-           explain_keys: int = EXPLAIN_KEYS) -> Report:
-    """The funnel report of a world (or level, or chunk); compile figures come from the cache.
+           explain_keys: int = EXPLAIN_KEYS, out: Path | str | None = None) -> Report:
+    """The funnel report of a world (or level, or chunk); compile figures come from the cache, and a whole
+    world's total binary size from the shader library of its cooked outputs ``out`` (when given and current).
 
     The first ``explain_keys`` keys (by text) carry their explanation (``explanations``,
     by key hash), so the HTML page can show why each key exists."""
@@ -318,7 +319,7 @@ def report(world: World | Path | str, *, level: str | None = None, chunk: str | 
     )
 
     w = _world(world, cache)
-    options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget,
+    options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget, out=Path(out) if out else None,
                                     since=Path(since) if since is not None else None, backend=backend,
                                     history=Path(history) if history is not None else None)
     with _read_store(w) as store:  # a read-only look: a cook's no-op stamp stays valid

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pipeline import api
+from pipeline.outputs import manifest as mf
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_world"
 
@@ -38,3 +40,23 @@ def cook_twin_chunks(tmp: Path) -> Path:
     for chunk in ("c02", "c03"):
         shutil.copytree(SAMPLE / "forest" / "c02", tmp / "world" / chunk)
     return cook(tmp / "world", tmp)
+
+
+def chunk_index(out: Path, chunk: str) -> mf.ChunkManifest:
+    """A cooked chunk's index, read as every reader reads it (its reflection is in the library)."""
+    return mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
+
+
+def fail_key(out: Path, chunk: str, key: str) -> mf.ChunkManifest:
+    """Rewrite the chunk's index as a cook writes it when every stage of ``key`` failed to compile: the
+    key without stage blobs, no pipeline state of it, its draws left with their pass's fallback only,
+    and an error naming it.  Returns the index as it was."""
+    manifest = chunk_index(out, chunk)
+    gone = {pid for pid, state in manifest.pipelines.items() if state["key"] == key}
+    draws = tuple({**d, "passes": {label: {k: v for k, v in use.items() if not (k == "pipeline" and v in gone)}
+                                   for label, use in d["passes"].items()}} for d in manifest.draws)
+    failed = replace(manifest, keys={**manifest.keys, key: replace(manifest.keys[key], stages={})},
+                     pipelines={p: s for p, s in manifest.pipelines.items() if p not in gone}, draws=draws,
+                     errors=(*manifest.errors, {"key": key, "message": "compile failed"}))
+    mf.chunk_manifest_path(out, chunk).write_bytes(mf.dump_json(failed.to_json()))
+    return manifest

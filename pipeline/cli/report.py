@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -62,6 +63,9 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @rules_option
 @materials_option
 @cache_option
+@click.option("--out", type=click.Path(exists=True, file_okay=False),
+              help="The cooked outputs folder (as given to pipeline cook): the total binary size of a report of "
+                   "the whole world is its shaders.pak on disk [default: build, when it exists].")
 @click.option("--backend", type=click.Choice(["capi", "cli", "auto"]), default="capi", show_default=True,
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
 @click.option("--history", type=click.Path(exists=True, file_okay=False), metavar="DIR",
@@ -75,7 +79,7 @@ def _what_if(ctx, param, values) -> dict[str, str]:
                    "max time; per family: totals) [default: 1].")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Jobs listed by --timings.")
 @guarded
-def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, backend, history,
+def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, out, backend, history,
             as_json, timings, cooks, top):
     """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
     sources -> unique binaries, per shader family and pass, level and chunk.
@@ -103,7 +107,7 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
     if timings:
         return _timings(api.timings(w, cache=cache, top=top, cooks=cooks or 1), fmt)
     result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
-                        backend=backend, history=history)
+                        backend=backend, history=history, out=out or ("build" if os.path.isdir("build") else None))
     doc = result.to_json()
     text = render_html(doc) if fmt == "html" else render(doc, fmt)
     if output:

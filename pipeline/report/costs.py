@@ -2,17 +2,23 @@
 
 Binary sizes: the distinct SPIR-V blobs each chunk's keys use (a blob shared by two
 keys counts once per chunk, once per level, once in the total), raw and
-compressed with zlib level 6 (about what a pak compressor gains).  Compile time:
-the timing log's last compile of every job the keys need, summed per job family.
+compressed with zlib level 6 (about what a pak compressor gains).  When the cooked
+output folder's shader library (``shaders.pak``) holds every blob the total counts,
+the total's bytes are what ships: the library's size on disk (its blobs once, the
+fallback keys' blobs, reflection and tables).  Compile time: the timing log's last
+compile of every job the keys need, summed per job family.
 """
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cache.store import Store
+from pipeline.outputs.pak import read_index
 from pipeline.plan.jobs import JobPlan
 from pipeline.cook.timings import latest_per_job, read_log
 
@@ -24,8 +30,10 @@ TOP_JOBS = 25
 
 
 def binary_sizes(found: "KeysResult", plan: JobPlan, states: dict, store: Store | None,
-                 chunk_levels: dict[str, str]) -> dict | None:
-    """``{"chunks": [...], "levels": [...], "total": {...}}`` with blobs, bytes, compressed; None uncooked."""
+                 chunk_levels: dict[str, str], library: Path | None = None) -> dict | None:
+    """``{"chunks": [...], "levels": [...], "total": {...}}`` with blobs, bytes, compressed; None uncooked.
+    ``library``: the shader library of the cooked outputs; when it holds every blob of the total, the
+    total's ``bytes`` are its size on disk and the total says so (``"library": true``)."""
     if store is None or not states:
         return None
     sizes: dict[str, tuple[int, int]] = {}
@@ -56,10 +64,26 @@ def binary_sizes(found: "KeysResult", plan: JobPlan, states: dict, store: Store 
                 "compressed": sum(sizes[b][1] for b in blobs)}
 
     everything = set().union(*per_chunk.values())
+    total = row("total", everything)
+    shipped = shipped_bytes(library, everything) if library is not None else None
+    if shipped is not None:
+        total.update(bytes=shipped, library=True)
     return {"compression": f"zlib level {ZLIB_LEVEL}, per blob",
             "chunks": [row(c, per_chunk[c], level=chunk_levels.get(c, c)) for c in sorted(per_chunk)],
             "levels": [row(lv, per_level[lv]) for lv in sorted(per_level)],
-            "total": row("total", everything)}
+            "total": total}
+
+
+def shipped_bytes(library: Path, blobs: set[str]) -> int | None:
+    """The size on disk of the shader library at ``library`` when it reads as one and holds every blob of
+    ``blobs``; None when it is missing, unreadable, or from another cook (a blob lacking)."""
+    found = read_index(library)  # header, index and chunk table only: no blob is read
+    if found is None or not blobs <= found[0]:
+        return None
+    try:
+        return os.stat(library).st_size
+    except OSError:
+        return None
 
 
 def compile_times(cache_dir, plan: JobPlan, first_keys: dict[str, str]) -> dict | None:

@@ -40,6 +40,7 @@ from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyUses, RequiredKeys
+from pipeline.outputs.manifest import library_path
 from pipeline.report.budget import budget_checks
 from pipeline.report.errors import ReportError  # noqa: F401  (re-exported)
 from pipeline.report.fallbacks import fallback_rows
@@ -135,6 +136,7 @@ class ReportOptions:
     backend: str = "capi"
     target: str = "vulkan1.2"
     history: Path | None = None
+    out: Path | None = None  # the cooked outputs: a whole world's total binary size is their library's
 
 
 def build_report(world: "World", found: "KeysResult", store: Store | None, options: ReportOptions,
@@ -167,7 +169,8 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
                                   grid_cell=bool(cell and world.config.grid(world.level_of(cell))))
     report.provenance = provenance(world.root, world.rules_dir)
     chunk_levels = {r.name: r.level for r in chunks}
-    report.sizes = binary_sizes(found, jobs, states, store, chunk_levels)
+    library = library_path(options.out) if options.out is not None and not any(report.scope.values()) else None
+    report.sizes = binary_sizes(found, jobs, states, store, chunk_levels, library)
     first = {}
     for key in sorted(required.keys, key=lambda k: k.text):
         for job in jobs.jobs_for(key).values():

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.cook.timings import read_log, summarize
+from pipeline.outputs.manifest import load_chunk_manifest
 
 BARK = "forest/c01/rocks.gltf"
 
@@ -20,7 +21,7 @@ BARK = "forest/c01/rocks.gltf"
 # stays: other draws of the chunk still use it).
 EDIT_BLOCK = """\
 changes:
-  files written (3): build/forest/{pak}, build/forest/c01.json, build/forest.level.json
+  files written (3): build/forest/c01.json, build/forest.level.json, build/shaders.pak
   per-chunk key uses +1 -0:
     + forest/c01: pbr/forward {new}  (OCCLUSION_MAP 0 -> 1; was pbr/forward {old})
   compiled 1 job:
@@ -48,6 +49,11 @@ def edit_bark(site: Path) -> None:
     path.write_text(json.dumps(doc, indent=1))
 
 
+def chunk_keys(site: Path, chunk: str = "forest/c01") -> dict:
+    """The cooked chunk's keys: key text -> entry."""
+    return load_chunk_manifest(site / "build" / f"{chunk}.json").keys
+
+
 def block(output: str) -> str:
     lines = output.splitlines(keepends=True)
     start = lines.index("changes:\n")
@@ -58,19 +64,17 @@ def block(output: str) -> str:
 def test_one_material_edit_prints_the_pinned_change_block(site):
     first = cook()
     assert first.exit_code == 0, first.output
-    manifests = [json.loads(p.read_text()) for p in (site / "build").rglob("*.json") if ".level." not in p.name]
-    n = sum(len(m["keys"]) for m in manifests)
-    distinct = len({k for m in manifests for k in m["keys"]})
+    manifests = [load_chunk_manifest(p) for p in (site / "build").rglob("*.json") if ".level." not in p.name]
+    n = sum(len(m.keys) for m in manifests)
+    distinct = len({k for m in manifests for k in m.keys})
     assert f"per-chunk key uses +{n} -0 ({distinct} distinct keys; {n} in 8 chunk(s) cooked for the first time)" \
         in first.output
     assert "changes:" not in cook().output  # nothing changed, nothing said
     edit_bark(site)
     again = cook()
     assert again.exit_code == 0, again.output
-    pak = json.loads((site / "build" / "forest" / "c01.json").read_text())["pak"]  # named by its content
-    assert pak.startswith("c01.") and pak.endswith(".pak")
-    keys = json.loads((site / "build" / "forest" / "c01.json").read_text())["keys"]
-    assert block(again.output) == EDIT_BLOCK.format(new=keys[NEW]["hash"][:12], old=keys[OLD]["hash"][:12], pak=pak)
+    keys = chunk_keys(site)
+    assert block(again.output) == EDIT_BLOCK.format(new=keys[NEW].hash[:12], old=keys[OLD].hash[:12])
     assert max(map(len, block(again.output).splitlines())) < 160  # short: no define dumps
     doc = json.loads(cook("--json").output)  # nothing left to do
     assert doc["changes"] == {"written": [], "removed": [], "keys_added": [], "keys_removed": [], "new_chunks": []}
@@ -80,13 +84,13 @@ def test_json_carries_the_changes_and_explain_names_key_and_change(site):
     assert cook().exit_code == 0
     edit_bark(site)
     doc = json.loads(cook("--json").output)
-    keys = json.loads((site / "build" / "forest" / "c01.json").read_text())["keys"]
+    keys = chunk_keys(site)
     assert doc["changes"]["keys_added"] == [
-        {"chunk": "forest/c01", "key": NEW, "hash": keys[NEW]["hash"],
-         "nearest": {"key": OLD, "hash": keys[OLD]["hash"], "changed": {"OCCLUSION_MAP": ["0", "1"]}}}]
+        {"chunk": "forest/c01", "key": NEW, "hash": keys[NEW].hash,
+         "nearest": {"key": OLD, "hash": keys[OLD].hash, "changed": {"OCCLUSION_MAP": ["0", "1"]}}}]
     assert doc["changes"]["keys_removed"] == []
     (line,) = doc["explain"]
-    assert line["key"] == NEW and line["key_hash"] == keys[NEW]["hash"] and line["stage"] == "fragment"
+    assert line["key"] == NEW and line["key_hash"] == keys[NEW].hash and line["stage"] == "fragment"
     assert line["changed"] == {"OCCLUSION_MAP": ["0", "1"]}
     assert line["reason"].startswith("new:") and line["seconds"] > 0
 
@@ -97,8 +101,11 @@ def test_quiet_drops_the_block_and_verbose_lists_everything(site):
     shutil.rmtree(site / "build")
     verbose = cook("-v")
     assert "more (-v lists all)" not in verbose.output
-    assert verbose.output.count("\n    + ") == 0 and "files written (18)" in verbose.output
-    assert verbose.output.count("build/") == 18
+    shipped = [p for p in (site / "build").rglob("*") if p.is_file() and not p.name.startswith(".")]
+    assert sorted(p.name for p in shipped if p.suffix == ".pak") == ["shaders.pak"]  # one library, 8 indexes, 2 levels
+    assert len(shipped) == 8 + 2 + 1
+    assert verbose.output.count("\n    + ") == 0 and f"files written ({len(shipped)})" in verbose.output
+    assert verbose.output.count("build/") == len(shipped)
 
 
 @pytest.mark.slow

@@ -18,8 +18,7 @@ import pytest
 
 from pipeline import api
 from pipeline.compilers import disassemble, validate
-from pipeline.outputs.manifest import load_chunk_manifest
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.read_outputs import load_chunk
 from pipeline.compile.scheduler import JobRunner
 from paths import REPO
 
@@ -98,8 +97,7 @@ def test_hlsl_and_glsl_families_cook_together(site, tmp_path: Path) -> None:
                            "simple/forward{ALPHA_MODE=OPAQUE,TEXTURED=0,VERTEX_COLOR=0}",
                            "simple/forward{ALPHA_MODE=OPAQUE,TEXTURED=1,VERTEX_COLOR=0}"]
 
-    manifest = load_chunk_manifest(tmp_path / "out" / "level" / "mixed.json")
-    pak = PakReader(tmp_path / "out" / "level" / manifest.pak)
+    manifest, pak = load_chunk(tmp_path / "out", "level/mixed")  # the index and the shader library
     entries = {text: e for text, e in manifest.keys.items() if e.shader == "simple"}
     assert sorted(entries) == simple_keys
     for entry in entries.values():

@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("MaterialX", reason="the materialx extra is not installed")
 
 from pipeline.builtin import builtin_materials_dir  # noqa: E402
+from pipeline.outputs.manifest import load_chunk_manifest  # noqa: E402
 from paths import REPO
 
 ROOT = REPO
@@ -54,9 +55,9 @@ def failed_alone(proc: subprocess.CompletedProcess, key: str, world: Path) -> tu
     assert len(lines) == 1 and key in lines[0], proc.stderr
     doc = json.loads(proc.stdout)
     assert len(doc["errors"]) == 1
-    manifest = json.loads((world.parent / "out" / "shrine.json").read_text())
-    cooked = [k for k, entry in manifest["keys"].items() if k.startswith("mtlx/") and key not in k]
-    assert len(cooked) == 3 and all(set(manifest["keys"][k]["stages"]) == {"vertex", "fragment"} for k in cooked)
+    manifest = load_chunk_manifest(world.parent / "out" / "shrine.json")
+    cooked = [k for k in manifest.keys if k.startswith("mtlx/") and key not in k]
+    assert len(cooked) == 3 and all(set(manifest.keys[k].stages) == {"vertex", "fragment"} for k in cooked)
     return lines[0], doc
 
 

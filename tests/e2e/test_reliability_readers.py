@@ -26,7 +26,7 @@ from pipeline import api
 from pipeline.errors import PipelineError
 from pipeline.runtime.misses import MissLog
 
-from runtime_helpers import SAMPLE, needs_vulkan  # noqa: E402
+from runtime_helpers import SAMPLE, chunk_index, needs_vulkan  # noqa: E402
 from paths import REPO
 from robust_helpers import one_error_line
 
@@ -44,8 +44,7 @@ def cooked(tmp_path_factory) -> tuple[Path, Path, Path]:
     shutil.copy(SAMPLE / "town" / "market" / "car.glb", world / "car.glb")
     result = api.cook(world, cache=tmp / "cache", out=tmp / "out", jobs=2)
     assert result.ok, result.errors
-    assert sorted(p.name for p in (tmp / "out").iterdir() if p.suffix == ".json") == [".root.json",
-                                                                                    ".root.level.json"]
+    assert sorted(p.name for p in (tmp / "out").iterdir()) == [".root.json", ".root.level.json", "shaders.pak"]
     return world, tmp / "cache", tmp / "out"
 
 
@@ -102,8 +101,7 @@ BAD_LINES = [  # (line as written, the message of its located error)
 
 def _good_record(out: Path) -> tuple[str, dict]:
     """A key and draw the cooked root chunk holds."""
-    manifest = json.loads((out / ".root.json").read_bytes())
-    record = next(r for r in manifest["draws"] if r["variant"] is None and LABEL in r["passes"])
+    record = next(r for r in chunk_index(out, ".").draws if r["variant"] is None and LABEL in r["passes"])
     return record["passes"][LABEL]["key"], {f: record[f] for f in ("file", "node", "mesh", "primitive", "material",
                                                                     "variant")}
 

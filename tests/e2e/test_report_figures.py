@@ -1,10 +1,12 @@
 """``pipeline cook`` and ``pipeline report`` give the same key count for the same world, with the
 fallback keys shown apart in both; the change block counts per-chunk uses as such; the HTML
-cards show 0, never a dash, for a family without keys (real compiler)."""
+cards show 0, never a dash, for a family without keys; the report's total binary size is the
+shipped shader library when the cooked outputs are given (real compiler)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -12,7 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pipeline import api
 from pipeline.cli import main
+from pipeline.outputs.manifest import library_path, load_chunk_manifest
+from pipeline.outputs.pak import PakReader
 from pipeline.report.html import render_html
 from paths import REPO
 
@@ -38,9 +43,9 @@ def cooked(world: Path, tmp: Path) -> dict:
     line = run("cook", world, *common, "--out", tmp / "out", "-j", "1", "-q").strip().splitlines()[-1]
     report = json.loads(run("report", world, *common, "-f", "json"))
     table = run("report", world, *common)
-    manifests = [json.loads(p.read_text()) for p in (tmp / "out").rglob("*.json") if ".level." not in p.name]
+    manifests = [load_chunk_manifest(p) for p in (tmp / "out").rglob("*.json") if ".level." not in p.name]
     return {"cook": doc, "line": line, "report": report, "table": table, "dry": dry, "dry_line": dry_line,
-            "manifest_keys": {k for m in manifests for k in m["keys"]}}
+            "manifest_keys": {k for m in manifests for k in m.keys}}
 
 
 def assert_agree(run_: dict) -> None:
@@ -83,8 +88,8 @@ def test_the_change_block_counts_per_chunk_uses_not_keys(tmp_path):
     result = CliRunner().invoke(main, ["cook", str(tmp_path / "world"), "--cache", str(tmp_path / "cache"),
                                        "--out", str(tmp_path / "out"), "-j", "1", "--color", "never"])
     assert result.exit_code == 0, result.output
-    manifests = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json") if ".level." not in p.name]
-    uses, distinct = sum(len(m["keys"]) for m in manifests), len({k for m in manifests for k in m["keys"]})
+    manifests = [load_chunk_manifest(p) for p in (tmp_path / "out").rglob("*.json") if ".level." not in p.name]
+    uses, distinct = sum(len(m.keys) for m in manifests), len({k for m in manifests for k in m.keys})
     assert uses > distinct  # some key is in several chunks
     (line,) = [ln for ln in result.output.splitlines() if "key uses" in ln]
     assert line == f"  per-chunk key uses +{uses} -0 ({distinct} distinct keys; {uses} in 8 chunk(s) cooked " \
@@ -117,3 +122,35 @@ def test_html_cards_leave_out_what_is_not_cooked(tmp_path):
     assert "&ndash;" not in "".join(shown.values())
     assert "unique_binaries" not in shown and "pso" not in shown
     assert shown["required"] == str(sum(r["required"] for r in doc["totals"]))
+
+
+def test_the_report_total_is_the_shipped_library_given_the_outputs_else_the_blob_sum(tmp_path, monkeypatch):
+    cache, out = tmp_path / "cache", tmp_path / "build"
+    run("cook", SAMPLE, "--cache", cache, "--out", out, "-j", "1", "-q")
+    library = PakReader(library_path(out))
+    indexes = [load_chunk_manifest(p) for p in out.rglob("*.json") if not p.name.endswith(".level.json")]
+
+    def blob_sum(doc: dict, level: str | None = None) -> int:  # the distinct blobs of the required keys
+        required = {k["key"] for k in doc["keys"]}
+        blobs = {d for m in indexes if level in (None, m.level) for text, e in m.keys.items() if text in required
+                 for d in e.stages.values()}
+        return sum(len(library.get(d)) for d in blobs)
+
+    shipped = api.report(SAMPLE, cache=cache, out=out).to_json()
+    counted = api.report(SAMPLE, cache=cache).to_json()
+    assert shipped["sizes"]["total"]["bytes"] == os.path.getsize(out / "shaders.pak")
+    assert shipped["sizes"]["total"]["library"] is True
+    assert counted["sizes"]["total"]["bytes"] == blob_sum(counted) < os.path.getsize(out / "shaders.pak")
+    assert "library" not in counted["sizes"]["total"]
+    assert shipped["sizes"]["chunks"] == counted["sizes"]["chunks"]  # a chunk: its distinct blobs either way
+    level = api.report(SAMPLE, cache=cache, out=out, level="forest").to_json()  # part of the world: its blobs
+    assert level["sizes"]["total"]["bytes"] == blob_sum(level, "forest") and "library" not in level["sizes"]["total"]
+
+    monkeypatch.chdir(tmp_path)  # the command line: --out, else build/ when it exists
+    for args in (("--out", out), ()):
+        doc = json.loads(run("report", SAMPLE, "--cache", cache, "--json", *args))
+        assert doc["sizes"]["total"]["bytes"] == os.path.getsize(out / "shaders.pak")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    doc = json.loads(run("report", SAMPLE, "--cache", cache, "--json"))
+    assert doc["sizes"]["total"]["bytes"] == blob_sum(doc)

@@ -23,6 +23,7 @@ from rules_fixtures import draw, facts, mesh, ruleset_from
 
 from pipeline.builtin import builtin_materials_dir
 from pipeline.keys.required import required_keys
+from pipeline.outputs.manifest import load_chunk_manifest
 
 TIMEOUT = 180
 SOURCES = {"vertex": "pbr/pbr.vert", "fragment": "pbr/pbr.frag"}
@@ -205,8 +206,8 @@ def test_a_rule_failing_for_one_draw_is_located_at_the_rule_and_names_the_draw(t
     line = the_error(err)
     doc = json.loads(stdout)
     assert code == 1 and [e["message"] for e in doc["errors"]] == [line.split(": error: ", 1)[1]]
-    manifest = json.loads((out / "lvl" / "c00.json").read_text())
-    draws = {(d["file"], family_pass) for d in manifest["draws"] for family_pass in d["passes"]}
+    manifest = load_chunk_manifest(out / "lvl" / "c00.json")
+    draws = {(d["file"], family_pass) for d in manifest.draws for family_pass in d["passes"]}
     assert ("lvl/c00/good.gltf", "t/main") in draws and ("lvl/c00/good.gltf", "ok/main") in draws
     assert ("lvl/c00/bad.gltf", "ok/main") in draws and ("lvl/c00/bad.gltf", "t/main") not in draws
 

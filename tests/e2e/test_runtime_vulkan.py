@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +14,9 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
+from pipeline.outputs import manifest as mf
 
-from runtime_helpers import SAMPLE, cook, needs_vulkan  # noqa: E402
+from runtime_helpers import SAMPLE, chunk_index, cook, needs_vulkan  # noqa: E402
 from runtime_oracle import iou, silhouette, triangles  # noqa: E402
 
 pytestmark = needs_vulkan
@@ -36,11 +39,11 @@ def test_check_sample_world_creates_every_pipeline_without_validation_messages(s
     run = CliRunner().invoke(main, ["runtime", "check", str(sample_out), "--json"])
     assert run.exit_code == 0, run.output
     doc = json.loads(run.stdout)
-    manifests = [json.loads(p.read_bytes()) for p in sample_out.rglob("*.json") if ".level." not in p.name]
-    states = {pid for m in manifests for pid in m["pipelines"]}
+    manifests = [mf.load_chunk_manifest(p) for p in sample_out.rglob("*.json") if ".level." not in p.name]
+    states = {pid for m in manifests for pid in m.pipelines}
     assert doc["pipelines"] == doc["created"] == len(states) > 30
     assert doc["validation_errors"] == [] and doc["failed"] == []
-    assert doc["modules"] == len({d for m in manifests for e in m["keys"].values() for d in e["stages"].values()})
+    assert doc["modules"] == len({d for m in manifests for d in mf.module_hashes(m)})
 
 
 @pytest.mark.slow
@@ -53,20 +56,20 @@ def test_check_corpus(corpus_out: Path) -> None:
 def test_check_one_chunk(sample_out: Path) -> None:
     result = api.runtime_check(sample_out, chunk="forest/c00")
     assert result.chunks == ["forest/c00"] and result.ok
-    doc = json.loads((sample_out / "forest" / "c00.json").read_bytes())
-    assert result.pipelines == len(doc["pipelines"])
+    assert result.pipelines == len(chunk_index(sample_out, "forest/c00").pipelines)
 
 
 def test_check_reports_a_pipeline_state_the_shaders_do_not_match(sample_out: Path, tmp_path: Path) -> None:
     """A vertex layout that feeds no NORMAL to a vertex stage reading it: the layer must say so."""
     out = tmp_path / "out"
     (out / "forest").mkdir(parents=True)
-    doc = json.loads((sample_out / "forest" / "c00.json").read_bytes())
-    (out / "forest" / doc["pak"]).write_bytes((sample_out / "forest" / doc["pak"]).read_bytes())
-    broken = next(pid for pid, s in doc["pipelines"].items() if "forward" in s["key"])
-    doc["pipelines"][broken]["vertex_layout"] = [a for a in doc["pipelines"][broken]["vertex_layout"]
-                                                 if a["location"] != 1]
-    (out / "forest" / "c00.json").write_text(json.dumps(doc))
+    shutil.copy(mf.library_path(sample_out), mf.library_path(out))
+    manifest = chunk_index(sample_out, "forest/c00")
+    pid, state = next((pid, s) for pid, s in sorted(manifest.pipelines.items()) if "forward" in s["key"])
+    state = {**state, "vertex_layout": [a for a in state["vertex_layout"] if a["location"] != 1]}
+    manifest = replace(manifest, pipelines={**manifest.pipelines, pid: state})
+    mf.chunk_manifest_path(out, "forest/c00").write_bytes(mf.dump_json(manifest.to_json()))
+    (broken,) = [p for p, s in chunk_index(out, "forest/c00").pipelines.items() if s == state]  # ids: by content
     run = CliRunner().invoke(main, ["runtime", "check", str(out), "--json"])
     assert run.exit_code == 1
     report = json.loads(run.stdout)
@@ -76,16 +79,20 @@ def test_check_reports_a_pipeline_state_the_shaders_do_not_match(sample_out: Pat
 
 
 @pytest.mark.slow
-def test_check_reports_a_corrupt_pak_and_still_checks_the_rest(sample_out: Path, tmp_path: Path) -> None:
+def test_check_reports_a_corrupt_library_for_every_chunk_and_a_bad_index_for_its_chunk(sample_out: Path,
+                                                                                     tmp_path: Path) -> None:
     out = tmp_path / "out"
-    for p in sample_out.rglob("*"):
-        if p.is_file():
-            (out / p.relative_to(sample_out)).parent.mkdir(parents=True, exist_ok=True)
-            (out / p.relative_to(sample_out)).write_bytes(p.read_bytes())
-    (out / "town" / json.loads((out / "town" / "market.json").read_bytes())["pak"]).write_bytes(b"not a pak")
+    shutil.copytree(sample_out, out)
+    mf.chunk_manifest_path(out, "town/market").write_bytes(b"{ not an index")
     result = api.runtime_check(out)
-    assert [f.chunk for f in result.failed] == ["town/market"]
+    assert [f.chunk for f in result.failed] == ["town/market"]  # the other chunks are still checked
     assert result.created > 0 and not result.validation_errors
+    mf.library_path(out).write_bytes(b"not a pak")  # the one library: no chunk can load, each says why
+    result = api.runtime_check(out)
+    chunks = sorted(p.relative_to(out).with_suffix("").as_posix() for p in out.rglob("*.json")
+                    if not p.name.endswith(".level.json"))
+    assert sorted(f.chunk for f in result.failed) == chunks and result.created == 0
+    assert all("shaders.pak" in f.message for f in result.failed if f.chunk != "town/market")
 
 
 # ------------------------------------------------------------------ render

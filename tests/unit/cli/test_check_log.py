@@ -11,6 +11,7 @@ from robust_helpers import make_world
 
 from pipeline import api
 from pipeline.cli.check_log import command
+from pipeline.outputs.manifest import load_chunk_manifest
 from pipeline.runtime.misses import MissLog
 
 CHUNK, FILE, PASS = "forest/c00", "forest/c00/tree.glb", "pbr/forward"
@@ -38,8 +39,7 @@ def test_an_empty_log_says_no_misses(cooked, tmp_path: Path) -> None:
 
 def test_a_miss_of_a_cooked_key_is_covered(cooked, tmp_path: Path) -> None:
     _, _, out = cooked
-    manifest = json.loads((out / f"{CHUNK}.json").read_bytes())
-    record = next(r for r in manifest["draws"] if r["file"] == FILE)
+    record = next(r for r in load_chunk_manifest(out / f"{CHUNK}.json").draws if r["file"] == FILE)
     log = MissLog(tmp_path / "misses.jsonl")
     draw = {f: record[f] for f in ("file", "node", "mesh", "primitive", "material", "variant")}
     log.append(key=record["passes"][PASS]["key"], chunk=CHUNK, draw=draw, pass_=PASS)

@@ -11,6 +11,8 @@ from robust_helpers import make_world, outputs
 
 from pipeline import api
 from pipeline.cli.clean import command
+from pipeline.outputs.manifest import load_chunk_manifest, stage_hashes
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 
 
 def run(*args: object):
@@ -25,14 +27,20 @@ def test_a_deleted_chunk_s_outputs_are_removed_and_named(tmp_path: Path, monkeyp
     (out / "notes.txt").write_text("not an output")
     shutil.rmtree(world / "town")
     gone = sorted(name for name in before if name.startswith(("town/", "town.")))
-    assert len(gone) == 3  # the chunk's manifest and pak, the level's manifest
+    assert len(gone) == 2  # the chunk's index, the level's manifest
     monkeypatch.chdir(tmp_path)
     result = run("w", "--out", "out", "--cache", "cache")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert sorted(lines[:-1]) == sorted(f"removed out/{name}" for name in gone)
     assert lines[-1] == f"removed {len(gone)} files no cook of w would write"
-    assert outputs(out) == {name: data for name, data in before.items() if name not in gone} | {"notes.txt": b"not an output"}
+    after = outputs(out)
+    kept = {name: data for name, data in before.items() if name not in gone and name != LIBRARY_NAME}
+    assert {n: d for n, d in after.items() if n != LIBRARY_NAME} == kept | {"notes.txt": b"not an output"}
+    library = PakReader(after[LIBRARY_NAME])  # settled: the removed chunk's blobs and table entry gone with it
+    indexes = [load_chunk_manifest(out / name) for name in kept if not name.endswith((".level.json", ".pak"))]
+    assert set(library.chunks) == {m.chunk for m in indexes} and "town/c00" in PakReader(before[LIBRARY_NAME]).chunks
+    assert set(library) == {d for m in indexes for d in stage_hashes(m)}
 
 
 def test_json_lists_the_removed_files_and_a_second_clean_removes_nothing(tmp_path: Path) -> None:

@@ -86,8 +86,19 @@ def test_outputs_of_a_chunk_gone_from_the_world_would_be_removed(world: Path, tm
     shutil.rmtree(world / "c03")
     result = dry(world, tmp_path)
     removed = {Path(p).name for p in result.remove}
-    assert "c03.json" in removed and any(n.startswith("c03.") and n.endswith(".pak") for n in removed)
+    assert removed == {"c03.json", "c03.level.json"}  # its blobs live on in the folder's one library
     assert (tmp_path / "out" / "c03.json").exists()  # only said, not done
+
+
+@pytest.mark.xfail(strict=True, reason="the dry run does not say that settling the library rewrites shaders.pak "
+                                       "when a chunk's index is removed (its chunk table loses the chunk)")
+def test_a_dry_run_after_a_chunk_is_gone_names_what_the_cook_writes_and_removes(world: Path, tmp_path: Path) -> None:
+    real(world, tmp_path)
+    shutil.rmtree(world / "c03")
+    said = dry(world, tmp_path)
+    done = api.cook(api.open_world(world), cache=tmp_path / "cache", out=tmp_path / "out", jobs=2)
+    assert sorted(said.remove) == sorted(done.removed)
+    assert sorted(w["path"] for w in said.write) == sorted(done.written)
 
 
 @pytest.mark.parametrize("cooked", [False, True])

@@ -17,8 +17,8 @@ from fakes import FAKE_ERROR, FakeCompiler, failing, fake_blob
 from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
-from pipeline.outputs.manifest import load_chunk_manifest
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.manifest import library_path, load_chunk_manifest
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 from paths import REPO
 
 ROOT = REPO
@@ -56,7 +56,7 @@ def test_cold_cook_compiles_each_job_once_and_stores_its_blob(site) -> None:
     assert set(compiler.compiled) == set(result.plan.jobs) and set(compiler.compiled.values()) == {1}
     assert compiler.runs == [sorted(result.plan.jobs)]            # one run, in job-key order
     manifest = load_chunk_manifest(site / "out" / "forest" / "c00.json")
-    pak = PakReader(site / "out" / "forest" / manifest.pak)
+    pak = PakReader(library_path(site / "out"))
     digests = {d for e in manifest.keys.values() for d in e.stages.values()}
     job_of = {r.blob: k for k, r in result.run.results.items()}
     assert digests and all(pak.get(d) == fake_blob(job_of[d]) for d in digests)  # each stage: its job's blob
@@ -81,8 +81,7 @@ def test_edited_chunk_recompiles_exactly_its_new_jobs(site) -> None:
     assert new and compiler.runs == [sorted(new)] and compiler.calls == len(new)
     assert all(result.run.reasons[k].startswith("new:") for k in new)
     written = {Path(p).relative_to(site / "out").as_posix() for p in result.written}
-    pak = "forest/" + load_chunk_manifest(site / "out" / "forest" / "c00.json").pak
-    assert written == {"forest/c00.json", pak, "forest.level.json"}
+    assert written == {"forest/c00.json", LIBRARY_NAME, "forest.level.json"}
 
 
 def test_edited_include_recompiles_exactly_the_jobs_reading_it(site) -> None:

@@ -22,6 +22,8 @@ import pytest
 from pipeline import api
 from pipeline.compile.scheduler import JobRunner
 from pipeline.keys import incremental as chunkcache
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.pak import PakReader
 from paths import REPO
 
 ROOT = REPO
@@ -87,11 +89,6 @@ def files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def pak_name(manifest: Path) -> str:
-    """The file name of the pak a chunk manifest names."""
-    return json.loads(manifest.read_bytes())["pak"]
-
-
 def comparable(doc: dict, out: Path) -> dict:
     doc = dict(doc)
     for name in ("outputs", "written", "removed"):
@@ -131,11 +128,12 @@ def test_level_manifests_land_beside_their_level_folders(site, at):
     out = site / "out"
     levels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.level.json"))
     assert levels == [at("forest.level.json"), at("town.level.json")]       # never levels.level.json
-    forest = json.loads((out / at("forest.level.json")).read_text())
-    assert forest["level"] == at("forest")
-    assert sorted(forest["chunks"]) == [at(c) for c in SAMPLE_CHUNKS if c.startswith("forest/")]
-    chunk = json.loads((out / at("forest/c01.json")).read_text())
-    assert (chunk["chunk"], chunk["level"]) == (at("forest/c01"), at("forest"))
+    forest = mf.load_level_manifest(out / at("forest.level.json"))
+    assert forest.level == at("forest")
+    assert sorted(forest.chunks) == [at(c) for c in SAMPLE_CHUNKS if c.startswith("forest/")]
+    chunk = mf.load_chunk_manifest(out / at("forest/c01.json"))
+    assert (chunk.chunk, chunk.level) == (at("forest/c01"), at("forest"))
+    assert sorted(out.rglob("*.pak")) == [mf.library_path(out)]  # one library for the whole folder
 
 
 def test_edit_one_file(site, missed, at):
@@ -164,12 +162,22 @@ def test_delete_file(site, missed, at):
 
 
 def test_delete_chunk_folder(site, missed, at):
-    pak = at("forest/") + pak_name(site / "out" / at("forest/c01.json"))
+    assert at("forest/c01") in PakReader(mf.library_path(site / "out")).chunks
     shutil.rmtree(site / "world" / at("forest/c01"))
     doc, _ = both(site)
     assert missed == [] and doc["chunks"] == len(SAMPLE_CHUNKS) - 1
-    assert sorted(doc["removed"]) == sorted([at("forest/c01.json"), pak])  # outputs of a chunk that is gone
+    assert doc["removed"] == [at("forest/c01.json")]  # the output of a chunk that is gone
     assert not (site / "out" / at("forest/c01.json")).exists()
+    library = PakReader(mf.library_path(site / "out"))  # settled: the chunk gone from its table, no blob left over
+    indexes = _indexes(site / "out")
+    assert at("forest/c01") not in library.chunks and set(library.chunks) == set(indexes)
+    assert set(library) == {d for m in indexes.values() for d in mf.stage_hashes(m)}
+
+
+def _indexes(out: Path) -> dict[str, mf.ChunkManifest]:
+    """Every chunk index of an output folder, by chunk."""
+    found = (mf.load_chunk_manifest(p) for p in sorted(out.rglob("*.json")) if not p.name.endswith(".level.json"))
+    return {m.chunk: m for m in found}
 
 
 def _buffer(rgb: float) -> tuple[bytes, bytes]:
@@ -229,8 +237,7 @@ def test_rescanned_chunk_reuses_stored_rule_evaluations(site, missed, monkeypatc
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
     result, _ = run_cook(site, site / "cache", site / "out")
     assert missed == [[at("town/market")]] and calls == []          # every combination was evaluated before
-    doc = json.loads((site / "out" / at("town/market.json")).read_text())
-    assert doc["keys"] and result.errors == []
+    assert mf.load_chunk_manifest(site / "out" / at("town/market.json")).keys and result.errors == []
     rules = site / "rules" / "pbr.yaml"                           # new rules: nothing stored applies
     rules.write_text(rules.read_text() + "\n# changed\n")
     run_cook(site, site / "cache", site / "out")
@@ -262,9 +269,9 @@ def test_broken_file_keeps_its_diagnostics(site, missed, at):
 
 # ------------------------------------------------------------------ outputs repaired without a blob read
 @pytest.mark.slow
-def test_deleted_pak_is_restored(site, at):
+def test_deleted_library_is_restored(site):
     before = files(site / "out")
-    pak = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c00.json"))
+    pak = mf.library_path(site / "out")
     pak.unlink()
     result, _ = run_cook(site, site / "cache", site / "out")
     assert result.to_json()["written"] == [str(pak)]
@@ -283,16 +290,20 @@ def test_truncated_manifest_is_restored(site, at):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["blob", "truncate"])
-def test_corrupt_pak_is_restored(site, where, at):
+def test_corrupt_library_is_restored(site, where):
+    """A truncated library is rewritten by any cook; one with a flipped blob byte (its index still reads
+    fine) by a cook with ``verify``, which checks the library's checksum."""
     before = files(site / "out")
-    path = site / "out" / at("forest") / pak_name(site / "out" / at("forest/c01.json"))
+    path = mf.library_path(site / "out")
     data = bytearray(path.read_bytes())
+    reader = PakReader(bytes(data))
+    offset = bytes(data).find(reader.get(reader.hashes()[0]))
     if where == "blob":
-        data[-9] ^= 0xFF  # a blob byte: the index still reads fine
+        data[offset + 9] ^= 0xFF  # a blob byte: the index still reads fine
     else:
         data = data[:-16]
     path.write_bytes(bytes(data))
-    result, _ = run_cook(site, site / "cache", site / "out")
+    result, _ = run_cook(site, site / "cache", site / "out", verify=where == "blob")
     assert str(path) in result.written
     assert files(site / "out") == before
 
@@ -324,7 +335,9 @@ def test_stale_chunk_manifest_rebuilds_level(site, at):
     """A chunk manifest changed on disk by someone else: rewritten, and its level manifest checked again."""
     before = files(site / "out")
     path = site / "out" / at("forest/c02.json")
-    path.write_bytes(path.read_bytes().replace(b'"draws": ', b'"draws": 1', 1))
+    data = path.read_bytes()
+    assert mf.load_chunk_manifest(path).keys and b'"draws":[[' in data
+    path.write_bytes(data.replace(b'"draws":[[', b'"draws":[[1', 1))  # another draw's row
     result, _ = run_cook(site, site / "cache", site / "out")
     assert str(path) in result.written
     assert files(site / "out") == before

@@ -6,6 +6,8 @@ import zlib
 from types import SimpleNamespace
 
 from pipeline.cook.timings import append_cook
+from pipeline.digest import bytes_hash
+from pipeline.outputs.pak import write_pak
 from pipeline.report.costs import ZLIB_LEVEL, binary_sizes, compile_times
 
 BLOBS = {"b1": b"\x03\x02\x23\x07" * 50, "b2": bytes(range(256)) * 3, "b3": b"x" * 1000}
@@ -63,6 +65,30 @@ def test_binary_sizes_without_a_cook() -> None:
     assert binary_sizes(found(c=["k1"]), plan, {}, Store(BLOBS), {}) is None
     # blobs named by the records but gone from the store: nothing to measure
     assert binary_sizes(found(c=["k1"]), plan, {"j1": SimpleNamespace(blob="gone")}, Store(BLOBS), {}) is None
+
+
+def test_the_total_is_the_shipped_library_when_it_holds_every_blob(tmp_path) -> None:
+    blobs = {bytes_hash(data): data for data in BLOBS.values()}
+    by_name = {name: bytes_hash(data) for name, data in BLOBS.items()}
+    plan = Plan({"k1": {"vertex": "j1", "fragment": "j2"}})
+    states = {"j1": SimpleNamespace(blob=by_name["b1"]), "j2": SimpleNamespace(blob=by_name["b2"])}
+    store = Store(blobs)
+
+    def total(library):
+        got = binary_sizes(found(c=["k1"]), plan, states, store, {"c": "c"}, library)
+        return got["total"], got["chunks"][0]
+
+    full, partial, missing = tmp_path / "full.pak", tmp_path / "partial.pak", tmp_path / "missing.pak"
+    full.write_bytes(write_pak(blobs, chunks={"c": [by_name["b1"], by_name["b2"]], "other": [by_name["b3"]]}))
+    partial.write_bytes(write_pak({by_name["b1"]: BLOBS["b1"]}))
+    blob_sum = (2, *sizes("b1", "b2"))
+    shipped, chunk = total(full)
+    assert (shipped["blobs"], shipped["bytes"], shipped["compressed"]) == (2, full.stat().st_size, blob_sum[2])
+    assert shipped["library"] is True and shipped["bytes"] > blob_sum[1]  # every blob of the folder, and tables
+    assert (chunk["blobs"], chunk["bytes"], chunk["compressed"]) == blob_sum  # a chunk: its distinct blobs
+    for library in (None, partial, missing):  # no outputs, or outputs lacking a blob: the blobs' sum
+        counted, _ = total(library)
+        assert (counted["blobs"], counted["bytes"], counted["compressed"]) == blob_sum and "library" not in counted
 
 
 def row(cook: str, job: str, seconds: float, family: str = "pbr", key: str | None = None) -> dict:

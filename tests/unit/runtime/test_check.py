@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from runtime_helpers import cook_twin_chunks, needs_vulkan
+from runtime_helpers import chunk_index, cook_twin_chunks, needs_vulkan
+from pipeline.outputs import manifest as mf
 from pipeline.runtime.check import NothingToCheck, check, chunk_names
 
 
@@ -17,13 +17,14 @@ def out(tmp_path_factory) -> Path:
     return cook_twin_chunks(tmp_path_factory.mktemp("check"))
 
 
-def manifests(out: Path) -> dict[str, dict]:
-    return {p.stem: json.loads(p.read_bytes()) for p in sorted(out.glob("c0?.json"))}
+def manifests(out: Path) -> dict[str, mf.ChunkManifest]:
+    return {p.stem: chunk_index(out, p.stem) for p in sorted(out.glob("c0?.json"))}
 
 
 def test_chunk_names_lists_chunk_manifests_and_the_root_chunk_only(tmp_path: Path) -> None:
     for name in ("forest/c00.json", "forest.level.json", ".root.json", ".level.json", "forest/.hidden.json",
-                 "town/market/c1.json", "notes.txt", "forest/c00.0123456789abcdef.pak"):
+                 "town/market/c1.json", "notes.txt", "forest/c00.0123456789abcdef.pak",
+                 "shaders.pak"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     assert sorted(chunk_names(tmp_path)) == [".", "forest/c00", "town/market/c1"]
@@ -49,12 +50,11 @@ def test_a_folder_without_manifests_is_an_error_not_a_pass(tmp_path: Path) -> No
 def test_check_creates_each_pipeline_state_once_over_the_chunks(out: Path) -> None:
     result = check(out)
     docs = manifests(out)
-    states = set(docs["c02"]["pipelines"]) | set(docs["c03"]["pipelines"])
-    assert docs["c02"]["pipelines"] and set(docs["c02"]["pipelines"]) == set(docs["c03"]["pipelines"])
+    states = set(docs["c02"].pipelines) | set(docs["c03"].pipelines)
+    assert docs["c02"].pipelines and set(docs["c02"].pipelines) == set(docs["c03"].pipelines)
     assert result.chunks == ["c02", "c03"]
     assert result.pipelines == result.created == len(states)
-    assert result.modules == len({d for doc in docs.values() for e in doc["keys"].values()
-                                  for d in e["stages"].values()})
+    assert result.modules == len({d for doc in docs.values() for e in doc.keys.values() for d in e.stages.values()})
     assert result.ok and result.validation_errors == [] and result.failed == []
     assert result.device and result.to_json()["created"] == len(states)
 
@@ -62,7 +62,7 @@ def test_check_creates_each_pipeline_state_once_over_the_chunks(out: Path) -> No
 @needs_vulkan
 def test_check_of_one_chunk(out: Path) -> None:
     result = check(out, "c03")
-    assert result.chunks == ["c03"] and result.pipelines == len(manifests(out)["c03"]["pipelines"]) and result.ok
+    assert result.chunks == ["c03"] and result.pipelines == len(manifests(out)["c03"].pipelines) and result.ok
 
 
 @needs_vulkan
@@ -73,5 +73,5 @@ def test_a_bad_manifest_is_a_failure_and_the_other_chunks_are_still_checked(out:
     result = check(broken)
     assert not result.ok
     assert [f.chunk for f in result.failed] == ["c02"] and result.failed[0].pipeline is None
-    assert result.created == result.pipelines == len(manifests(out)["c03"]["pipelines"])
+    assert result.created == result.pipelines == len(manifests(out)["c03"].pipelines)
     assert result.to_json()["failed"][0]["chunk"] == "c02"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_helpers import SAMPLE, cook
+from runtime_helpers import SAMPLE, chunk_index, cook
 from pipeline import api
 from pipeline.keys.required import RequiredKeys
 from pipeline.outputs.contract import DRAW_FIELDS
@@ -37,7 +37,7 @@ def run(cooked, tmp_path: Path, lines: list, out: Path | None = None):
 
 
 def first_draw(out: Path, chunk: str = "c02") -> dict:
-    return json.loads((out / f"{chunk}.json").read_bytes())["draws"][0]
+    return chunk_index(out, chunk).draws[0]
 
 
 def miss(record: dict, chunk: str = "c02", key: str | None = None, label: str = FORWARD, **draw) -> dict:

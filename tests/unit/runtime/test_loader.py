@@ -1,15 +1,15 @@
-"""Chunk loading on lavapipe: manifest + pak -> modules and pipelines, draws -> pipelines, misses logged."""
+"""Chunk loading on lavapipe: chunk index + shader library -> modules and pipelines, draws -> pipelines, misses logged."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from runtime_helpers import cook_twin_chunks, needs_vulkan
-from pipeline.outputs.pak import PakReader, write_pak
+from runtime_helpers import chunk_index, cook_twin_chunks, fail_key, needs_vulkan
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.pak import PakError, PakReader, write_pak
 from pipeline.outputs.contract import DRAW_FIELDS
 from pipeline.runtime.device import Device
 from pipeline.runtime.loader import Failure, Loader
@@ -24,8 +24,8 @@ def out(tmp_path_factory) -> Path:
     return cook_twin_chunks(tmp_path_factory.mktemp("loader"))
 
 
-def doc(out: Path, chunk: str = "c02") -> dict:
-    return json.loads((out / f"{chunk}.json").read_bytes())
+def doc(out: Path, chunk: str = "c02") -> mf.ChunkManifest:
+    return chunk_index(out, chunk)
 
 
 def draw_id(record: dict) -> tuple:
@@ -39,11 +39,12 @@ def test_load_creates_a_module_per_blob_and_a_pipeline_per_state(out: Path) -> N
         try:
             loaded = loader.load("c02")
             assert loader.load("c02") is loaded  # loaded once
-            assert set(loaded.modules) == {d for e in manifest["keys"].values() for d in e["stages"].values()}
-            assert set(loaded.pipelines) == set(manifest["pipelines"]) and loaded.failures == []
+            assert set(loaded.modules) == {d for e in manifest.keys.values() for d in e.stages.values()}
+            assert set(loaded.pipelines) == set(manifest.pipelines) and loaded.failures == []
+            assert set(loaded.manifest.reflection) == set(loaded.modules)  # from the library
             other = loader.load("c03")
             assert all(other.pipelines[p] is loaded.pipelines[p] for p in loaded.pipelines)  # shared by id
-            assert len(loader.created) == len(manifest["pipelines"])
+            assert len(loader.created) == len(manifest.pipelines)
         finally:
             loader.close()
     assert device.messages == []
@@ -51,14 +52,14 @@ def test_load_creates_a_module_per_blob_and_a_pipeline_per_state(out: Path) -> N
 
 def test_pipeline_for_a_cooked_draw_uses_its_own_pipeline(out: Path, tmp_path: Path) -> None:
     manifest = doc(out)
-    record = manifest["draws"][0]
+    record = manifest.draws[0]
     use = record["passes"][FORWARD]
     log = tmp_path / "misses.jsonl"
     with Device(validation=True) as device:
         loader = Loader(device, out, MissLog(log))
         try:
             created, state, fell_back = loader.pipeline_for("c02", draw_id(record), FORWARD)
-            assert not fell_back and state == manifest["pipelines"][use["pipeline"]]
+            assert not fell_back and state == manifest.pipelines[use["pipeline"]]
             assert created is loader.load("c02").pipelines[use["pipeline"]] and created.color
             assert loader.load("c02").draw(draw_id(record))["passes"] == record["passes"]
         finally:
@@ -80,32 +81,50 @@ def test_a_draw_the_chunk_does_not_know_is_a_miss_without_a_pipeline(out: Path, 
     assert draw_id(record["draw"]) == unknown
 
 
-def test_a_key_missing_from_the_pak_takes_the_pass_fallback_and_is_logged(out: Path, tmp_path: Path) -> None:
+def test_a_key_that_failed_to_compile_takes_the_pass_fallback_and_is_logged(out: Path, tmp_path: Path) -> None:
     manifest = doc(out)
-    record = manifest["draws"][0]
+    record = manifest.draws[0]
     use = record["passes"][FORWARD]
-    own = manifest["keys"][use["key"]]["stages"]
-    fallback_key = manifest["pipelines"][use["fallback"]]["key"]
-    dropped = set(own.values()) - set(manifest["keys"][fallback_key]["stages"].values())
+    own = manifest.keys[use["key"]].stages
+    fallback_key = manifest.pipelines[use["fallback"]]["key"]
+    dropped = set(own.values()) - set(manifest.keys[fallback_key].stages.values())
     assert dropped, "the draw's key shares every blob with the fallback"
     broken = tmp_path / "out"
     shutil.copytree(out, broken)
-    pak = broken / manifest["pak"]
-    blobs = dict(PakReader(pak.read_bytes()).items())
-    pak.write_bytes(write_pak({h: b for h, b in blobs.items() if h not in dropped}))
+    fail_key(broken, "c02", use["key"])
     log = tmp_path / "misses.jsonl"
     with Device(validation=True) as device:
         loader = Loader(device, broken, MissLog(log))
         try:
             created, state, fell_back = loader.pipeline_for("c02", draw_id(record), FORWARD)
             loaded = loader.load("c02")
-            assert fell_back and state == manifest["pipelines"][use["fallback"]]
+            assert fell_back and state == manifest.pipelines[use["fallback"]]
             assert created is loaded.pipelines[use["fallback"]]
             assert use["pipeline"] not in loaded.pipelines and not dropped & set(loaded.modules)
         finally:
             loader.close()
     ((_, logged),) = read_log(log)
     assert logged["key"] == use["key"] and draw_id(logged["draw"]) == draw_id(record)
+
+
+def test_a_library_lacking_a_blob_of_the_index_is_an_error_not_a_silent_fallback(out: Path, tmp_path: Path) -> None:
+    manifest = doc(out)
+    broken = tmp_path / "out"
+    shutil.copytree(out, broken)
+    library = PakReader(mf.library_path(broken))
+    lost = sorted(mf.stage_hashes(manifest))[0]
+    kept = {d: b for d, b in library.items() if d != lost}
+    mf.library_path(broken).write_bytes(write_pak(kept, {d: library.reflection(d) for d in kept},
+                                                  {c: used - {lost} for c, used in library.chunks.items()}))
+    with Device(validation=True) as device:
+        loader = Loader(device, broken)
+        try:
+            with pytest.raises(PakError) as info:
+                loader.load("c02")
+        finally:
+            loader.close()
+    assert lost[:12] in info.value.diagnostics[0].message
+    assert info.value.diagnostics[0].location.file == str(mf.library_path(broken))
 
 
 def test_failure_to_json() -> None:

@@ -1,4 +1,5 @@
-"""Misses: a key missing from a pak is drawn through the pass's fallback, logged, and check-log names it."""
+"""Misses: a key a chunk lacks (its compile failed) is drawn through the pass's fallback, logged, and check-log
+names it."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ from click.testing import CliRunner
 
 from pipeline import api
 from pipeline.cli import main
-from pipeline.outputs.pak import PakReader, write_pak
 from pipeline.runtime.misses import MissLog, read_log
 
-from runtime_helpers import SAMPLE, needs_vulkan  # noqa: E402
+from runtime_helpers import SAMPLE, chunk_index, fail_key, needs_vulkan  # noqa: E402
 from runtime_oracle import iou, silhouette, triangles  # noqa: E402
 
 FILE = "town/square/character.glb"   # skinned: its forward key is used by no other draw of the chunk
@@ -35,20 +35,17 @@ def _cook(world: Path, tmp: Path) -> Path:
 
 
 def _delete_key(out: Path, chunk: str, file: str, label: str = "pbr/forward") -> tuple[str, dict]:
-    """Remove the blobs only this file's draw uses from the chunk's pak (the manifest still names them)."""
-    doc = json.loads((out / f"{chunk}.json").read_bytes())
+    """Take from the chunk the key only this file's draw uses, as a failed compile leaves it (the index still
+    names the key for the draw, without stage blobs or pipeline state)."""
+    manifest = chunk_index(out, chunk)
     uses: dict[str, int] = {}
-    for r in (r for r in doc["draws"] if r["variant"] is None):
+    for r in (r for r in manifest.draws if r["variant"] is None):
         uses[r["passes"][label]["key"]] = uses.get(r["passes"][label]["key"], 0) + 1
-    record = next(r for r in doc["draws"] if r["file"] == file and r["variant"] is None
+    record = next(r for r in manifest.draws if r["file"] == file and r["variant"] is None
                   and uses[r["passes"][label]["key"]] == 1)  # the one draw of its key (a render draws base mappings)
     key = record["passes"][label]["key"]
-    others = {d for k, e in doc["keys"].items() if k != key for d in e["stages"].values()}
-    gone = set(doc["keys"][key]["stages"].values()) - others
-    assert gone, "the key shares every blob with another key"
-    pak_path = (out / f"{chunk}.json").with_name(doc["pak"])
-    pak = PakReader(pak_path)
-    pak_path.write_bytes(write_pak({d: b for d, b in pak.items() if d not in gone}))
+    assert "fallback" in record["passes"][label] and manifest.pipelines[record["passes"][label]["fallback"]]["key"] != key
+    fail_key(out, chunk, key)
     return key, {f: record[f] for f in ("file", "node", "mesh", "primitive", "material", "variant")}
 
 
@@ -80,7 +77,7 @@ def test_missing_key_draws_through_the_fallback_and_check_log_names_it(world: Pa
                                      "--cache", str(tmp_path / "cache")])
     assert text.exit_code == 1 and f"{log}:1: error: stale: {key} for {STATIC_FILE}" in text.output
 
-    _cook(world, tmp_path)  # the cook puts the blobs back: the same log is now covered
+    _cook(world, tmp_path)  # the cook writes the chunk's index again: the same log is now covered
     again = CliRunner().invoke(main, ["check-log", str(world), str(log), "--out", str(out),
                                       "--cache", str(tmp_path / "cache"), "--json"])
     assert again.exit_code == 0, again.output
@@ -90,8 +87,7 @@ def test_missing_key_draws_through_the_fallback_and_check_log_names_it(world: Pa
 def test_runtime_key_names_the_rules_behind_the_content_key(world: Path, tmp_path: Path) -> None:
     """A key the content never asks for (a material changed at run time) is not covered; the rule is named."""
     out = _cook(world, tmp_path)
-    doc = json.loads((out / f"{CHUNK}.json").read_bytes())
-    record = next(r for r in doc["draws"] if r["file"] == FILE)
+    record = next(r for r in chunk_index(out, CHUNK).draws if r["file"] == FILE)
     content_key = record["passes"]["pbr/forward"]["key"]
     runtime_key = content_key.replace("CLEARCOAT=0", "CLEARCOAT=1")
     assert runtime_key != content_key

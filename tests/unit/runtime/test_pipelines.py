@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from runtime_helpers import SAMPLE, cook, needs_vulkan
-from pipeline.outputs.pak import PakReader
+from pipeline.outputs.read_outputs import load_chunk
 from pipeline.runtime.device import Device
 from pipeline.runtime.pipelines import PipelineError, PipelineFactory
 
@@ -48,26 +47,25 @@ def out(tmp_path_factory) -> Path:
 
 @needs_vulkan
 def test_every_state_of_a_chunk_becomes_a_pipeline_and_close_leaves_nothing(out: Path) -> None:
-    doc = json.loads((out / "c02.json").read_bytes())
-    pak = PakReader((out / doc["pak"]).read_bytes())
+    doc, pak = load_chunk(out, "c02")  # the index, with the reflection of its blobs from the library
     with Device(validation=True) as device:
         factory = PipelineFactory(device)
         created = {}
-        for pid, state in sorted(doc["pipelines"].items()):
-            stages = doc["keys"][state["key"]]["stages"]
+        for pid, state in sorted(doc.pipelines.items()):
+            stages = doc.keys[state["key"]].stages
             modules = {s: factory.module(d, pak.get(d)) for s, d in stages.items()}
-            reflections = {s: doc["reflection"][d] for s, d in stages.items()}
+            reflections = {s: doc.reflection[d] for s, d in stages.items()}
             created[pid] = factory.create(state, modules, reflections)
             expect_color = bool(reflections.get("fragment", {}).get("outputs"))
             assert created[pid].color == expect_color
             assert sorted(created[pid].set_layouts) == list(range(max(created[pid].bindings, default=-1) + 1))
-        digests = {d for s in doc["pipelines"].values() for d in doc["keys"][s["key"]]["stages"].values()}
+        digests = {d for s in doc.pipelines.values() for d in doc.keys[s["key"]].stages.values()}
         assert set(factory.modules) == digests  # one module per blob, however many states use it
         assert factory.module(next(iter(digests)), b"ignored: cached by digest") is factory.modules[next(iter(digests))]
-        assert len(factory.pipelines) == len(doc["pipelines"])
+        assert len(factory.pipelines) == len(doc.pipelines)
         colors = {c.color for c in created.values()}
         assert set(factory.render_passes) == colors  # one render pass per kind of target
-        assert len(factory.layouts) < len(doc["pipelines"])  # layouts are shared by content
+        assert len(factory.layouts) < len(doc.pipelines)  # layouts are shared by content
         factory.close()
         assert (factory.pipelines, factory.modules, factory.layouts) == ([], {}, {})
     assert device.messages == []  # the layer reports any object left at device destruction
