@@ -14,13 +14,13 @@ is reported as located errors and the loop goes on.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import api
+from pipeline.outputs import manifest as mf
 from pipeline.errors import CookDiagnostic, Diagnostic, PipelineError
 from pipeline.world import World
 
@@ -124,12 +124,12 @@ class Watcher:
             paths = [p for p in self.out.rglob("*.json") if not p.name.endswith(".level.json")] \
                 if self.out.is_dir() else []
         else:
-            paths = [self.out / f"{c}.json" for c in chunks]
+            paths = [mf.chunk_manifest_path(self.out, c) for c in chunks]
         keys: set[str] = set()
         for path in paths:
             try:
-                keys.update(json.loads(path.read_bytes()).get("keys", {}))
-            except (OSError, ValueError, AttributeError):
+                keys.update(mf.load_chunk_manifest(path).keys)
+            except (mf.ManifestError, OSError):
                 continue
         return keys
 

@@ -85,24 +85,26 @@ def dry_run(world: World, found: CookInput, store: Store, options: CookOptions, 
     cook = CookResult(len(found.chunks), found.draws, len(found.keys), plan.stage_uses, plan, run, list(result.errors),
                       library=library, manifest_prefix=manifest_prefix(world.root, world.materials_dir))
     cook.fallbacks = fallbacks
-    result.write = _writes(cook, found, families, store, options.out)
     if options.sweep is not None:
         result.remove = [str(p) for p in sweep_outputs(options.out, found.chunk_levels, options.sweep, dry=True)]
+    result.write = _writes(cook, found, families, store, options.out, set(result.remove))
     result.warnings = list(dict.fromkeys([*store.warnings, *cook.warnings]))
     return result
 
 
-def _writes(result: CookResult, found: CookInput, families, store: Store, out: Path) -> list[dict]:
-    """The output files a cook would write, each with why (the cook's ``--explain`` reasons)."""
+def _writes(result: CookResult, found: CookInput, families, store: Store, out: Path,
+            removed: set[str]) -> list[dict]:
+    """The output files a cook would write, each with why (the cook's ``--explain`` reasons); ``removed``:
+    the files it would remove."""
     writes: list[dict] = []
     jobs = cooked_jobs(result, families)
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     file_errors = errors_by_chunk(found, found.chunk_levels)
-    changed_levels = set()
+    changed_levels, blob_sets = set(), {}
     for chunk, level in sorted(found.chunk_levels.items()):
         errors = file_errors.get(chunk, [])
         inputs = chunk_inputs(shared, found.fingerprints.get(chunk), level, errors)
-        reason = _chunk_reason(result, jobs, found, chunk, level, errors, inputs, store, out)
+        reason, blob_sets[chunk] = _chunk_reason(result, jobs, found, chunk, level, errors, inputs, store, out)
         if reason is not None:
             json_path = mf.chunk_manifest_path(out, chunk)
             writes.append({"path": str(json_path), "chunk": chunk, "reason": reason})
@@ -113,30 +115,51 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
             record = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
             reason = level_outputs_current(record, level_state(out, level), path) if not path.exists() else None
             writes.append({"path": str(path), "chunk": None, "reason": reason or "inputs changed: chunk manifests"})
-    held = read_index(mf.library_path(out))
-    new = {r.blob for r in result.run.results.values() if r.blob} - (held[0] if held else frozenset())
-    if held is None or new or result.run.reasons:
-        reason = "new" if held is None else f"{len(new) + len(result.run.reasons)} blob(s) to add"
-        writes.append({"path": str(mf.library_path(out)), "chunk": None, "reason": reason})
+    reason = _library_reason(result, out, blob_sets, removed)
+    if reason is not None:
+        writes.append({"path": str(mf.library_path(out)), "chunk": None, "library": True, "reason": reason})
     return writes
 
 
+def _library_reason(result: CookResult, out: Path, blob_sets: dict, removed: set[str]) -> str | None:
+    """Why the cook would write the shader library (None: it would not): a blob to add or drop, or a chunk
+    entering or leaving its chunk table.  ``blob_sets``: chunk -> its index's blobs (None: left as it
+    is on disk; ``UNKNOWN``: to be seen once its jobs compile)."""
+    held = read_index(mf.library_path(out))
+    if held is None:
+        return "new" if not mf.library_path(out).exists() else "modified on disk: shaders.pak"
+    hashes, table = held
+    if result.run.reasons or any(blobs is UNKNOWN for blobs in blob_sets.values()):
+        return "blobs of the chunk indexes change"
+    table = {c: b for c, b in table.items() if str(mf.chunk_manifest_path(out, c)) not in removed}
+    table.update({c: b for c, b in blob_sets.items() if b is not None})
+    changed = table != held[1] or frozenset().union(*table.values()) != hashes
+    return "blobs of the chunk indexes change" if changed else None
+
+
+UNKNOWN = frozenset({"?"})  # an index whose blobs are known only once its jobs compile
+
+
 def _chunk_reason(result: CookResult, jobs: CookedJobs, found: CookInput, chunk: str, level: str,
-                  errors: list[dict], inputs, store: Store, out: Path) -> str | None:
-    """Why the chunk's index would be written, or None when it is exactly right."""
+                  errors: list[dict], inputs, store: Store, out: Path) -> tuple[str | None, frozenset | None]:
+    """Why the chunk's index would be written (None when it is exactly right), and the blobs it would
+    name (None: the index stays as it is; :data:`UNKNOWN`: not known without compiling)."""
     required = found.by_chunk.get(chunk) or {}
     missing = {job for key in required for job in result.plan.all_jobs_for(key)} & set(result.run.reasons)
     json_path = mf.chunk_manifest_path(out, chunk)
     reason = outputs_current(as_tuple(store.get(OUTPUTS, str(json_path.resolve()))), inputs, json_path)
-    if reason is None or not json_path.exists():
-        return reason  # the cook's own record: inputs and files unchanged; or no manifest yet
+    if reason is None:
+        return None, None  # the cook's own record: inputs and files unchanged
+    if not json_path.exists():
+        return reason, UNKNOWN  # new: it enters the library's chunk table
     if missing:
         return f"{reason}; {len(missing)} job{'s' if len(missing) != 1 else ''} to compile " \
-               "(rewritten if a blob changes)"
+               "(rewritten if a blob changes)", UNKNOWN
 
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, store.get_blob)
 
     built = build_chunk(jobs, chunk, level, required, errors, lambda digest: True, reflection)
     result.warnings += [w for w in built.warnings if w not in result.warnings]
-    return None if read_if_exists(json_path) == mf.dump_json(built.manifest.to_json()) else reason
+    same = read_if_exists(json_path) == mf.dump_json(built.manifest.to_json())
+    return None if same else reason, mf.stage_hashes(built.manifest)

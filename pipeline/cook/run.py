@@ -37,7 +37,7 @@ from pipeline.cook.error_docs import (
 )
 from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_for, world_setup
-from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, update_chunk
+from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, record_outputs, update_chunk
 from pipeline.outputs.write_library import Library, library_lock
 from pipeline.outputs.write_level import Part, update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
@@ -211,6 +211,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
     known: dict[str, tuple] = {}  # indexes written or checked here, which the sweep need not parse
     cooked: dict[str, frozenset[str]] = {}  # chunk -> the blobs of the index it built
+    pending: list = []  # what update_chunk did, its outputs record written once the index is in place
     built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> what its index gives the level
     prefetch_reflections(jobs, store, options.jobs)
     with library_lock(out):
@@ -226,6 +227,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                                         out, available.__contains__, verify=options.verify, write=staged.write)
                     _merge_chunk(result, chunk, done)
                     known[str(done.json_path)] = chunk
+                    pending.append(done)
                     levels[level].add(chunk)
                     if done.blobs is not None:
                         cooked[chunk] = done.blobs
@@ -243,6 +245,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             staged.publish()
         finally:
             staged.abandon()
+        for done in pending:  # the stamps of the indexes as published
+            record_outputs(store, done)
         known = {path: (chunk, file_signature(path)) for path, chunk in known.items()}  # as published
         if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
             result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]

@@ -41,6 +41,7 @@ class ChunkWrite:
     keys: Mapping[str, mf.ManifestEntry] | None = None  # the new index's entries, when it was written
     warnings: tuple[str, ...] = ()
     manifest: mf.ChunkManifest | None = None          # the manifest built (None: recorded as current)
+    record: tuple | None = None                       # (inputs, the outputs record found) to record once in place
 
     @property
     def outputs(self) -> list[str]:
@@ -61,10 +62,20 @@ def update_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping, fi
         return ChunkWrite(json_path)
     done = _write(jobs, chunk, level, required, file_errors, store, out, has_blob, write or write_now)
     done.reason = reason or (VERIFY_REASON if done.written else None)
-    new = outputs_entry(inputs, json_path)
-    if as_tuple(new) != record:
-        store.set(OUTPUTS, str(json_path.resolve()), new)
+    done.record = (inputs, record)
+    if write is None:  # written in place: its stamp is final now (a staged index's is once it is published)
+        record_outputs(store, done)
     return done
+
+
+def record_outputs(store: Store, done: ChunkWrite) -> None:
+    """Remember the stamp of the index ``done`` wrote or checked, with its inputs (the outputs record)."""
+    if done.record is None:
+        return
+    inputs, old = done.record
+    new = outputs_entry(inputs, done.json_path)
+    if as_tuple(new) != old:
+        store.set(OUTPUTS, str(done.json_path.resolve()), new)
 
 
 def _write(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_errors: list[dict], store: Store,

@@ -57,13 +57,7 @@ def watch_lines(layout: Path) -> list[str]:
     return _lines(watcher.recook(None, []))
 
 
-WATCH_READS_INDEXES_BY_HAND = (
-    "pipeline/watch.py Watcher._manifest_keys reads chunk indexes by hand (json ... .get('keys')): in format 4 "
-    "'keys' is a list of rows, so a recook that finds chunk indexes on disk raises TypeError")
-WATCH_BUG = pytest.mark.xfail(strict=True, raises=TypeError, reason=WATCH_READS_INDEXES_BY_HAND)
-
-
-@pytest.mark.parametrize("broken", ["rule", pytest.param("gltf", marks=WATCH_BUG)])
+@pytest.mark.parametrize("broken", ["rule", "gltf"])
 @pytest.mark.parametrize("where", ["parent", "world"])
 def test_cook_and_watch_name_a_broken_file_the_same(layout: Path, monkeypatch, broken: str, where: str) -> None:
     (break_rule if broken == "rule" else break_gltf)(layout)

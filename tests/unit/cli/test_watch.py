@@ -31,17 +31,11 @@ def once(monkeypatch) -> None:
     monkeypatch.setattr(Watcher, "run", run)
 
 
-WATCH_BUG = pytest.mark.xfail(strict=True, reason=(
-    "pipeline/watch.py Watcher._manifest_keys reads chunk indexes by hand (json ... .get('keys')): in format 4 "
-    "'keys' is a list of rows, so a recook that finds chunk indexes on disk raises TypeError"))
-
-
 def invoke(world: Path, tmp: Path, *extra: str):
     args = [str(world), "--out", str(tmp / "out"), "--cache", str(tmp / "cache"), "--jobs", "1", *extra]
     return CliRunner().invoke(command, args)
 
 
-@WATCH_BUG
 def test_the_first_cook_is_one_status_line_then_watching(tmp_path: Path, once) -> None:
     make_world(tmp_path / "w")
     result = invoke(tmp_path / "w", tmp_path)
@@ -53,7 +47,6 @@ def test_the_first_cook_is_one_status_line_then_watching(tmp_path: Path, once) -
     assert all((tmp_path / "out" / f"{chunk}.json").is_file() for chunk in GOOD_CHUNKS)
 
 
-@WATCH_BUG
 def test_json_carries_the_error_lines_the_cook_prints(tmp_path: Path, write_gltf, monkeypatch, once) -> None:
     make_world(tmp_path / "w")
     write_gltf(tmp_path / "w" / "town" / "c00" / "bad.gltf", {"asset": {"version": "2.0"}, "extensionsRequired": ["X_y"]})

@@ -90,8 +90,6 @@ def test_outputs_of_a_chunk_gone_from_the_world_would_be_removed(world: Path, tm
     assert (tmp_path / "out" / "c03.json").exists()  # only said, not done
 
 
-@pytest.mark.xfail(strict=True, reason="the dry run does not say that settling the library rewrites shaders.pak "
-                                       "when a chunk's index is removed (its chunk table loses the chunk)")
 def test_a_dry_run_after_a_chunk_is_gone_names_what_the_cook_writes_and_removes(world: Path, tmp_path: Path) -> None:
     real(world, tmp_path)
     shutil.rmtree(world / "c03")
