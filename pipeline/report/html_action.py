@@ -121,8 +121,9 @@ def sizes_section(doc: dict, section, table_html) -> str:
         return [[r["name"], *([r["level"]] if with_level else []), r["blobs"], r["bytes"], r["compressed"]]
                 for r in items]
     total = sizes["total"]
+    shipped = " The total is the shipped shaders.pak on disk." if total.get("library") else ""
     return section("Binary sizes", f"Distinct SPIR-V blobs the required keys use, in bytes, and compressed "
-                   f"({escape(sizes['compression'])}). A blob shared by chunks counts once per scope.",
+                   f"({escape(sizes['compression'])}). A blob shared by chunks counts once per scope.{shipped}",
                    table_html("size-levels", ["level", "blobs", "bytes", "compressed"],
                               rows(sizes["levels"]) + [["total", total["blobs"], total["bytes"], total["compressed"]]],
                               "Per level and in total"),

@@ -1,9 +1,9 @@
-"""Loading a cooked chunk: manifest + pak -> shader modules -> pipelines, and draws -> pipelines.
+"""Loading a cooked chunk: index + shader library -> shader modules -> pipelines, and draws -> pipelines.
 
-:class:`Loader` is what an engine does at chunk load: read ``<out>/<chunk>.json`` and its
-``.pak``, create a shader module per stage blob and a pipeline per pipeline state (the
-PSO list), then answer "which pipeline draws this draw in this pass".  When a draw's key
-is not in the chunk (its blobs missing from the pak, or its pipeline failed), the
+:class:`Loader` is what an engine does at chunk load: open ``<out>/shaders.pak``, read
+``<out>/<chunk>.json``, create a shader module per stage blob it names and a pipeline per
+pipeline state (the PSO list), then answer "which pipeline draws this draw in this pass".
+When a draw's key is not in the chunk (no blob for it, or its pipeline failed), the
 loader answers with the pass's fallback pipeline and appends the request to the miss
 log (:mod:`pipeline.runtime.misses`) instead of failing the draw.
 """
