@@ -50,6 +50,7 @@ ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
 import bench_farm  # noqa: E402
+import bench_outputs  # noqa: E402
 import bench_speed  # noqa: E402
 import worldgen  # noqa: E402
 
@@ -257,6 +258,7 @@ class WorldRun:
     edit_keys: int = 0
     gen_seconds: float = 0.0
     summary: dict = field(default_factory=dict)
+    sizes: dict = field(default_factory=dict)  # bench_outputs.output_sizes after its cold cook
 
     @property
     def files(self) -> int:
@@ -288,6 +290,9 @@ def run_world(spec: worldgen.WorldSpec, workdir: Path, clock: CompileClock, cfg:
     run.noop = median_time(lambda: api.cook(world(root), cache=run.cache, out=run.out, jobs=WORKERS), cfg.runs,
                            samples=[first])
     log(f"  no-op cook: {run.noop:.3f} s; compile sum {run.compile_sum:.1f} s")
+    run.sizes = bench_outputs.output_sizes(run.out, summary["draws"])
+    log(f"  outputs: {run.sizes['total'] / 1e6:.2f} MB, unique blobs {run.sizes['blob_bytes'] / 1e6:.2f} MB, "
+        f"{run.sizes['per_draw']:.1f} bytes per draw besides")
     measure_edit(run, clock, cfg)
     log(f"  one-chunk edit: {run.edit:.3f} s ({run.edit_jobs} new jobs, {run.edit_compile:.2f} s of compile)")
     return run
@@ -434,6 +439,16 @@ def world_figures(cfg: Config, results: Results, runs: list[WorldRun], log) -> N
         7, f"peak memory, cold cook of {big.files} files", sb["pss_mb"], "MB (process tree PSS)",
         f"main process peak RSS {sb['main_mb']:.0f} MB", None, "< 500 MB", sb["pss_mb"] < 500,
         f"with {WORKERS} pool workers; tree RSS sum (shared pages counted per process) {sb['peak_mb']:.0f} MB"))
+    for r in runs:
+        z = r.sizes
+        results.extra.setdefault("outputs", []).append({"files": r.files, **z})
+        results.figures.append(Figure(
+            17, f"output bytes, {r.files}-file world ({z['draws']} draws)", z["total"] / 1e6, "MB",
+            f"unique blobs {z['blob_bytes'] / 1e6:.2f} MB + 100 B x draws = {z['budget'] / 1e6:.2f} MB",
+            z["total"] / z["budget"], "<= 1", z["total"] <= z["budget"],
+            f"{z['per_draw']:.1f} B per draw besides the blobs; library {z['library'] / 1e6:.2f} MB "
+            f"({z['blobs']} blobs), chunk indexes {z['chunk indexes'] / 1e6:.2f} MB, "
+            f"level manifests {z['level manifests'] / 1e6:.2f} MB"))
     per_file = [s["noop"] / s["files"] * 1e6 for s in results.scaling]
     edit_growth = runs[-1].edit / runs[0].edit
     results.figures.append(Figure(
@@ -499,6 +514,15 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
                      f"{s['edit']:.3f} | {s['edit_compile']:.3f} | {s['pss_mb']:.0f} |")
     if plot_name:
         lines += ["", f"![cook time against world size]({plot_name})"]
+    if results.extra.get("outputs"):
+        lines += ["", "## Outputs (figure 17)", "",
+                  "What a cold cook writes (output format 4: one shader library, a compact index per chunk, "
+                  "a manifest per level) against the unique blob bytes it must write.", "",
+                  "| files | draws | blobs | unique blob bytes | library | chunk indexes | level manifests | total | "
+                  "bytes per draw besides the blobs |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for z in results.extra["outputs"]:
+            lines.append(f"| {z['files']} | {z['draws']} | {z['blobs']} | {z['blob_bytes']:,} | {z['library']:,} | "
+                         f"{z['chunk indexes']:,} | {z['level manifests']:,} | {z['total']:,} | {z['per_draw']:.1f} |")
     cli = results.extra.get("cli")
     if cli:
         lines += ["", "## CLI process overhead (not in figures 3 and 4)", "",
