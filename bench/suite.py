@@ -1,6 +1,6 @@
 """The benchmark suite behind ``bench/run``: ten figures, each against a baseline of the same run.
 
-    bench/run [--quick] [--out bench/RESULTS.md] [--plot bench/scaling.svg] [--workdir DIR]
+    bench/run [--quick | --large] [--out bench/RESULTS.md] [--plot bench/scaling.svg] [--workdir DIR]
 
 Figures (issue 6):
 
@@ -11,12 +11,14 @@ Figures (issue 6):
 5. scan: MB/s of glTF JSON against json.loads and pygltflib, same files (bench_scan.py).
 6. exact valid count of a 40-feature rule set (bench_validcount.py).
 7. peak memory of the largest world's cold cook (RSS of the cook's process tree, polled from /proc).
-8. scaling at 1k, 3k and 10k files: cold cook, no-op and one-chunk edit against world size.
+8. scaling at 1k, 3k and 10k files (and 100k with ``--large``, outside CI): cold cook, no-op and
+   one-chunk edit against world size.
 9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
    overhead per job against the local pool's, a projection to 8/32/128 workers (bench_farm.py).
 10. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
    (index + shader library + modules + pipelines), against the same pipelines from .spv files on disk
    (bench_runtime.py; left out with a note where Vulkan cannot run).
+17. output bytes of each world against its unique blob bytes plus 100 bytes per draw (bench_outputs.py).
 
 Cold cooks run in a child process (``--child``) on an empty cache, timed inside the
 child around ``api.cook`` (interpreter start-up and imports excluded, reported
@@ -97,6 +99,8 @@ class Config:
 
 FULL = Config(sizes=((10, 100), (30, 100), (100, 100)), props=400, runs=5, cold_runs=2, compile_jobs=16,
               scan_quick=False)
+LARGE = Config(sizes=((10, 100), (100, 100), (1000, 100)), props=400, runs=3, cold_runs=1, compile_jobs=16,
+               scan_quick=False)
 QUICK = Config(sizes=((4, 25), (8, 50)), props=24, runs=3, cold_runs=1, compile_jobs=4, scan_quick=True)
 
 
@@ -630,12 +634,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized worlds and fewer runs (about a minute)")
+    parser.add_argument("--large", action="store_true",
+                        help="worlds of 1k, 10k and 100k files (tens of minutes; writes bench/RESULTS-large.md)")
     parser.add_argument("--out", type=Path, default=None, help="results file [bench/RESULTS.md]")
     parser.add_argument("--plot", type=Path, default=None, help="plot file [bench/scaling.svg]")
     parser.add_argument("--workdir", type=Path, default=None, help="where worlds and caches go [a temp folder]")
     args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    out = args.out or BENCH / "RESULTS.md"
+    cfg = QUICK if args.quick else LARGE if args.large else FULL
+    out = args.out or BENCH / ("RESULTS-large.md" if args.large else "RESULTS.md")
     out.parent.mkdir(parents=True, exist_ok=True)
     plot_path = args.plot or out.with_name("scaling.svg")
     start = time.perf_counter()

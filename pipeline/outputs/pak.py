@@ -33,6 +33,7 @@ those and a cook can keep the library exact without reading every chunk index.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import mmap
 import os
@@ -160,7 +161,13 @@ class PakReader:
         self.version, self.alignment, count, meta = _check_header(self._data, len(self._data), self._corrupt, self.name)
         self._index = _parse_index(self._data[HEADER.size:HEADER.size + ENTRY.size * count], count,
                                    len(self._data), self.alignment, self._corrupt)
-        self.chunks = _chunk_table(self._data[meta[0]:meta[0] + meta[1]], list(self._index), self._corrupt)
+        self._table = meta
+
+    @functools.cached_property
+    def chunks(self) -> dict[str, frozenset[str]]:
+        """The chunk table: chunk -> the blobs its index names (read on first use: a loader needs only blobs)."""
+        at, size = self._table
+        return _chunk_table(self._data[at:at + size], list(self._index), self._corrupt)
 
     # -------------------------------------------------------------- API
     def hashes(self) -> list[str]:
@@ -202,12 +209,13 @@ class PakReader:
             yield digest, self.get(digest)
 
     def verify(self) -> None:
-        """Check the file checksum and every blob hash; raises PakCorruptError."""
+        """Check the file checksum, every blob hash and the chunk table; raises PakCorruptError."""
         stored = self._data[_CHECKSUM_AT:_CHECKSUM_AT + 32]
         if _checksum(self._data) != stored:
             raise self._corrupt("checksum mismatch")
         for digest in self._index:
             self.get(digest)
+        self.chunks  # noqa: B018 - parsed, so a malformed table is refused
 
     def _corrupt(self, message: str) -> PakCorruptError:
         return PakCorruptError.at(self.name, f"corrupt shader library: {message}")

@@ -20,8 +20,9 @@ from pipeline.outputs.pak import PakCorruptError, PakReader
 ATTEMPTS = 20  # each retry means a cook replaced the outputs meanwhile
 
 
-def load_chunk(out: Path | str, chunk: str) -> tuple[mf.ChunkManifest, PakReader]:
-    """The chunk's index (with the reflection of its blobs) and the library holding its blobs.
+def load_chunk(out: Path | str, chunk: str, library: PakReader | None = None) -> tuple[mf.ChunkManifest, PakReader]:
+    """The chunk's index (with the reflection of its blobs) and the library holding its blobs; ``library``:
+    one opened before (a loader keeps it open across chunks), used when it holds the index's blobs.
 
     Raises :class:`~pipeline.outputs.manifest.ManifestError` for a bad index and
     :class:`~pipeline.outputs.pak.PakError` for a library that is bad, missing, or lacks a
@@ -29,7 +30,7 @@ def load_chunk(out: Path | str, chunk: str) -> tuple[mf.ChunkManifest, PakReader
     """
     path = mf.chunk_manifest_path(out, chunk)
     for attempt in range(ATTEMPTS):
-        library = PakReader(mf.library_path(out))
+        library = library if library is not None and attempt == 0 else PakReader(mf.library_path(out))
         manifest = mf.load_chunk_manifest(path)
         missing = sorted(mf.stage_hashes(manifest) - set(library))
         if not missing:

@@ -56,6 +56,7 @@ class Loader:
         self.factory = PipelineFactory(device)
         self.misses = misses
         self.chunks: dict[str, LoadedChunk] = {}
+        self._library = None  # the shader library, kept open across chunk loads (reopened when a cook replaced it)
         self.created: dict[str, Created] = {}  # across chunks: one pipeline per state id
 
     def load(self, chunk: str) -> LoadedChunk:
@@ -65,7 +66,8 @@ class Loader:
         return found
 
     def _load(self, chunk: str) -> LoadedChunk:
-        manifest, pak = load_chunk(self.out, chunk)  # read again when a cook replaces them meanwhile
+        manifest, pak = load_chunk(self.out, chunk, self._library)  # read again when a cook replaced them
+        self._library = pak
         loaded = LoadedChunk(manifest)
         for digest in sorted(mf.module_hashes(manifest)):
             if digest not in pak:

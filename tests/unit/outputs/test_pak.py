@@ -210,7 +210,9 @@ def test_corrupt_structure_is_refused_by_the_reader_and_by_read_index(library, t
     damage(data)
     data = fix_checksum(data)  # a consistent checksum: the structure alone is what is wrong
     with pytest.raises(PakCorruptError, match=match):
-        PakReader(data)
+        PakReader(data).chunks  # the chunk table is read on first use; the rest on opening
+    with pytest.raises(PakCorruptError, match=match):
+        PakReader(data).verify()
     path = tmp_path / LIBRARY_NAME
     path.write_bytes(data)
     assert read_index(path) is None
