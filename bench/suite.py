@@ -643,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = QUICK if args.quick else LARGE if args.large else FULL
     out = args.out or BENCH / ("RESULTS-large.md" if args.large else "RESULTS.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    plot_path = args.plot or out.with_name("scaling.svg")
+    plot_path = args.plot or out.with_name("scaling-large.svg" if args.large else "scaling.svg")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pipeline-bench-") as tmp:
         workdir = args.workdir or Path(tmp)

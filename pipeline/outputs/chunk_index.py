@@ -187,48 +187,48 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
 
     texts, keys = [], {}
     for n, row in enumerate(where.get(doc, "keys", list)):
-        at = where.at("keys", str(n))
+        at = where.at("keys", n)
         if not (isinstance(row, list) and len(row) in (6, 7) and isinstance(row[1], (list, dict))
                 and isinstance(row[2], dict) and isinstance(row[3], int) and isinstance(row[4], list)):
             raise at.error("expected [pass, values, stages, draws, render states, specialization, targets?]")
         if isinstance(row[0], str) and isinstance(row[1], dict):  # a text that does not split back
             text, features = row[0], row[1]
         else:
-            label, names = _key_pass(_pick(tables["key_passes"], row[0], at.at("0")), at.at("0"))
+            label, names = _key_pass(_pick(tables["key_passes"], row[0], at, "0"), at.at("0"))
             if not isinstance(row[1], list) or len(row[1]) != len(names):
                 raise at.at("1").error(f"expected {len(names)} feature values")
             text, features = key_text(label, names, row[1]), dict(zip(names, row[1]))
         match = KEY_TEXT.match(text)
         if match is None:
             raise at.at("0").error(f"not a key text: {text[:80]!r}")
-        stages = {s: _pick(blobs, i, at.at("2", s)) for s, i in row[2].items()}
+        stages = {s: _pick(blobs, i, at, "2", s) for s, i in row[2].items()}
         targets = None
         if len(row) == 7:
             if not isinstance(row[6], dict) or not all(isinstance(v, dict) for v in row[6].values()):
                 raise at.at("6").error("expected {target: {stage: blob}}")
-            targets = {label: {s: _pick(blobs, i, at.at("6", label, s)) for s, i in st.items()}
+            targets = {label: {s: _pick(blobs, i, at, "6", label, s) for s, i in st.items()}
                        for label, st in row[6].items()}
         texts.append(text)
         keys[text] = entry(key=text, hash=stable_hash({"shader": match["shader"], "pass": match["pass"],
                                                        "features": features}),
                            shader=match["shader"], pass_name=match["pass"], features=features, stages=stages,
-                           draws=row[3], render_states=tuple(_pick(tables["render_states"], i, at.at("4"))
+                           draws=row[3], render_states=tuple(_pick(tables["render_states"], i, at, "4")
                                                              for i in row[4]),
-                           specialization=_pick(tables["key_specializations"], row[5], at.at("5")), targets=targets)
+                           specialization=_pick(tables["key_specializations"], row[5], at, "5"), targets=targets)
     pipelines, ids = {}, []
     for n, row in enumerate(where.get(doc, "pipelines", list)):
-        at = where.at("pipelines", str(n))
+        at = where.at("pipelines", n)
         if not (isinstance(row, list) and len(row) == 4):
             raise at.error("expected [key, render state, layout, specialization]")
-        state = {"key": _pick(texts, row[0], at.at("0")), "vertex_layout": _pick(tables["layouts"], row[2], at.at("2")),
-                 "render_state": _pick(tables["render_states"], row[1], at.at("1")),
-                 "specialization": _pick(tables["specializations"], row[3], at.at("3"))}
+        state = {"key": _pick(texts, row[0], at, "0"), "vertex_layout": _pick(tables["layouts"], row[2], at, "2"),
+                 "render_state": _pick(tables["render_states"], row[1], at, "1"),
+                 "specialization": _pick(tables["specializations"], row[3], at, "3")}
         pid = stable_hash(state)
         pipelines[pid] = state
         ids.append(pid)
     uses = []
     for n, row in enumerate(tables["uses"]):
-        at = where.at("uses", str(n))
+        at = where.at("uses", n)
         one = {}
         for use in row if isinstance(row, list) else [None]:
             if not (isinstance(use, list) and 3 <= len(use) <= 4):
@@ -242,13 +242,13 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
         uses.append(one)
     draws = []
     for n, row in enumerate(where.get(doc, "draws", list)):
-        at = where.at("draws", str(n))
+        at = where.at("draws", n)
         if not (isinstance(row, list) and len(row) == len(DRAW_FIELDS) + 1):
             raise at.error(f"expected [{', '.join(DRAW_FIELDS)}, use]")
-        record = dict(zip(DRAW_FIELDS, [_pick(tables["files"], row[0], at.at("0")), *row[1:-1]]))
-        record["passes"] = {name: dict(choice) for name, choice in _pick(uses, row[-1], at.at(str(len(row) - 1))).items()}
+        record = dict(zip(DRAW_FIELDS, [_pick(tables["files"], row[0], at, "0"), *row[1:-1]]))
+        record["passes"] = {name: dict(choice) for name, choice in _pick(uses, row[-1], at, len(row) - 1).items()}
         draws.append(record)
-    fallbacks = {p: _pick(texts, i, where.at("fallbacks", p)) for p, i in where.get(doc, "fallbacks", dict).items()}
+    fallbacks = {p: _pick(texts, i, where, "fallbacks", p) for p, i in where.get(doc, "fallbacks", dict).items()}
     return {"keys": keys, "draws": tuple(draws), "pipelines": pipelines, "fallbacks": fallbacks,
             "errors": tuple(where.get(doc, "errors", list))}
 
@@ -300,10 +300,10 @@ def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
         for row in at.get(item, "keys", list):
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
                 raise at.at("keys").error("expected [key, draws]")
-            text = _pick(texts, row[0], at.at("keys"))
+            text = _pick(texts, row[0], at, "keys")
             keys[text] = row[1]
             users[text].append(chunk)
-        uses[chunk] = (keys, tuple(_pick(ids, i, at.at("pipelines")) for i in at.get(item, "pipelines", list)))
+        uses[chunk] = (keys, tuple(_pick(ids, i, at, "pipelines") for i in at.get(item, "pipelines", list)))
     keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
     return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
             "uses": uses}
@@ -325,15 +325,16 @@ class _Lazy:
         return _Lazy(self.where, self.parts + parts)
 
     def get(self, doc: Mapping, name: str, kind: type) -> Any:
-        return self.where.at(*self.parts).get(doc, name, kind)
+        return self.where.at(*map(str, self.parts)).get(doc, name, kind)
 
     def error(self, message: str) -> Exception:
-        return self.where.at(*self.parts).error(message)
+        return self.where.at(*map(str, self.parts)).error(message)
 
 
-def _pick(table: list, i: Any, at) -> Any:
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
-        raise at.error(f"index {i!r} is outside its table of {len(table)}")
+def _pick(table: list, i: Any, at, *parts: str) -> Any:
+    """``table[i]``; a located error (at ``at`` plus ``parts``, built only then) when ``i`` is not a position in it."""
+    if type(i) is not int or not 0 <= i < len(table):
+        raise at.at(*parts).error(f"index {i!r} is outside its table of {len(table)}")
     return table[i]
 
 
