@@ -186,7 +186,8 @@ STALE = "stale: cooked from other shader sources or another compiler than the re
 
 def level_manifest(level: str, chunks: Iterable[Any], fresh: Iterable[str] = ()) -> LevelManifest:
     """The union of a level's chunks (each a :class:`ChunkManifest`, or anything with its ``chunk``,
-    ``keys``, ``pipelines`` and ``errors``): keys merged, draws summed.
+    ``keys``, ``pipelines`` and ``errors``, and optionally ``counts``: key text -> draws, which then
+    stand for the entries' own): keys merged, draws summed.
 
     When two chunks name different stage blobs for one key (one was cooked after a
     shader or compiler change, the other not yet), the chunk in ``fresh`` (just
@@ -196,23 +197,38 @@ def level_manifest(level: str, chunks: Iterable[Any], fresh: Iterable[str] = ())
     check_name(level, "level")
     fresh = set(fresh)
     chunks = sorted(chunks, key=lambda m: (m.chunk not in fresh, m.chunk))
-    merged: dict[str, ManifestEntry] = {}
+    base: dict[str, ManifestEntry] = {}
+    draws: dict[str, int] = {}
+    users: dict[str, list[str]] = {}
+    uses: dict[str, tuple] = {}
     stale: set[str] = set()
     for m in chunks:
-        if any(e.key in merged and merged[e.key].stages != e.stages for e in m.keys.values()):
+        if any(e.key in base and base[e.key].stages != e.stages for e in m.keys.values()):
             stale.add(m.chunk)
+            uses[m.chunk] = ({}, ())
             continue
-        for entry in m.keys.values():
-            entry = replace(entry, chunks=(m.chunk,), render_states=(), specialization={})
-            old = merged.get(entry.key)
-            merged[entry.key] = merge_entries(old, entry) if old is not None else entry
+        counts = getattr(m, "counts", None) or {text: e.draws for text, e in m.keys.items()}
+        for text, entry in m.keys.items():
+            old = base.setdefault(text, entry)
+            if old is not entry:
+                _same_key(old, entry)
+            draws[text] = draws.get(text, 0) + counts[text]
+            users.setdefault(text, []).append(m.chunk)
+        uses[m.chunk] = (dict(counts), tuple(sorted(m.pipelines)))
+    merged = {text: replace(base[text], draws=draws[text], chunks=tuple(sorted(users[text])), render_states=(),
+                            specialization={}) for text in sorted(base)}
     errors = [{**e, "chunk": m.chunk} for m in chunks for e in m.errors]
     errors = _sorted_unique([*errors, *({"chunk": c, "message": STALE} for c in sorted(stale))])
     pipelines = {pid: doc for m in chunks if m.chunk not in stale for pid, doc in m.pipelines.items()}
-    uses = {m.chunk: ({} if m.chunk in stale else {k: e.draws for k, e in m.keys.items()},
-                      () if m.chunk in stale else tuple(sorted(m.pipelines))) for m in chunks}
-    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), dict(sorted(merged.items())),
-                         tuple(errors), dict(sorted(pipelines.items())), uses)
+    return LevelManifest(level, tuple(sorted(m.chunk for m in chunks)), merged, tuple(errors),
+                         dict(sorted(pipelines.items())), uses)
+
+
+def _same_key(a: ManifestEntry, b: ManifestEntry) -> None:
+    """Two chunks' entries of one key text agree on what the key is."""
+    for name in ("hash", "shader", "pass_name", "features", "targets"):
+        if getattr(a, name) != getattr(b, name):
+            raise ManifestError.at(a.key, f"conflicting '{name}' for the same key")
 
 
 def merge_entries(a: ManifestEntry, b: ManifestEntry) -> ManifestEntry:

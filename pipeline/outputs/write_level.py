@@ -19,7 +19,7 @@ whether the file was rewritten, and why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ class Part:
     keys: Mapping[str, mf.ManifestEntry]
     pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     errors: tuple[Mapping[str, Any], ...] = ()
+    counts: Mapping[str, int] | None = None  # key text -> the chunk's draws (None: the entries' own)
 
 
 def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, verify: bool = False,
@@ -94,15 +95,16 @@ def _trusted(record, path: Path, out: Path, stamps: Mapping[str, Any]) -> dict[s
     except mf.ManifestError:
         return {}
     stale = {e.get("chunk") for e in old.errors if e.get("message") == mf.STALE}
+    errors: dict[str, list] = {}
+    for e in old.errors:
+        errors.setdefault(e.get("chunk"), []).append({k: v for k, v in e.items() if k != "chunk"})
     parts = {}
     for chunk, (keys, pipelines) in old.uses.items():
         index = str(mf.chunk_manifest_path(out, chunk))
         if chunk in stale or index not in stamps or as_tuple(record[2].get(index)) != as_tuple(stamps[index]):
             continue
-        parts[index] = Part(chunk, {text: replace(old.keys[text], draws=draws, chunks=()) for text, draws in keys.items()},
-                            {pid: old.pipelines[pid] for pid in pipelines},
-                            tuple({k: v for k, v in e.items() if k != "chunk"} for e in old.errors
-                                  if e.get("chunk") == chunk))
+        parts[index] = Part(chunk, {text: old.keys[text] for text in keys}, {pid: old.pipelines[pid] for pid in pipelines},
+                            tuple(errors.get(chunk, ())), counts=keys)
     return parts
 
 
