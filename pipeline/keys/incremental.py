@@ -90,16 +90,55 @@ class ChunkKeys:
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            drawn = [(draw(d), dict(st), dict(sp)) for d, st, sp in bindings]
-            if len(drawn) != int(count):
+            if len(bindings) != int(count):
                 raise ValueError("a chunk-keys record whose bindings are not one per draw")
-            uses[key] = KeyUses([d for d, _, _ in drawn], list(states), {n: list(v) for n, v in spec.items()},
-                                bindings=drawn)
+            uses[key] = RecordedUses(bindings, draw, list(states), {n: list(v) for n, v in spec.items()})
         deps = record["deps"]
         return cls(name, level, int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
+
+
+class RecordedUses(KeyUses):
+    """:class:`KeyUses` read back from a chunk record, its draws made on first use: a cook whose chunk
+    outputs are current needs the render states and specialization values, never the draws."""
+
+    def __init__(self, bindings: list, draw, render_states: list[dict], specialization: dict[str, list]):
+        self._raw, self._draw, self._made = bindings, draw, None
+        self.render_states, self.specialization, self.trace = render_states, specialization, None
+
+    def _bindings(self) -> list:
+        if self._made is None:
+            self._made = [(self._draw(d), dict(st), dict(sp)) for d, st, sp in self._raw]
+            self._raw = self._draw = None
+        return self._made
+
+    @property
+    def bindings(self) -> list:
+        return self._bindings()
+
+    @bindings.setter
+    def bindings(self, value: list) -> None:
+        self._made = value
+
+    @property
+    def draws(self) -> list:
+        if "_draws" not in self.__dict__:
+            self.__dict__["_draws"] = [d for d, _, _ in self._bindings()]
+        return self.__dict__["_draws"]
+
+    @draws.setter
+    def draws(self, value: list) -> None:
+        self.__dict__["_draws"] = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KeyUses):
+            return NotImplemented
+        return (self.draws, self.render_states, self.specialization, self.bindings) == \
+            (other.draws, other.render_states, other.specialization, other.bindings)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
