@@ -36,7 +36,8 @@ def test_quick_suite_writes_results_table(tmp_path):
     assert header in text and "## Scaling (figure 8)" in text
     table = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     rows = [line for line in table if line.startswith("| ")]
-    assert sorted({int(r.split("|")[1]) for r in rows}) == [2, 3, 4, 6, 7, 8]
+    assert sorted({int(r.split("|")[1]) for r in rows}) == [2, 3, 4, 6, 7, 8, 17]
+    assert "## Outputs (figure 17)" in text
     assert all(len(r.split("|")) == len(header.split("|")) for r in rows)
     assert [s["files"] for s in results.scaling] == [4, 8]
     assert plot.read_text().lstrip().startswith("<?xml")
