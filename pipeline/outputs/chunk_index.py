@@ -193,14 +193,24 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
             raise at.error("expected [pass, values, stages, draws, render states, specialization, targets?]")
         if isinstance(row[0], str) and isinstance(row[1], dict):  # a text that does not split back
             text, features = row[0], row[1]
+            shader, pass_name, digest = _named(text, features, at)
         else:
             label, names = _key_pass(_pick(tables["key_passes"], row[0], at, "0"), at.at("0"))
             if not isinstance(row[1], list) or len(row[1]) != len(names):
                 raise at.at("1").error(f"expected {len(names)} feature values")
-            text, features = key_text(label, names, row[1]), dict(zip(names, row[1]))
-        match = KEY_TEXT.match(text)
-        if match is None:
-            raise at.at("0").error(f"not a key text: {text[:80]!r}")
+            features = dict(zip(names, row[1]))
+            try:
+                memo = (label, tuple(names), tuple((type(v), v) for v in row[1]))
+                text, shader, pass_name, digest = _KEYS[memo]
+            except (KeyError, TypeError):  # not made yet (or a value that cannot be a memo key)
+                text = key_text(label, names, row[1])
+                shader, pass_name, digest = _named(text, features, at)
+                if len(_KEYS) >= _KEYS_MAX:
+                    _KEYS.clear()
+                try:
+                    _KEYS[memo] = (text, shader, pass_name, digest)
+                except TypeError:
+                    pass
         stages = {s: _pick(blobs, i, at, "2", s) for s, i in row[2].items()}
         targets = None
         if len(row) == 7:
@@ -209,9 +219,7 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
             targets = {label: {s: _pick(blobs, i, at, "6", label, s) for s, i in st.items()}
                        for label, st in row[6].items()}
         texts.append(text)
-        keys[text] = entry(key=text, hash=stable_hash({"shader": match["shader"], "pass": match["pass"],
-                                                       "features": features}),
-                           shader=match["shader"], pass_name=match["pass"], features=features, stages=stages,
+        keys[text] = entry(key=text, hash=digest, shader=shader, pass_name=pass_name, features=features, stages=stages,
                            draws=row[3], render_states=tuple(_pick(tables["render_states"], i, at, "4")
                                                              for i in row[4]),
                            specialization=_pick(tables["key_specializations"], row[5], at, "5"), targets=targets)
@@ -336,6 +344,20 @@ def _pick(table: list, i: Any, at, *parts: str) -> Any:
     if type(i) is not int or not 0 <= i < len(table):
         raise at.at(*parts).error(f"index {i!r} is outside its table of {len(table)}")
     return table[i]
+
+
+# key rows repeat across the chunk indexes of a folder: their text and hash are made once per process
+_KEYS: dict[tuple, tuple[str, str, str, str]] = {}
+_KEYS_MAX = 1 << 16
+
+
+def _named(text: str, features: Mapping[str, Any], at) -> tuple[str, str, str]:
+    """(shader, pass, hash) of a key's text and features; a located error when the text is not a key's."""
+    match = KEY_TEXT.match(text)
+    if match is None:
+        raise at.at("0").error(f"not a key text: {text[:80]!r}")
+    return match["shader"], match["pass"], stable_hash({"shader": match["shader"], "pass": match["pass"],
+                                                        "features": dict(features)})
 
 
 def _key_pass(item: Any, at) -> tuple[str, list[str]]:

@@ -308,3 +308,17 @@ def test_key_hashes_of_an_index_with_a_non_string_pass_is_none():
     doc = hand_made().to_json()
     doc["passes"][0] = []
     assert chunk_index.key_hashes(doc) is None
+
+
+def test_keys_of_one_text_with_a_bool_or_an_int_value_keep_their_own_hash(tmp_path):
+    """Key texts and hashes made once per process are told apart by the values' types (True and 1 print alike)."""
+    found = {}
+    for value in (True, 1, True):
+        key = PermutationKey("pbr", "forward", (("A", value),))
+        entry = ManifestEntry(key=key.text, hash=key.hash, shader="pbr", pass_name="forward",
+                              features={"A": value}, stages={"vertex": "1" * 64}, draws=1)
+        path = write(tmp_path / f"{type(value).__name__}.json", mf.chunk_manifest("c", "c", [entry]).to_json())
+        read = mf.load_chunk_manifest(path).keys[key.text]
+        assert (read.hash, read.features) == (key.hash, {"A": value})
+        found.setdefault(type(value), set()).add(read.hash)
+    assert found[bool] != found[int] and len(found[bool]) == 1
