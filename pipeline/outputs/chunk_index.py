@@ -367,13 +367,6 @@ def _key_pass(item: Any, at) -> tuple[str, list[str]]:
     return item[0], item[1]
 
 
-def expanded(m) -> dict:
-    """A chunk manifest for people (``pipeline show``): every reference replaced by what it names."""
-    return {"chunk": m.chunk, "level": m.level, "library": m.library,
-            "keys": {k: e.to_json() for k, e in m.keys.items()}, "errors": list(m.errors), "draws": list(m.draws),
-            "pipelines": dict(m.pipelines), "fallbacks": dict(m.fallbacks)}
-
-
 def key_hashes(doc: Mapping) -> dict[str, str] | None:
     """Key text -> key hash of a compact chunk document (None when it is not one)."""
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.errors import PipelineError
-from pipeline.outputs import chunk_index
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.pak import MAGIC, PakReader
 
@@ -31,9 +30,16 @@ def view(path: Path | str) -> dict:
                 "keys": {k: e.to_json(with_chunks=True) for k, e in m.keys.items()},
                 "pipelines": dict(m.pipelines), "errors": list(m.errors)}
     if path.suffix == ".json":
-        return {"format": mf.FORMAT_VERSION, **chunk_index.expanded(mf.load_chunk_manifest(path))}
+        return {"format": mf.FORMAT_VERSION, **expanded(mf.load_chunk_manifest(path))}
     raise PipelineError.at(str(path), "not an output of pipeline cook (a chunk index, a level manifest "
                            "or shaders.pak)")
+
+
+def expanded(m) -> dict:
+    """A chunk manifest for people (``pipeline show``): every reference replaced by what it names."""
+    return {"chunk": m.chunk, "level": m.level, "library": m.library,
+            "keys": {k: e.to_json() for k, e in m.keys.items()}, "errors": list(m.errors), "draws": list(m.draws),
+            "pipelines": dict(m.pipelines), "fallbacks": dict(m.fallbacks)}
 
 
 def _is_library(path: Path) -> bool:

@@ -13,6 +13,7 @@ from pipeline.digest import bytes_hash
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import chunk_index
 from pipeline.outputs import manifest as mf
+from pipeline.outputs.view import expanded
 from pipeline.outputs import write_chunk
 from pipeline.outputs.contract import pipeline_state
 from pipeline.outputs.manifest import ManifestEntry, SpecConstant
@@ -204,7 +205,7 @@ def test_stage_hashes_cover_every_target():
 
 def test_expanded_names_every_reference():
     m = hand_made()
-    doc = chunk_index.expanded(m)
+    doc = expanded(m)
     assert doc["keys"][FORWARD.text]["stages"] == m.keys[FORWARD.text].stages
     assert doc["pipelines"] == m.pipelines and doc["draws"] == list(m.draws) and doc["library"] == "../shaders.pak"
 

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline import api
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.chunk_index import expanded
+from pipeline.outputs.view import expanded
 from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
 from pipeline.outputs.read_outputs import load_chunk
 from pipeline.outputs.reflection import normalize, reflect
