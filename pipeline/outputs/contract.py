@@ -41,6 +41,7 @@ class ContractBuilder:
         self.blobs: dict[str, dict] = {}
         self.draws: dict[tuple, dict] = {}
         self._states: dict[tuple, tuple[str, dict]] = {}  # (key, render state, spec values) -> (id, document)
+        self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
         for digest in stages.values():
@@ -57,6 +58,9 @@ class ContractBuilder:
     def _state(self, key, layout: list[dict], state: Mapping, spec: Mapping) -> tuple[str, dict]:
         """:func:`pipeline_state` of a draw, made once per distinct (key, render state, specialization
         values) of the chunk: the draws of a key mostly share them (its layout is the key's)."""
+        same = self._by_object.get((key.text, id(state), id(spec)))
+        if same is not None and same[0] is state and same[1] is spec:  # the draws of one use share these dicts
+            return same[2]
         try:
             memo = (key.text, tuple(sorted(state.items())), tuple(sorted(spec.items())))
             hash(memo)
@@ -65,6 +69,7 @@ class ContractBuilder:
         found = self._states.get(memo)
         if found is None:
             found = self._states[memo] = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+        self._by_object[(key.text, id(state), id(spec))] = (state, spec, found)  # kept alive: ids stay theirs
         return found
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
