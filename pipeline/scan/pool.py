@@ -13,7 +13,6 @@ from pathlib import Path
 from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
-from pipeline.scan import records as scan_records
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.workers import process_pool
@@ -49,8 +48,7 @@ _WORKER_SHARED: SharedFacts | None = None
 def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optional: frozenset[str],
                olds: list[dict] | None = None) -> list[tuple]:
     """In a worker: scan chunks without a cache entry, or (``olds``, a verifying scan) every file
-    of chunks against their entries; facts are shared across its tasks.  Each chunk comes back as
-    its payload and its scan record, encoded here so that the parent only stores it."""
+    of chunks against their entries; facts are shared across its tasks."""
     global _WORKER_SHARED
     if _WORKER_SHARED is None:
         _WORKER_SHARED = SharedFacts()
@@ -59,7 +57,7 @@ def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optiona
         work = ChunkScan(root, chunk, config, optional, olds[i] if olds else {}, shared=_WORKER_SHARED,
                          verify=olds is not None)
         work.run(chunk.files, lambda: None)
-        out.append((work.payload(), scan_records.encode(work.entry())))  # the record made here, not in the parent
+        out.append(work.payload())
     return out
 
 
@@ -80,7 +78,7 @@ def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[lis
 
 
 def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str], cold: list[int], workers: int,
-                  scans: list, finish: Callable[[int, dict | None], None], step: Callable[[int], None],
+                  scans: list, finish: Callable[[int], None], step: Callable[[int], None],
                   olds: list[dict] | None = None) -> None:
     """Scan the ``cold`` chunks on a pool; results land at their index (order is the chunks' order).
 
@@ -94,10 +92,10 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
                                    [olds[i] for i in batch] if olds is not None else None): batch
                        for batch in _batches(target.chunks, cold, workers)}
             for future in cf.as_completed(futures):
-                for i, (payload, record) in zip(futures[future], future.result()):
+                for i, payload in zip(futures[future], future.result()):
                     chunk = target.chunks[i]
                     scans[i] = ChunkScan.from_payload(target.root, chunk, config, optional, payload)
-                    finish(i, record)
+                    finish(i)
                     step(len(chunk.files))
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
         pass  # chunks without a result are scanned in this process

@@ -197,10 +197,9 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     cold = [i for i, c in enumerate(target.chunks) if verify or not entries[i]]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
 
-    def finish(i: int, record: dict | None = None) -> None:
-        """Store chunk ``i``'s scan record when it changed (``record``: made already, by a pool worker)."""
+    def finish(i: int) -> None:
         if store is not None and scans[i].changed():
-            store.set(scan_records.SCAN, keys[i], record if record is not None else scan_records.encode(scans[i].entry()))
+            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
 
     workers = pool_workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
