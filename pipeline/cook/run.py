@@ -209,9 +209,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     levels: dict[str, set[str]] = defaultdict(set)
     file_errors = errors_by_chunk(found, found.chunk_levels)
     shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
-    known: dict[str, tuple] = {}  # indexes written or checked here, which the sweep need not parse
+    done_at: dict[str, ChunkWrite] = {}  # chunk -> what update_chunk did (its record written once in place)
     cooked: dict[str, frozenset[str]] = {}  # chunk -> the blobs of the index it built
-    pending: list = []  # what update_chunk did, its outputs record written once the index is in place
     built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> what its index gives the level
     prefetch_reflections(jobs, store, options.jobs)
     with library_lock(out):
@@ -226,8 +225,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                                         chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store,
                                         out, available.__contains__, verify=options.verify, write=staged.write)
                     _merge_chunk(result, chunk, done)
-                    known[str(done.json_path)] = chunk
-                    pending.append(done)
+                    done_at[chunk] = done
                     levels[level].add(chunk)
                     if done.blobs is not None:
                         cooked[chunk] = done.blobs
@@ -240,14 +238,14 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             progress.finish()
             library.grow(cooked)  # before the indexes naming its blobs are in place
             for chunk in sorted(c for c, blobs in cooked.items() if not blobs <= library.hashes):
-                staged.discard(mf.chunk_manifest_path(out, chunk))  # a blob neither stored nor in the library
-                del cooked[chunk]
+                _discard(result, staged, done_at, built, cooked, out, chunk)  # a blob neither stored nor held
             staged.publish()
         finally:
             staged.abandon()
-        for done in pending:  # the stamps of the indexes as published
+        for done in done_at.values():  # the stamps of the indexes as published
             record_outputs(store, done)
-        known = {path: (chunk, file_signature(path)) for path, chunk in known.items()}  # as published
+        # the indexes as published, which the sweep need not parse
+        known = {str(done.json_path): (chunk, file_signature(done.json_path)) for chunk, done in done_at.items()}
         if options.sweep is not None:  # before the level manifests, which then no longer list what is gone
             result.removed = [str(p) for p in sweep_outputs(out, found.chunk_levels, options.sweep, known)]
         for level in sorted(levels):
@@ -261,6 +259,19 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                 _stop_if_environment(exc, out)
                 result.errors.append(_output_error(level, exc))
         _settle_library(result, library, cooked)
+
+
+def _discard(result: CookResult, staged: Staged, done_at: dict, built: dict, cooked: dict, out: Path,
+             chunk: str) -> None:
+    """Leave a chunk's index as it was on disk: its staged one names a blob the library could not take
+    (neither in the store nor in the library; the library's error names the chunk)."""
+    path = mf.chunk_manifest_path(out, chunk)
+    staged.discard(path)
+    del done_at[chunk], cooked[chunk]  # its outputs record stays as it was: the next cook writes it again
+    for parts in built.values():
+        parts.pop(chunk, None)
+    result.written = [p for p in result.written if p != str(path)]
+    result.explain_outputs = [e for e in result.explain_outputs if e["path"] != str(path)]
 
 
 def _settle_library(result: CookResult, library: Library, cooked: dict[str, frozenset[str]]) -> None:

@@ -17,6 +17,7 @@ from fakes import FAKE_ERROR, FakeCompiler, failing, fake_blob
 from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
+from pipeline.outputs import manifest as mf
 from pipeline.outputs.manifest import library_path, load_chunk_manifest
 from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 from paths import REPO
@@ -185,3 +186,31 @@ def test_the_cook_s_document_counts_what_it_did(site) -> None:
     assert doc["written"] == first.written and doc["errors"] == []
     again = cook(site)[0].to_json()
     assert (again["compiled"], again["cache_hits"], again["written"]) == (0, doc["jobs"], [])
+
+
+def test_a_chunk_whose_blob_left_the_store_keeps_its_old_index_and_is_written_by_the_next_cook(site, monkeypatch):
+    first, _ = cook(site)
+    known = {r.blob for r in first.run.results.values() if r.blob}
+    fragment = site / "materials" / "pbr" / "pbr.frag"
+    fragment.write_text(fragment.read_text() + "\nfloat editedForTheTest() { return 1.0; }\n")
+    before = {p: p.read_bytes() for p in (site / "out").rglob("*.json") if not p.name.endswith(".level.json")}
+    real = Store.get_blob
+    # the blobs compiled now leave the store before the outputs are written (a gc of another machine, say)
+    monkeypatch.setattr(Store, "get_blob", lambda self, digest: real(self, digest) if digest in known else None)
+    second, _ = cook(site)
+    assert any("cook those chunks again" in e.message for e in second.errors)
+    library = PakReader(library_path(site / "out"))
+    kept = []
+    for path, old in before.items():
+        index = load_chunk_manifest(path)
+        assert mf.stage_hashes(index) <= set(library)  # no index names a blob the library lacks
+        if path.read_bytes() == old:
+            kept.append(str(path))
+    assert kept and not set(kept) & set(second.written)  # the chunks that lost a blob keep their old index
+    monkeypatch.setattr(Store, "get_blob", real)
+    third, _ = cook(site)
+    changed = {str(p) for p, old in before.items() if p.read_bytes() != old}
+    # the chunks that kept their old index are written once their blobs are back: their records were not moved on
+    assert third.errors == [] and changed and changed <= set(kept) and changed <= set(third.written)
+    assert all(mf.stage_hashes(load_chunk_manifest(p)) <= set(PakReader(library_path(site / "out")))
+               for p in before)
