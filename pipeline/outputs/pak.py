@@ -290,6 +290,17 @@ def read_index(path: Path | str) -> tuple[frozenset[str], dict[str, frozenset[st
     return frozenset(index), table
 
 
+def file_version(path: Path | str) -> int | None:
+    """The version a file's header gives when it starts with the pak magic, else None (also when unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC) + 4)
+    except OSError:
+        return None
+    return struct.unpack_from("<I", head, len(MAGIC))[0] if len(head) == len(MAGIC) + 4 and head[:len(MAGIC)] == MAGIC \
+        else None
+
+
 def pak_intact(path: Path | str) -> bool:
     """True when the library at ``path`` reads as one and its bytes match its own checksum and its
     blobs their hashes (every byte read: :meth:`PakReader.verify`); False when missing or not."""

@@ -32,9 +32,10 @@ def load_chunk(out: Path | str, chunk: str, library: PakReader | None = None) ->
     for attempt in range(ATTEMPTS):
         library = library if library is not None and attempt == 0 else PakReader(mf.library_path(out))
         manifest = mf.load_chunk_manifest(path)
-        missing = sorted(mf.stage_hashes(manifest) - set(library))
+        blobs = sorted(mf.stage_hashes(manifest))
+        missing = [d for d in blobs if d not in library]
         if not missing:
-            reflection = {d: doc for d in sorted(mf.stage_hashes(manifest)) if (doc := library.reflection(d)) is not None}
+            reflection = {d: doc for d in blobs if (doc := library.reflection(d)) is not None}
             return replace(manifest, reflection=reflection), library
     raise PakCorruptError.at(str(mf.library_path(out)), f"the shader library lacks blob {missing[0][:12]} "
                              f"named by {path} ({len(missing)} missing); cook again")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.atomic import locked
-from pipeline.outputs.pak import MAGIC
+from pipeline.outputs.pak import file_version
 from pipeline.stamps import stamp_of, why_dirty
 
 LEVEL_JSON = mf.LEVEL_SUFFIX + ".json"
@@ -129,12 +129,7 @@ def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known:
 
 def _old_pak(path: Path) -> bool:
     """A pak of the per-chunk kind (version 1, output format 3): never the library (version 2)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(12)
-    except OSError:
-        return False
-    return head[:8] == MAGIC and head[8:12] == (1).to_bytes(4, "little")
+    return file_version(path) == 1
 
 
 def _level_gone(path: Path, levels: set[str]) -> bool:

@@ -14,13 +14,15 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import MAGIC, PakReader
+from pipeline.outputs.pak import PakReader, file_version
 
 
 def view(path: Path | str) -> dict:
     """The plain document of one output file; a located error when it is not one of this format."""
     path = Path(path)
-    if _is_library(path):
+    if not path.is_file():
+        raise PipelineError.at(str(path), "cannot read: not a file")
+    if file_version(path) is not None:
         return _library(PakReader(path), path)
     if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
         m = mf.load_level_manifest(path)
@@ -40,14 +42,6 @@ def expanded(m) -> dict:
     return {"chunk": m.chunk, "level": m.level, "library": m.library,
             "keys": {k: e.to_json() for k, e in m.keys.items()}, "errors": list(m.errors), "draws": list(m.draws),
             "pipelines": dict(m.pipelines), "fallbacks": dict(m.fallbacks)}
-
-
-def _is_library(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
-    except OSError as exc:
-        raise PipelineError.at(str(path), f"cannot read: {exc.strerror or exc}") from None
 
 
 def _library(reader: PakReader, path: Path) -> dict:

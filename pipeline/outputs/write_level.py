@@ -67,8 +67,7 @@ def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, v
         if reason is None and not verify:
             return LevelWrite(path)
         reason = reason or "differs from its chunk indexes (cook --verify)"
-        trusted = {} if verify or reason.startswith(("file missing", "modified", "recorded")) \
-            else _trusted(record, path, out, stamps)
+        trusted = {} if verify else _trusted(record, path, out, stamps)
         parts, read = _parts(level, out, stamps, built or {}, trusted)
         written = write_level_manifest(out, mf.level_manifest(level, parts, fresh))
         store.set(LEVEL_OUTPUTS, str(path.resolve()), [state, stat_of(path), stamps])
