@@ -28,117 +28,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from pipeline.keys.records import (
-    CHUNK_KEYS,
-    EVALUATIONS,
-    decode_uses,
-    encode_uses,
-    features_of,
-)
 from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
+from pipeline.keys.chunk_keys import ChunkKeys, Unattributed
+from pipeline.keys.chunk_pool import compute_chunks
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of, optional_facts, required_keys
+from pipeline.keys.records import CHUNK_KEYS
+from pipeline.keys.required import KeyUses, RequiredKeys, optional_facts
 from pipeline.scan import scanner as _scan
 from pipeline.stamps import stamp_of
 from pipeline.world import World
 
 FORMAT_VERSION = 1
-_KEY_MODULES = ("facts.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py", "world.py",
-                "config.py", "digest.py", "errors.py")
-
-
-# ------------------------------------------------------------------ data
-@dataclass
-class ChunkKeys:
-    """One chunk as the cook sees it."""
-
-    name: str
-    level: str | None                      # the level of its draws; None without draws
-    draws: int
-    keys: dict[PermutationKey, KeyUses]
-    scan_diagnostics: list[Diagnostic]
-    rule_diagnostics: list[Diagnostic]
-    deps: tuple | None = ()                # (path, mtime_ns, size, inode, ctime_ns) of external buffers read; None: unknown
-
-    def to_record(self) -> dict:
-        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.keys.records`)."""
-        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, len(u.draws), u.render_states, u.specialization,
-                 [[draw_id(d), st, sp] for d, st, sp in u.bindings]] for k, u in self.keys.items()]
-        return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
-                "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
-                "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
-
-    @classmethod
-    def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
-        """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
-        uses = {}
-        name, level = str(record["name"]), record["level"]
-        draws: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
-
-        def draw(ident) -> object:
-            found = draws.get(tuple(ident))
-            if found is None:
-                found = draws[tuple(ident)] = draw_of(ident, name, level)
-            return found
-        for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
-            ident = (shader, pass_name, features_of(features))
-            key = interned.get(ident)
-            if key is None:
-                key = interned[ident] = PermutationKey(*ident)
-                key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            if len(bindings) != int(count):
-                raise ValueError("a chunk-keys record whose bindings are not one per draw")
-            uses[key] = RecordedUses(bindings, draw, list(states), {n: list(v) for n, v in spec.items()})
-        deps = record["deps"]
-        return cls(name, level, int(record["draws"]), uses,
-                   [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
-                   [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
-                   None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
-
-
-class RecordedUses(KeyUses):
-    """:class:`KeyUses` read back from a chunk record, its draws made on first use: a cook whose chunk
-    outputs are current needs the render states and specialization values, never the draws."""
-
-    def __init__(self, bindings: list, draw, render_states: list[dict], specialization: dict[str, list]):
-        self._raw, self._draw, self._made = bindings, draw, None
-        self.render_states, self.specialization, self.trace = render_states, specialization, None
-
-    def _bindings(self) -> list:
-        if self._made is None:
-            self._made = [(self._draw(d), dict(st), dict(sp)) for d, st, sp in self._raw]
-            self._raw = self._draw = None
-        return self._made
-
-    @property
-    def bindings(self) -> list:
-        return self._bindings()
-
-    @bindings.setter
-    def bindings(self, value: list) -> None:
-        self._made = value
-
-    @property
-    def draws(self) -> list:
-        if "_draws" not in self.__dict__:
-            self.__dict__["_draws"] = [d for d, _, _ in self._bindings()]
-        return self.__dict__["_draws"]
-
-    @draws.setter
-    def draws(self, value: list) -> None:
-        self.__dict__["_draws"] = value
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, KeyUses):
-            return NotImplemented
-        return (self.draws, self.render_states, self.specialization, self.bindings) == \
-            (other.draws, other.render_states, other.specialization, other.bindings)
-
-    __hash__ = None  # type: ignore[assignment]
+_KEY_MODULES = ("facts.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py", "keys/chunk_keys.py",
+                "world.py", "config.py", "digest.py", "errors.py")
 
 
 @dataclass
@@ -252,101 +156,13 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             found[info.name] = record
     if missing:
         try:
-            records = _compute(world, store, target, config, missing, optional, level, chunk, progress,
-                               _StoredEvaluations(store, base))
-        except _Unattributed:
+            for record in compute_chunks(world, store, root, missing, optional, base, prints, progress, interned):
+                found[record.name] = record
+        except Unattributed:
             return None
-        for record in records:
-            found[record.name] = record
-            if prints[record.name] is not None and record.deps is not None:
-                store.set(CHUNK_KEYS, prints[record.name], record.to_record())
     result = _assemble([found[c.name] for c in target.chunks], world)
     result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk)
     # what each chunk's keys are a function of: its fingerprint and its buffers (none when unknown)
     result.fingerprints = {c.name: stable_hash([prints[c.name], found[c.name].deps])
                            for c in target.chunks if prints[c.name] is not None and found[c.name].deps is not None}
     return result
-
-
-def _compute(world, store: Store, target, config, missing, optional, level, chunk, progress,
-             memo: dict) -> list[ChunkKeys]:
-    """Scan and evaluate the chunks whose records missed."""
-    names = [c.name for c in missing]
-    results = [_scan.scan(world, store=store, optional_facts=optional, level=level,
-                          chunk=chunk, chunks=names, progress=progress)]
-    files_of = {f: c.name for c in missing for f in c.files}
-    draws: dict[str, list] = {name: [] for name in names}
-    diags: dict[str, list[Diagnostic]] = {name: [] for name in names}
-    for result in results:
-        for d in result.draws:
-            if d.source.chunk in draws:
-                draws[d.source.chunk].append(d)
-        for d in result.diagnostics:
-            owner = files_of.get(d.location.file)
-            if owner is not None:
-                diags[owner].append(d)
-            elif not any(d.location.file in c.files for c in target.chunks):
-                raise _Unattributed  # a diagnostic of no chunk's file: the full path handles it
-    records = []
-    for info in missing:
-        chunk_draws = draws[info.name]
-        required = required_keys(world.rulesets, chunk_draws, memo) if chunk_draws else RequiredKeys()
-        level_of = chunk_draws[0].source.level if chunk_draws else None
-        records.append(ChunkKeys(info.name, level_of, len(chunk_draws), dict(required.keys), diags[info.name],
-                                 list(required.diagnostics), _deps(results, info.name, optional)))
-    return records
-
-
-class _StoredEvaluations(dict):
-    """``keys.required_keys``'s memo, backed by the store: rule evaluations by projected facts.
-
-    An edited chunk re-evaluates only the fact combinations no earlier cook saw.
-    Entries are keyed by ``base`` (rules, config, code) plus the projected facts, so
-    any change to the rules starts afresh.  Rule errors are not stored (they are
-    reported again by evaluating again).
-    """
-
-    def __init__(self, store: Store, base: str):
-        super().__init__()
-        self.store, self.base = store, base
-
-    def _key(self, projected: tuple) -> str:
-        """The canonical hash of the projected values (models as their JSON, canonical bytes tagged)."""
-        return stable_hash([self.base, [["bytes", v.decode()] if isinstance(v, bytes)
-                                        else ["value", v.model_dump(mode="json") if isinstance(v, BaseModel) else v]
-                                        for v in projected]])
-
-    def get(self, projected, default=None):
-        if projected in self:
-            return self[projected]
-        found = self.store.get(EVALUATIONS, self._key(projected))
-        if found is None:
-            return default
-        try:
-            uses = decode_uses(found)
-        except (KeyError, TypeError, ValueError):
-            return default
-        super().__setitem__(projected, uses)
-        return uses
-
-    def __setitem__(self, projected, uses) -> None:
-        super().__setitem__(projected, uses)
-        if isinstance(uses, list):
-            self.store.set(EVALUATIONS, self._key(projected), encode_uses(uses))
-
-
-class _Unattributed(Exception):
-    """A scan diagnostic names no file of the target: the full path handles it."""
-
-
-def _deps(results: list, chunk: str, optional: frozenset[str]) -> tuple | None:
-    """External buffers the chunk's files read, as this scan found them; () without optional facts.
-
-    None when the scan cannot tell (then the chunk is not recorded).
-    """
-    if not optional:
-        return ()
-    for result in results:
-        if chunk in result.deps:
-            return result.deps[chunk]
-    return None

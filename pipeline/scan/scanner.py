@@ -56,8 +56,10 @@ from pipeline.scan.files import (  # noqa: F401
 from pipeline.scan.gltf.draws import LIGHT_TYPES, SharedFacts
 from pipeline.scan.pool import pool_workers, scan_on_pool
 
+from pipeline.world import Selection
+
 if typing.TYPE_CHECKING:
-    from pipeline.world import Selection, World
+    from pipeline.world import World
 
 FORMAT_VERSION = 2
 Progress = Callable[[int, int], None]
@@ -212,6 +214,18 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     result = _result(target, scans)
     result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk, chunks=chunks)
     return result
+
+
+def scan_chunk(root: Path, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], store: Store | None,
+               shared: SharedFacts) -> ScanResult:
+    """One folder chunk through its scan record (read, and written when the scan changed it): what a
+    :func:`scan` of that chunk alone finds, without the world's folder warnings."""
+    target = Selection(root, [chunk])
+    key = chunk_key(root, chunk, config, optional)
+    work = _scan_chunk(target, chunk, config, optional, _load_entry(store, key), shared, lambda: None)
+    if store is not None and work.changed():
+        store.set(scan_records.SCAN, key, scan_records.encode(work.entry()))
+    return _result(target, [work])
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,

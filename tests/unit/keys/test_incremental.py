@@ -75,13 +75,13 @@ def run_cook(base: Path, cache: Path, out: Path, jobs: int = 1, **options):
 def missed(monkeypatch):
     """The chunks each cook scanned and evaluated (its records missed)."""
     seen: list[list[str]] = []
-    compute = chunkcache._compute
+    compute = chunkcache.compute_chunks
 
-    def spy(world, store, target, config, missing, *args):
+    def spy(world, store, root, missing, *args):
         seen.append([c.name for c in missing])
-        return compute(world, store, target, config, missing, *args)
+        return compute(world, store, root, missing, *args)
 
-    monkeypatch.setattr(chunkcache, "_compute", spy)
+    monkeypatch.setattr(chunkcache, "compute_chunks", spy)
     return seen
 
 

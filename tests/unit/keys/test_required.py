@@ -9,21 +9,9 @@ from pipeline import api
 from pipeline.keys import incremental
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of
 from pipeline.outputs.manifest import ManifestEntry, load_chunk_manifest
-from pipeline.keys.incremental import ChunkKeys
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "examples" / "sample_world"
-
-
-def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_path: Path) -> None:
-    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
-    found = api.keys(world)
-    for name, required in sorted(found.by_chunk.items()):
-        level = world.level_of(name)
-        record = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_record()
-        back = ChunkKeys.from_record(record, {})
-        assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
-        assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
 
 
 def test_the_cook_input_of_records_is_the_cook_input_of_a_full_evaluation(tmp_path: Path) -> None:

@@ -1,0 +1,133 @@
+"""Chunks whose keys record missed: scanned and evaluated chunk by chunk, on a process pool when
+there is enough of them.
+
+The chunk is the unit of work.  One worker scans a chunk against its scan record
+(:func:`pipeline.scan.scanner.scan_chunk`), evaluates its draws' keys through the
+store-backed memo of rule evaluations (:func:`pipeline.keys.chunk_keys.evaluate_chunk`),
+and writes the chunk's scan and ``chunk-keys`` records itself; the cook's process
+receives the ``chunk-keys`` record alone, the compact summary it merges, and never
+holds a chunk's draws or facts.  Workers are forked (the world and its rule sets are
+inherited, not sent) and each opens the store on its own; they share evaluations
+through the store and, within one worker, through its memo.  The result is the same
+whatever the number of workers; chunks a pool could not do (no fork, a broken pool)
+are done in this process.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import gc
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+from pipeline.cache.store import Store
+from pipeline.chunks import ChunkInfo
+from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chunk
+from pipeline.keys.records import CHUNK_KEYS
+from pipeline.scan.gltf.draws import SharedFacts
+from pipeline.scan.pool import _batches, _pool_context, pool_workers
+from pipeline.scan.scanner import scan_chunk
+from pipeline.workers import process_pool
+
+
+@dataclass
+class _Work:
+    """What doing a chunk needs, in the cook's process or in a worker."""
+
+    world: object
+    root: object  # the world's root as the cook's selection names it
+    store: Store
+    base: str
+    optional: frozenset[str]
+    memo: StoredEvaluations = field(init=False)
+    shared: SharedFacts = field(default_factory=SharedFacts)
+
+    def __post_init__(self) -> None:
+        self.memo = StoredEvaluations(self.store, self.base)
+
+    def chunk(self, info: ChunkInfo, fingerprint: str | None) -> ChunkKeys:
+        """Scan and evaluate one chunk; its record stored under ``fingerprint`` when it can be."""
+        world = self.world
+        found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
+        record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
+        if fingerprint is not None and record.deps is not None:
+            self.store.set(CHUNK_KEYS, fingerprint, record.to_record())
+        return record
+
+
+def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional: frozenset[str], base: str,
+                   prints: dict[str, str | None], progress: Callable[[int, int], None] | None = None,
+                   interned: dict | None = None) -> list[ChunkKeys]:
+    """The :class:`ChunkKeys` of the ``missing`` chunks, in their order; each recorded in ``store``.
+    ``interned``: keys already made by the caller (records from a pool share them).
+
+    Raises :class:`~pipeline.keys.chunk_keys.Unattributed` when a chunk's scan reports on a file
+    outside it (the cook's full path handles that world).
+    """
+    total, done = sum(len(c.files) for c in missing), [0]
+
+    def step(info: ChunkInfo) -> None:
+        done[0] += len(info.files)
+        if progress:
+            progress(done[0], total)
+
+    records: dict[str, ChunkKeys] = {}
+    workers = pool_workers(None, total) if store.on_disk else 1
+    if workers > 1:
+        _on_pool(world, root, store, missing, optional, base, prints, workers, records, step,
+                 {} if interned is None else interned)
+    work = None
+    for info in missing:
+        if info.name not in records:
+            work = work or _Work(world, root, store, base, optional)
+            records[info.name] = work.chunk(info, prints.get(info.name))
+            step(info)
+    return [records[c.name] for c in missing]
+
+
+# ------------------------------------------------------------------ the pool
+_WORKER: _Work | None = None
+
+
+def _start_worker(world, root, directory, base: str, optional: frozenset[str]) -> None:
+    """In a new worker: its own store connection (never the parent's, inherited through fork)."""
+    global _WORKER
+    _WORKER = _Work(world, root, Store(directory), base, optional)
+
+
+def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list[str]]:
+    """In a worker: each chunk's record (as stored) or its :class:`Unattributed` name; store warnings."""
+    out = []
+    for info, fingerprint in zip(chunks, prints):
+        out.append(_WORKER.chunk(info, fingerprint).to_record())
+    warnings, _WORKER.store.warnings[:] = list(_WORKER.store.warnings), []
+    return out, warnings
+
+
+def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: frozenset[str], base: str,
+             prints: dict, workers: int, records: dict, step: Callable[[ChunkInfo], None], interned: dict) -> None:
+    """Chunks done on a pool land in ``records``; a pool that cannot start or breaks leaves the rest."""
+    context = _pool_context()
+    if context is None:
+        return
+    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap)
+    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
+    try:
+        with process_pool(workers, mp_context=context, initializer=_start_worker,
+                          initargs=(world, root, store.directory, base, optional)) as pool:
+            futures = {}
+            for batch in _batches(missing, list(range(len(missing))), workers):
+                chunks = [missing[i] for i in batch]
+                futures[pool.submit(_task, chunks, [prints.get(c.name) for c in chunks])] = chunks
+            for future in cf.as_completed(futures):
+                found, warnings = future.result()
+                store.warnings += [w for w in warnings if w not in store.warnings]
+                for info, data in zip(futures[future], found):
+                    records[info.name] = ChunkKeys.from_record(data, interned)
+                    step(info)
+    except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
+        pass
+    finally:
+        if not outer:
+            gc.unfreeze()

@@ -1,0 +1,50 @@
+"""A chunk's keys: its record read back, and a scanned chunk evaluated into them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.errors import Diagnostic, Location
+from pipeline.keys.chunk_keys import ChunkKeys, Unattributed, evaluate_chunk
+from pipeline.keys.required import KeyUses, optional_facts
+from pipeline.scan.gltf.draws import SharedFacts
+from pipeline.scan.scanner import scan_chunk
+from paths import SAMPLE_WORLD as SAMPLE
+
+
+def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    found = api.keys(world)
+    for name, required in sorted(found.by_chunk.items()):
+        level = world.level_of(name)
+        record = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_record()
+        back = ChunkKeys.from_record(record, {})
+        assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
+        assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
+
+
+def test_a_scanned_chunk_evaluates_to_the_keys_a_world_scan_finds_for_it(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    full = api.keys(world)
+    optional = optional_facts(world.rulesets)
+    memo: dict = {}
+    with world.open_store() as store:
+        for info in world.select().chunks:
+            found = scan_chunk(world.root, info, world.config, optional, store, SharedFacts())
+            chunk = evaluate_chunk(world.rulesets, info, found, optional, memo)
+            assert chunk.keys == full.by_chunk[info.name].keys
+            assert chunk.draws == sum(1 for d in full.scan.draws if d.source.chunk == info.name) > 0
+    assert memo  # evaluations shared across the chunks
+
+
+def test_a_scan_reporting_on_a_file_outside_the_chunk_is_left_to_the_full_path(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    info = world.select().chunks[0]
+    with world.open_store() as store:
+        found = scan_chunk(world.root, info, world.config, frozenset(), store, SharedFacts())
+    found.diagnostics.append(Diagnostic(Location("elsewhere/buffer.bin"), "cannot read"))
+    with pytest.raises(Unattributed):
+        evaluate_chunk(world.rulesets, info, found, frozenset(), {})
