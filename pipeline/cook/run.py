@@ -37,7 +37,8 @@ from pipeline.cook.error_docs import (
 )
 from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_for, world_setup
-from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, record_outputs, update_chunk
+from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, record_outputs
+from pipeline.outputs.write_chunks import ChunkTask, update_chunks
 from pipeline.outputs.write_library import Library, library_lock
 from pipeline.outputs.write_level import Part, update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
@@ -218,23 +219,24 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         available = library.hashes | {r.blob for r in result.run.results.values() if r.blob}  # grow checks them
         try:
             progress.start("writing outputs", len(found.chunk_levels))
-            for chunk, level in sorted(found.chunk_levels.items()):
-                errors = file_errors.get(chunk, [])
-                try:
-                    done = update_chunk(jobs, chunk, level, found.by_chunk.get(chunk) or {}, errors,
-                                        chunk_inputs(shared, found.fingerprints.get(chunk), level, errors), store,
-                                        out, available.__contains__, verify=options.verify, write=staged.write)
-                    _merge_chunk(result, chunk, done)
-                    done_at[chunk] = done
-                    levels[level].add(chunk)
-                    if done.blobs is not None:
-                        cooked[chunk] = done.blobs
-                        built[level][chunk] = Part(chunk, done.manifest.keys, done.manifest.pipelines,
-                                                   done.manifest.errors)
-                except (mf.ManifestError, OSError) as exc:  # this chunk's outputs only: every other chunk still cooks
-                    _stop_if_environment(exc, out)
-                    result.errors.append(_output_error(chunk, exc))
-                progress.advance()
+            tasks = [ChunkTask(chunk, level, found.by_chunk.get(chunk) or {}, file_errors.get(chunk, []),
+                               chunk_inputs(shared, found.fingerprints.get(chunk), level, file_errors.get(chunk, [])))
+                     for chunk, level in sorted(found.chunk_levels.items())]
+            updated = update_chunks(jobs, tasks, store, out, available.__contains__, staged.write,
+                                    verify=options.verify, workers=options.jobs, step=progress.advance)
+            for task in tasks:
+                chunk, level, done = task.chunk, task.level, updated[task.chunk]
+                if isinstance(done, Exception):  # this chunk's outputs only: every other chunk still cooks
+                    _stop_if_environment(done, out)
+                    result.errors.append(_output_error(chunk, done))
+                    continue
+                _merge_chunk(result, chunk, done)
+                done_at[chunk] = done
+                levels[level].add(chunk)
+                if done.blobs is not None:
+                    cooked[chunk] = done.blobs
+                    built[level][chunk] = Part(chunk, done.manifest.keys, done.manifest.pipelines,
+                                               done.manifest.errors)
             progress.finish()
             library.grow(cooked)  # before the indexes naming its blobs are in place
             for chunk in sorted(c for c, blobs in cooked.items() if not blobs <= library.hashes):

@@ -110,6 +110,7 @@ class Staged:
         except FileExistsError:
             raise AtomicWriteError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
         self.discard(path)
+        _check_name_fits(path)  # the temp's name is shortened to fit: the rename must not fail on publish
         temp = temp_path_for(path)
         try:
             _write_synced(temp, data)
@@ -153,6 +154,16 @@ def write_if_changed(path: Path | str, data: bytes) -> bool:
         return False
     write_atomic(path, data)
     return True
+
+
+def _check_name_fits(path: Path) -> None:
+    """Raise the error a rename to ``path`` would give when its name is longer than its folder allows."""
+    try:
+        limit = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return
+    if len(os.fsencode(path.name)) > limit:
+        raise AtomicWriteError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), str(path))
 
 
 def read_if_exists(path: Path | str) -> bytes | None:

@@ -60,7 +60,7 @@ def update_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping, fi
     reason = outputs_current(record, inputs, json_path)
     if reason is None and not verify:
         return ChunkWrite(json_path)
-    done = _write(jobs, chunk, level, required, file_errors, store, out, has_blob, write or write_now)
+    done = write_built(jobs, chunk, level, required, file_errors, store, out, has_blob, write or write_now)
     done.reason = reason or (VERIFY_REASON if done.written else None)
     done.record = (inputs, record)
     if write is None:  # written in place: its stamp is final now (a staged index's is once it is published)
@@ -78,8 +78,8 @@ def record_outputs(store: Store, done: ChunkWrite) -> None:
         store.set(OUTPUTS, str(done.json_path.resolve()), new)
 
 
-def _write(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_errors: list[dict], store: Store,
-           out: Path, has_blob: Callable[[str], bool], write: Callable[[Path, bytes], None]) -> ChunkWrite:
+def write_built(jobs: CookedJobs, chunk: str, level: str, required: Mapping, file_errors: list[dict], store: Store,
+                out: Path, has_blob: Callable[[str], bool], write: Callable[[Path, bytes], None]) -> ChunkWrite:
     """Build one chunk's index; write it unless the file already holds exactly those bytes."""
     def reflection(digest: str) -> dict:
         return reflect_cached(store, digest, store.get_blob)

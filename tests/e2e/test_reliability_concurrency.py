@@ -102,7 +102,7 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
     cache, out = tmp_path / "cache", tmp_path / "out"
     assert cook(world, cache, tmp_path / "warm").errors == []
     a_read, b_wrote_level = threading.Event(), threading.Event()
-    real_level_chunks, real_chunk = write_level.level_chunks, write_chunk._write
+    real_level_chunks, real_chunk = write_level.level_chunks, write_chunk.write_built
     real_level = write_level.write_level_manifest
 
     def level_chunks(folder, level):
@@ -125,7 +125,7 @@ def test_cooks_of_two_chunks_of_one_level_never_drop_a_chunk_from_the_level_mani
                 b_wrote_level.set()
 
     monkeypatch.setattr(write_level, "level_chunks", level_chunks)
-    monkeypatch.setattr(write_chunk, "_write", write_index)
+    monkeypatch.setattr(write_chunk, "write_built", write_index)
     monkeypatch.setattr(write_level, "write_level_manifest", write_level_manifest)
     results = {}
 

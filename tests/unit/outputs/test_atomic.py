@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import signal
@@ -142,3 +143,12 @@ def test_a_folder_has_one_lock_per_purpose_outside_the_folder(tmp_path):
         proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.stdout.split("\n")[:2] == ["plain free", "library held"], proc.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_staged_file_whose_name_cannot_exist_fails_when_staged_not_when_published(tmp_path):
+    staged = atomic.Staged()
+    staged.write(tmp_path / "ok.json", b"{}")
+    with pytest.raises(OSError) as caught:
+        staged.write(tmp_path / ("n" * 300 + ".json"), b"{}")  # its temp name would fit, the name does not
+    assert caught.value.errno == errno.ENAMETOOLONG
+    assert staged.publish() == [tmp_path / "ok.json"] and os.listdir(tmp_path) == ["ok.json"]

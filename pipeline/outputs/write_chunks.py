@@ -1,0 +1,148 @@
+"""Many chunks' indexes brought up to date at once: built on a forked pool when enough of them are stale.
+
+Deciding whether a chunk's index is current costs a record look-up and a ``stat``
+(:func:`pipeline.outputs.records.outputs_current`) and stays in the cook's process.
+Building a stale one is per-draw work (its runtime contract: a pipeline state per draw
+and pass, then the compact index), so when :data:`POOL_MIN_CHUNKS` or more are stale
+they are built on a pool of forked workers, which inherit the cook's job plan and
+results, read reflections through a store connection of their own, and send back each
+index's bytes with what the cook merges (its keys, pipeline states and errors; never its
+draws).  The cook's process writes every index itself (staged, in chunk order), so the
+result is the same whatever the number of workers.  A chunk a worker could not build
+(an error, a broken pool) is built again in the cook's process, which reports its error.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import gc
+import multiprocessing
+from collections.abc import Callable, Mapping
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.cache.store import Store
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.chunk_build import CookedJobs
+from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
+from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
+from pipeline.workers import process_pool
+
+POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """One chunk to bring up to date: what its index is built from."""
+
+    chunk: str
+    level: str
+    required: Mapping
+    file_errors: list[dict]
+    inputs: list | None  # its named input digests (pipeline.outputs.chunk_inputs)
+
+
+def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, has_blob: Callable[[str], bool],
+                  write: Callable[[Path, bytes], None], *, verify: bool = False, workers: int = 1,
+                  step: Callable[[], None] = lambda: None) -> dict[str, ChunkWrite | Exception]:
+    """Each chunk's :class:`ChunkWrite` (or the error that kept its index from being built), by chunk.
+
+    As :func:`pipeline.outputs.write_chunk.update_chunk` for each task, with ``write`` called in
+    the tasks' order; ``step`` once per chunk done."""
+    done: dict[str, ChunkWrite | Exception] = {}
+    stale = []
+    for task in tasks:
+        try:
+            json_path = mf.chunk_manifest_path(out, task.chunk)
+            record = as_tuple(store.get(OUTPUTS, str(json_path.resolve())))
+            reason = outputs_current(record, task.inputs, json_path)
+        except (mf.ManifestError, OSError) as exc:  # a chunk name no index can have
+            done[task.chunk] = exc
+            step()
+            continue
+        if reason is None and not verify:
+            done[task.chunk] = ChunkWrite(json_path)
+            step()
+        else:
+            stale.append((task, record, reason))
+    built: dict[str, tuple[ChunkWrite, bytes | None]] = {}
+    if workers > 1 and len(stale) >= POOL_MIN_CHUNKS and store.on_disk:
+        _on_pool(jobs, [t for t, _, _ in stale], store, out, has_blob, workers, built, step)
+    for task, record, reason in stale:
+        try:
+            found = built.get(task.chunk)
+            if found is None:
+                result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, store, out,
+                                     has_blob, write)
+                step()
+            else:
+                result, data = found
+                if data is not None:
+                    write(result.json_path, data)
+        except (mf.ManifestError, OSError) as exc:
+            done[task.chunk] = exc
+            continue
+        result.reason = reason or (VERIFY_REASON if result.written else None)
+        result.record = (task.inputs, record)
+        done[task.chunk] = result
+    return done
+
+
+# ------------------------------------------------------------------ the pool
+_SHARED: tuple | None = None  # (jobs, tasks, out, has_blob): set before the fork, read by the workers
+_STORE: Store | None = None
+
+
+def _start_worker(directory) -> None:
+    global _STORE
+    _STORE = Store(directory)  # never the parent's connection, inherited through fork
+
+
+def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
+    """In a worker: each chunk's index built and compared with the file on disk (not written)."""
+    jobs, tasks, out, has_blob = _SHARED
+    found = []
+    for i in indexes:
+        task, kept = tasks[i], []
+        result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, _STORE, out, has_blob,
+                             lambda path, data: kept.append(data))
+        slim = dataclasses.replace(result.manifest, draws=(), reflection={})  # what the cook merges
+        found.append((task.chunk, dataclasses.replace(result, manifest=slim), kept[0] if kept else None))
+    return found
+
+
+def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, has_blob, workers: int,
+             built: dict, step: Callable[[], None]) -> None:
+    """Build ``tasks`` on a pool into ``built``; whatever it could not build is left out."""
+    global _SHARED
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:
+        return
+    _SHARED = (jobs, tasks, out, has_blob)
+    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap)
+    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
+    size = max(1, len(tasks) // (4 * workers))
+    try:
+        with process_pool(workers, mp_context=context, initializer=_start_worker,
+                          initargs=(store.directory,)) as pool:
+            futures = [pool.submit(_task, list(range(i, min(i + size, len(tasks)))))
+                       for i in range(0, len(tasks), size)]
+            for future in cf.as_completed(futures):
+                try:
+                    found = future.result()
+                except (BrokenProcessPool, OSError):
+                    raise
+                except Exception:  # noqa: BLE001 - that batch is built again here, which reports its error
+                    continue
+                for chunk, result, data in found:
+                    built[chunk] = (result, data)
+                    step()
+    except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is built in this process
+        pass
+    finally:
+        _SHARED = None
+        if not outer:
+            gc.unfreeze()

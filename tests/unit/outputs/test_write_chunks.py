@@ -1,0 +1,70 @@
+"""Chunk indexes built on the pool: the same files and cook document as built in the cook's process,
+with no index built in the cook's process; a chunk a worker fails on is built (and reported) here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import api
+from pipeline.outputs import write_chunks
+from paths import REPO, SAMPLE_WORLD
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Path:
+    shutil.copytree(SAMPLE_WORLD, tmp_path / "world")
+    return tmp_path / "world"
+
+
+def cook(world: Path, base: Path, monkeypatch, pool: bool, fail_in_worker: str | None = None) -> tuple[dict, list]:
+    """A cook with indexes built on a pool of 2 (``pool``) or here; (its document, chunks built here)."""
+    here: list[str] = []
+    build = write_chunks.write_built
+    parent = os.getpid()
+
+    def spy(jobs, chunk, *args):
+        if os.getpid() == parent:
+            here.append(chunk)
+        elif chunk == fail_in_worker:
+            raise OSError("a worker that cannot build this chunk")
+        return build(jobs, chunk, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(write_chunks, "write_built", spy)
+        patch.setattr(write_chunks, "POOL_MIN_CHUNKS", 1 if pool else 10**9)
+        result = api.cook(api.open_world(world, rules=REPO / "rules", materials=REPO / "materials"),
+                          cache=base / "cache", out=base / "out", jobs=2)
+    doc = result.to_json()
+    for name in ("duration", "timing_log", "explain"):
+        doc.pop(name)
+    return _relative(doc, base / "out"), here
+
+
+def _relative(doc, out: Path):
+    if isinstance(doc, dict):
+        return {k: _relative(v, out) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_relative(v, out) for v in doc]
+    return doc.replace(str(out), "OUT") if isinstance(doc, str) else doc
+
+
+def files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_indexes_built_on_the_pool_are_those_built_here(world, tmp_path, monkeypatch):
+    pooled, pooled_here = cook(world, tmp_path / "pool", monkeypatch, pool=True)
+    alone, alone_here = cook(world, tmp_path / "alone", monkeypatch, pool=False)
+    assert pooled_here == [] and len(alone_here) == 8
+    assert pooled == alone and len(pooled["written"]) > 8
+    assert files(tmp_path / "pool" / "out") == files(tmp_path / "alone" / "out")
+
+
+def test_a_chunk_a_worker_fails_on_is_built_here(world, tmp_path, monkeypatch):
+    doc, here = cook(world, tmp_path, monkeypatch, pool=True, fail_in_worker="town/market")
+    assert "town/market" in here and len(here) < 8  # its batch, built again here
+    assert doc["errors"] == [] and any(p.endswith("town/market.json") for p in doc["written"])
