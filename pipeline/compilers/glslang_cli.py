@@ -6,8 +6,9 @@ Command: ``glslangValidator -V --target-env <env> -S <stage> -e <entry>
 top-level file is reported under its root-relative name.  Targets: OpenGL is
 ``--target-env opengl``; webgl2 validates without ``-V`` and takes the blob from
 ``-E`` (cleaned as the C API backend cleans it); ``-R`` (relaxed rules),
-``--amb --aml`` (auto mapping), ``--shift-<kind>-binding`` (:func:`binding_shifts`) and ``--glsl-version`` (a source without
-``#version``) follow the request.  glslangValidator turns ``-D`` macros into the
+``--amb --aml`` (auto mapping), ``--shift-<kind>-binding`` (:func:`binding_shifts`) and
+``--glsl-version`` (a source without ``#version``) follow the request.  The stage is
+then finished as part of its program (:func:`~pipeline.compilers.interfaces.program_output`).  glslangValidator turns ``-D`` macros into the
 same preamble the C API backend sets; its includer searches the including file's
 folder, then ``-I<root>``.  It cannot resolve ``#include <...>``: when a closure
 has one, the compile runs on a copy of the closure in a temporary folder whose

@@ -109,7 +109,8 @@ def test_without_the_library_validation_messages_are_the_same(blob: bytes, monke
 
 def test_the_optimizer_version_names_the_build_that_runs(monkeypatch) -> None:
     version = spirv_tools.optimizer_version()
-    assert version.startswith("spirv-opt of libSPIRV") and "sha256 " in version and version == spirv_tools.optimizer_version()
+    assert version.startswith("spirv-opt of libSPIRV") and "sha256 " in version
+    assert version == spirv_tools.optimizer_version()
     spirv_tools.optimizer_version.cache_clear()
     monkeypatch.setattr(spirv_tools, "_optimizer", lambda: None)
     try:
