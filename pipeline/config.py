@@ -87,6 +87,15 @@ class Limits(_Config):
 TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
 
 
+def _pairs(data):
+    """A mapping as its sorted (key, value) pairs (hashable, one canonical order)."""
+    return tuple(sorted(data.items())) if isinstance(data, dict) else data
+
+
+RegisterShifts = Annotated[tuple[tuple[Literal["b", "t", "s", "u"], Annotated[int, Field(ge=0, le=4096)]], ...],
+                           BeforeValidator(_pairs)]
+
+
 class CompileTarget(_Config):
     """One compile target of a family (rule set ``compile:``, or ``[cook.compile]`` here)."""
 
@@ -96,6 +105,9 @@ class CompileTarget(_Config):
     auto_map: bool = Field(False, description="assign bindings and locations automatically")
     version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
                                 description="#version used when a source has none, e.g. '300 es' or '450'")
+    registers: RegisterShifts | None = Field(
+        None, description="HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
+                          "u = 96} (the default); a class left out is not shifted")
 
     @model_validator(mode="before")
     @classmethod

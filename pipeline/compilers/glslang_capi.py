@@ -41,7 +41,8 @@ from pipeline.compilers.preamble import (
     define_lines,
     prepare_source,
 )
-from pipeline.compilers.request import BINDING_BASE, CompileOutput, CompileRequest, target_info
+from pipeline.compilers.interfaces import program_output
+from pipeline.compilers.request import CompileOutput, CompileRequest, binding_shifts, target_info
 from pipeline.compilers.sources import SourceTree
 from pipeline.compilers.spirv_tools import tools_version
 from pipeline.compilers.toolchain import (
@@ -59,7 +60,6 @@ NO_PROFILE = 1 << 0
 PROFILES = {None: NO_PROFILE, "core": 1 << 1, "compatibility": 1 << 2, "es": 1 << 3}
 MSG_SPV_RULES, MSG_VULKAN_RULES, MSG_READ_HLSL = 1 << 3, 1 << 4, 1 << 6
 OPT_AUTO_MAP_BINDINGS, OPT_AUTO_MAP_LOCATIONS, OPT_VULKAN_RULES_RELAXED = 1 << 0, 1 << 1, 1 << 2
-RESOURCE_TYPES = 6  # glslang_resource_type_t: sampler, texture, image, UBO, SSBO, UAV
 
 
 class IncludeResult(Structure):
@@ -229,9 +229,13 @@ class GlslangCapiBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
-        text = request.text if request.text is not None else tree.read(request.source)
         with self.api.lock:
-            log, spirv = self._run(request, tree, text)
+            return program_output(self._raw(request, tree), request, tree, lambda linked: self._raw(linked, tree))
+
+    def _raw(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
+        """One stage as glslang compiles it (before its program's interfaces are linked)."""
+        text = request.text if request.text is not None else tree.read(request.source)
+        log, spirv = self._run(request, tree, text)
         return compile_output(spirv, log, request, tree)
 
     def _input(self, request: CompileRequest, code: bytes, includer: _Includer | None) -> Input:
@@ -268,10 +272,9 @@ class GlslangCapiBackend:
             | (OPT_VULKAN_RULES_RELAXED if request.relaxed else 0)
         if options:
             lib.glslang_shader_set_options(shader, options)
-        base = BINDING_BASE[request.stage]
-        if request.auto_map and base and target_info(request.target).is_spirv:
-            for resource in range(RESOURCE_TYPES):
-                lib.glslang_shader_shift_binding(shader, resource, base)
+        shifts = binding_shifts(request)  # applied by the IO mapping
+        for resource, shift in shifts.items():
+            lib.glslang_shader_shift_binding(shader, resource, shift)
         _set_entry_point(lib, shader, request.entry)
         if not lib.glslang_shader_preprocess(shader, byref(inp)):
             return _text(lib.glslang_shader_get_info_log(shader)), shader, None
@@ -281,7 +284,7 @@ class GlslangCapiBackend:
         program = lib.glslang_program_create()
         lib.glslang_program_add_shader(program, shader)
         linked = lib.glslang_program_link(program, inp.messages)
-        if linked and request.auto_map:
+        if linked and (request.auto_map or shifts):
             linked = lib.glslang_program_map_io(program)
         log = _text(lib.glslang_shader_get_info_log(shader)) + _text(lib.glslang_program_get_info_log(program))
         if not linked:

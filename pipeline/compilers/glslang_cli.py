@@ -6,8 +6,9 @@ Command: ``glslangValidator -V --target-env <env> -S <stage> -e <entry>
 top-level file is reported under its root-relative name.  Targets: OpenGL is
 ``--target-env opengl``; webgl2 validates without ``-V`` and takes the blob from
 ``-E`` (cleaned as the C API backend cleans it); ``-R`` (relaxed rules),
-``--amb --aml`` (auto mapping) and ``--glsl-version`` (a source without
-``#version``) follow the request.  glslangValidator turns ``-D`` macros into the
+``--amb --aml`` (auto mapping), ``--shift-<kind>-binding`` (:func:`binding_shifts`) and
+``--glsl-version`` (a source without ``#version``) follow the request.  The stage is
+then finished as part of its program (:func:`~pipeline.compilers.interfaces.program_output`).  glslangValidator turns ``-D`` macros into the
 same preamble the C API backend sets; its includer searches the including file's
 folder, then ``-I<root>``.  It cannot resolve ``#include <...>``: when a closure
 has one, the compile runs on a copy of the closure in a temporary folder whose
@@ -33,7 +34,8 @@ from pipeline.compilers.preamble import (
     compile_output,
     default_version,
 )
-from pipeline.compilers.request import BINDING_BASE, CompileOutput, CompileRequest, target_info
+from pipeline.compilers.interfaces import program_output
+from pipeline.compilers.request import CompileOutput, CompileRequest, binding_shifts, target_info
 from pipeline.compilers.sources import SourceTree
 from pipeline.compilers.spirv_tools import tools_version
 from pipeline.compilers.toolchain import ToolchainError, executable, tool_env
@@ -68,9 +70,9 @@ def command(request: CompileRequest, root: Path, output: Path | None, preprocess
         args += ["-e", request.entry]
     if request.auto_map and not preprocess:
         args += ["--amb", "--aml"]
-        if target.is_spirv and BINDING_BASE[request.stage]:
-            for kind in SHIFTED:
-                args += [f"--shift-{kind}-binding", str(BINDING_BASE[request.stage])]
+    if not preprocess:
+        for resource, shift in binding_shifts(request).items():
+            args += [f"--shift-{SHIFTED[resource]}-binding", str(shift)]
     if request.language == "hlsl":
         args.append("-D")
     else:
@@ -122,6 +124,10 @@ class GlslangCliBackend:
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""
+        return program_output(self._raw(request, tree), request, tree, lambda linked: self._raw(linked, tree))
+
+    def _raw(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
+        """One stage as glslangValidator compiles it (before its program's interfaces are linked)."""
         if request.text is None:
             text = tree.read(request.source)  # a missing source is a located error, as with the C API
             system = any(i.system for f in tree.files(request.source) for i in tree.parsed(f).includes)

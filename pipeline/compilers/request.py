@@ -13,6 +13,14 @@ Per request: ``relaxed`` compiles under glslang's relaxed Vulkan rules (loose
 uniforms gathered in a default uniform block), ``auto_map`` assigns bindings (from
 :data:`BINDING_BASE` of the stage on SPIR-V targets) and input/output locations, and ``version`` (``"300 es"``, ``"450"``) is the
 ``#version`` of a source that has none.
+
+HLSL on a SPIR-V target: each register class is shifted by its entry of ``registers``
+(:data:`DEFAULT_REGISTERS`: ``b`` +0, ``t`` +32, ``s`` +64, ``u`` +96), so ``register(b0)``,
+``register(t0)`` and ``register(s0)`` are three bindings; ``register(t0, space1)`` is set 1.
+
+``link``: an ``auto_map`` stage on a SPIR-V target carries the other stage of its
+program (a vertex stage its fragment stage and the reverse): see
+:mod:`pipeline.compilers.interfaces`.
 """
 
 from __future__ import annotations
@@ -27,6 +35,11 @@ STAGES = ("vertex", "fragment", "compute")
 # (relaxed rules give every stage its own default uniform block)
 BINDING_BASE = {"vertex": 0, "fragment": 16, "compute": 0}
 LANGUAGES = ("glsl", "hlsl")
+# HLSL register class -> the glslang resource types (glslang_resource_type_t) it names:
+# s samplers; t textures and structured buffers; u storage images and UAVs; b constant buffers
+REGISTER_CLASSES = {"b": (3,), "t": (1, 4), "s": (0,), "u": (2, 5)}
+# each class its own range, so b0, t0 and s0 never share a binding (a CompileTarget's ``registers`` replaces it)
+DEFAULT_REGISTERS = (("b", 0), ("t", 32), ("s", 64), ("u", 96))
 
 
 @dataclass(frozen=True)
@@ -104,6 +117,8 @@ class CompileRequest:
     version: str | None = None  # '#version' of a source without one ('300 es', '450')
     text: str | None = None                # generated source text (``source`` then only names it)
     problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
+    registers: tuple[tuple[str, int], ...] = DEFAULT_REGISTERS  # HLSL register class -> binding shift
+    link: tuple[CompileRequest, ...] = ()  # the stages of its program whose interface this one must match
 
     def __post_init__(self) -> None:
         if self.version is not None:
@@ -113,6 +128,34 @@ class CompileRequest:
         if self.language not in LANGUAGES:
             raise RequestError(f"unknown language {self.language!r} (known: {', '.join(LANGUAGES)})")
         target_info(self.target)
+        unknown = sorted(set(dict(self.registers)) - set(REGISTER_CLASSES))
+        if unknown:
+            raise RequestError(f"unknown register class {unknown[0]!r} (known: {', '.join(REGISTER_CLASSES)})")
+
+
+def binding_shifts(request: CompileRequest) -> dict[int, int]:
+    """glslang resource type -> binding shift of a request on a SPIR-V target: the stage's
+    :data:`BINDING_BASE` under ``auto_map``, plus for HLSL its register class's shift."""
+    if not target_info(request.target).is_spirv:
+        return {}
+    base = BINDING_BASE[request.stage] if request.auto_map else 0
+    shifts = {resource: base for resource in range(6)} if base else {}
+    if request.language == "hlsl":
+        for name, shift in request.registers:
+            for resource in REGISTER_CLASSES[name]:
+                shifts[resource] = base + shift
+    return {resource: shift for resource, shift in sorted(shifts.items()) if shift}
+
+
+def links_by_name(request: CompileRequest) -> bool:
+    """True when the request's varyings are linked by name across its program (GLSL; HLSL links by semantic)."""
+    return request.language == "glsl"
+
+
+def links_program(request: CompileRequest) -> bool:
+    """True when the request is finished as part of its program: on a SPIR-V target, under ``auto_map``,
+    and HLSL always (its stages are numbered by register and semantic, never by explicit layouts)."""
+    return (request.auto_map or request.language == "hlsl") and target_info(request.target).is_spirv
 
 
 @dataclass(frozen=True)

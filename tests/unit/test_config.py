@@ -37,3 +37,13 @@ def test_errors_are_located(text: str, expected: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_world_config(text)
     assert str(info.value) == expected
+
+
+def test_a_compile_target_takes_hlsl_register_shifts_as_a_table() -> None:
+    from pipeline.config import CompileTarget, parse_world_config
+
+    compile_ = parse_world_config('[cook.compile]\ns = {target = "vulkan1.2", registers = {t = 8, b = 0}}\n').cook.compile
+    assert compile_["s"] == (CompileTarget(target="vulkan1.2", registers=(("b", 0), ("t", 8))),)
+    assert hash(compile_["s"][0]) == hash(CompileTarget(target="vulkan1.2", registers={"b": 0, "t": 8}))
+    with pytest.raises(ConfigError):
+        parse_world_config('[cook.compile]\ns = {target = "vulkan1.2", registers = {x = 1}}\n')

@@ -101,3 +101,18 @@ def test_the_compile_time_is_not_part_of_an_outputs_value() -> None:
     blob = b"#version 300 es\n"
     assert CompileOutput(blob, (), seconds=0.5) == CompileOutput(blob, (), seconds=2.0)
     assert CompileOutput(blob, ()) != CompileOutput(None, ())
+
+
+def test_binding_shifts_give_hlsl_register_classes_their_ranges_over_the_stage_base() -> None:
+    from pipeline.compilers.request import DEFAULT_REGISTERS, binding_shifts
+
+    hlsl = CompileRequest("s.hlsl", "fragment", language="hlsl")
+    assert dict(DEFAULT_REGISTERS) == {"b": 0, "t": 32, "s": 64, "u": 96}
+    assert binding_shifts(hlsl) == {0: 64, 1: 32, 2: 96, 4: 32, 5: 96}  # sampler, texture, image, SSBO, UAV; UBO +0
+    assert binding_shifts(dataclasses.replace(hlsl, auto_map=True)) == {0: 80, 1: 48, 2: 112, 3: 16, 4: 48, 5: 112}
+    assert binding_shifts(dataclasses.replace(hlsl, registers=(("t", 4),))) == {1: 4, 4: 4}
+    glsl = CompileRequest("a.frag", "fragment")
+    assert binding_shifts(glsl) == {} and binding_shifts(dataclasses.replace(glsl, target="webgl2")) == {}
+    assert binding_shifts(dataclasses.replace(glsl, auto_map=True)) == {r: 16 for r in range(6)}
+    with pytest.raises(RequestError, match="unknown register class 'x'"):
+        CompileRequest("s.hlsl", "fragment", language="hlsl", registers=(("x", 1),))

@@ -105,3 +105,24 @@ def test_without_the_library_validation_messages_are_the_same(blob: bytes, monke
     problems = validate(blob, "vulkan1.0")
     monkeypatch.setattr(spirv_tools, "_validator", lambda: None)
     assert validate(blob, "vulkan1.0") == problems
+
+
+def test_the_optimizer_version_names_the_build_that_runs(monkeypatch) -> None:
+    version = spirv_tools.optimizer_version()
+    assert version.startswith("spirv-opt of libSPIRV") and "sha256 " in version
+    assert version == spirv_tools.optimizer_version()
+    spirv_tools.optimizer_version.cache_clear()
+    monkeypatch.setattr(spirv_tools, "_optimizer", lambda: None)
+    try:
+        assert spirv_tools.optimizer_version().startswith("spirv-opt SPIRV-Tools v")  # the executable's --version
+    finally:
+        spirv_tools.optimizer_version.cache_clear()
+
+
+def test_named_passes_run_instead_of_the_performance_passes(blob: bytes, monkeypatch) -> None:
+    stripped = optimize(blob, "vulkan1.2", spirv_tools.STRIP_UNUSED)
+    assert validate(stripped) == [] and stripped != optimize(blob)
+    with pytest.raises(spirv_tools.ToolchainError, match="does not know --no-such-pass"):
+        optimize(blob, "vulkan1.2", ("--no-such-pass",))
+    monkeypatch.setattr(spirv_tools, "_optimizer", lambda: None)
+    assert optimize(blob, "vulkan1.2", spirv_tools.STRIP_UNUSED) == stripped  # the executable runs the same passes

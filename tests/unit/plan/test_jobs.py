@@ -232,3 +232,35 @@ def test_generated_jobs_are_named_after_their_text_per_target_and_a_failed_one_i
     request = failed["vertex"].request
     assert (request.stage, request.text, request.source) == ("fragment", None, f"generated/{bytes_hash(b'')[:16]}.frag")
     assert [str(p.location) for p in request.problems] == [tree.name("o.glsl") + ":2:1"]
+
+
+def test_the_optimizer_that_runs_is_in_the_job_key(monkeypatch) -> None:
+    from pipeline.compilers import spirv_tools
+
+    options = JobOptions(compiler="c")
+    optimized = CompileRequest("m/a.frag", "fragment", optimize=True)
+    mapped = CompileRequest("m/a.frag", "fragment", auto_map=True)  # removes unused interface variables
+    plain = CompileRequest("m/a.frag", "fragment")
+    text = "#version 450\nvoid main() {}\n"
+    before = [job_key(r, (), options) for r in (optimized, mapped, plain)] + [exact_key(optimized, text, options)]
+    monkeypatch.setattr(spirv_tools, "optimizer_version", lambda: "spirv-opt of another build")
+    after = [job_key(r, (), options) for r in (optimized, mapped, plain)] + [exact_key(optimized, text, options)]
+    assert [b != a for b, a in zip(before, after)] == [True, True, False, True]  # plain runs no optimizer
+
+
+def test_hlsl_register_shifts_are_in_the_job_key_and_come_from_the_target(tmp_path: Path) -> None:
+    options = JobOptions(compiler="c")
+    hlsl = CompileRequest("s.hlsl", "fragment", language="hlsl", entry="PSMain")
+    moved = replace(hlsl, registers=(("b", 0), ("t", 8)))
+    assert job_key(hlsl, (), options) != job_key(moved, (), options)
+    glsl = CompileRequest("a.frag", "fragment")
+    assert job_key(glsl, (), options) == job_key(replace(glsl, registers=(("b", 0),)), (), options)  # GLSL: unused
+
+    class Source:
+        file, language, entry = "s.hlsl", "hlsl", "PSMain"
+
+    (tmp_path / "s.hlsl").write_text("float4 PSMain() : SV_Target0 { return 1; }\n")
+    tree = SourceTree(tmp_path)
+    target = CompileTarget(target="vulkan1.2", registers={"t": 8, "b": 0})
+    assert make_job(Source(), "fragment", (), tree, options, target).request.registers == (("b", 0), ("t", 8))
+    assert make_job(Source(), "fragment", (), tree, options).request.registers == hlsl.registers  # the default
