@@ -104,6 +104,8 @@ class CompileRequest:
     version: str | None = None  # '#version' of a source without one ('300 es', '450')
     text: str | None = None                # generated source text (``source`` then only names it)
     problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
+    plugins: tuple[tuple[str, str, str], ...] = ()  # (name, version, code) of the plug-ins the job went through
+    backend: str | None = None  # a compile backend plug-in's spec: it compiles ``target`` (not a built-in one)
 
     def __post_init__(self) -> None:
         if self.version is not None:
@@ -112,7 +114,8 @@ class CompileRequest:
             raise RequestError(f"unknown stage {self.stage!r} (known: {', '.join(STAGES)})")
         if self.language not in LANGUAGES:
             raise RequestError(f"unknown language {self.language!r} (known: {', '.join(LANGUAGES)})")
-        target_info(self.target)
+        if self.backend is None:
+            target_info(self.target)
 
 
 @dataclass(frozen=True)
