@@ -276,12 +276,12 @@ def _why(job: StageJob, store: Store, had_record: bool) -> str:
         return "cache entry missing or unreadable" if had_record else "cache entry missing"
     if last.get("compiler") != job.options.compiler:
         return f"compiler changed ({last.get('compiler')} -> {job.options.compiler})"
-    if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
-        return "flags changed (target or optimize)"
     before = {p[0]: p for p in last.get("plugins") or []}
     changed = [p[0] for p in job.request.plugins if before.pop(p[0], None) != list(p)] + sorted(before)
     if changed:
         return "plug-in changed: " + ", ".join(changed)
+    if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
+        return "flags changed (target or optimize)"
     old = {p: h for p, h in last.get("closure", [])}
     new = dict(job.closure)
     changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))

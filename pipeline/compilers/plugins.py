@@ -139,8 +139,10 @@ def resolve(kind: str, reference: str, base: Path) -> PluginRef:
         spec = ep.value
     module_part, _, attribute = spec.rpartition(":")
     if module_part.endswith(".py"):
-        path = Path(module_part)
-        spec = f"{(path if path.is_absolute() else Path(base) / path).resolve()}:{attribute}"
+        path = Path(module_part) if Path(module_part).is_absolute() else Path(base) / module_part
+        if not path.is_file():
+            raise PluginError(f"plug-in file {module_part} does not exist")
+        spec = f"{path.resolve()}:{attribute}"
     plugin = load_attribute(spec) if kind == "generator" else load(spec)  # a generator is made per library
     version = getattr(plugin, "version", "")
     if not isinstance(version, str):

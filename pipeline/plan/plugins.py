@@ -71,7 +71,9 @@ def _resolved(kind: str, reference: str, base: Path, file: Path, error: type, na
     except PluginError as exc:
         line, col = _locate(file, reference)
         raise error.at(str(file), f"{kind} plug-in: {exc}", line=line, col=col) from None
-    return ref if name is None else PluginRef(ref.kind, name, ref.spec, ref.version, ref.code)
+    if name is None or ref.name != reference:  # the plug-in's declared name wins over its key in the table
+        return ref
+    return PluginRef(ref.kind, name, ref.spec, ref.version, ref.code)
 
 
 def _locate(file: Path, text: str) -> tuple[int | None, int | None]:
