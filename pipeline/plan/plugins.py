@@ -34,7 +34,7 @@ from pipeline.compilers.plugins import (
 )
 from pipeline.config import CONFIG_NAME
 from pipeline.errors import CompileError, ConfigError, Diagnostic, Location, RuleError
-from pipeline.plan.generate import GeneratedStage
+from pipeline.plan.generate import GENERATORS, GeneratedStage
 from pipeline.rules.models import RuleSet
 
 if TYPE_CHECKING:
@@ -47,8 +47,12 @@ def world_plugins(world: "World", families: dict[str, RuleSet]) -> Plugins:
     """The plug-ins a world's plan uses; raises a located :class:`ConfigError` or :class:`RuleError`."""
     config, toml = world.config.plugins, world.root / CONFIG_NAME
     transforms = tuple(_resolved("transform", ref, world.root, toml, ConfigError) for ref in config.transforms)
-    generators = {kind: value for kind, value in entry_point_names("generator").items()} | dict(config.generators)
-    backends = {target: value for target, value in entry_point_names("backend").items()} | dict(config.backends)
+    kinds = {r.kind for r in families.values()} - set(GENERATORS)
+    compile_config = dict(world.config.cook.compile)
+    targets = {t.target for name, r in families.items() for t in compile_config.get(name) or r.compile if t.plugin}
+    # installed generators and backends are loaded only for the kinds and targets the families use
+    generators = {k: v for k, v in entry_point_names("generator").items() if k in kinds} | dict(config.generators)
+    backends = {t: v for t, v in entry_point_names("backend").items() if t in targets} | dict(config.backends)
     family_transforms = []
     for name, ruleset in sorted(families.items()):
         if ruleset.transforms:

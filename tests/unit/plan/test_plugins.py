@@ -70,3 +70,20 @@ def test_a_plugin_target_without_a_backend_is_located_in_the_rule_set(tmp_path) 
     w = world(tmp_path, "", "compile: [vulkan1.2, d3d12]\n")
     with pytest.raises(RuleError, match=r"t\.yaml:3:\d+: error: family t: no compile backend plug-in for target 'd3d12'"):
         world_plugins(w, w.families)
+
+
+def test_installed_backends_serve_the_targets_families_use_and_unused_ones_are_not_loaded(tmp_path, monkeypatch) -> None:
+    import importlib.metadata
+
+    from pipeline.compilers import plugins
+
+    points = {plugins.GROUPS["backend"]: [importlib.metadata.EntryPoint("d3d12", f"{PLUGINS}/dxc_backend.py:Dxc",
+                                                                        plugins.GROUPS["backend"]),
+                                          importlib.metadata.EntryPoint("broken", "no_such_module_here:X",
+                                                                        plugins.GROUPS["backend"])],
+              plugins.GROUPS["generator"]: [importlib.metadata.EntryPoint("broken", "no_such_module_here:X",
+                                                                          plugins.GROUPS["generator"])]}
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: points.get(group, []))
+    w = world(tmp_path, "", "compile: [vulkan1.2, d3d12]\n")
+    found = world_plugins(w, w.families)
+    assert found.backend("d3d12").name == "dxc" and found.backend("broken") is None and found.generators == ()
