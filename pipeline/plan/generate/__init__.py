@@ -28,6 +28,7 @@ key still cooks.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -84,15 +85,14 @@ def generator_for(ruleset, tree, plugins=None) -> SourceGenerator:
     """The generator of a generated family: a built-in kind of :data:`GENERATORS`, else a source
     generator plug-in of ``plugins`` (:class:`~pipeline.compilers.plugins.Plugins`), else one that fails
     every key with the located reason."""
-    from pipeline.compilers.plugins import PluginError, load_attribute
-
     spec = GENERATORS.get(ruleset.kind)
     if ruleset.kind in GENERATORS and spec is None:
         raise ValueError(f"family {ruleset.shader} of kind {ruleset.kind} has no source generator")
     if spec is not None:
+        module, _, attribute = spec.partition(":")
         try:
-            return load_attribute(spec)(tree)  # materialx imports MaterialX: only when used
-        except PluginError as exc:
+            return getattr(importlib.import_module(module), attribute)(tree)  # materialx imports MaterialX: when used
+        except ImportError as exc:
             return Unavailable(Diagnostic(Location(ruleset.path), f"a materialx family needs the MaterialX package "
                                                                   f"(a dependency of this package: pip install 'materialx>=1.39.5'): {exc}"))
     ref = plugins.generator(ruleset.kind) if plugins is not None else None
