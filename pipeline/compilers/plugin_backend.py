@@ -23,9 +23,9 @@ from pipeline.errors import CompileError, Diagnostic, Location
 
 def compile_with_plugin(request: CompileRequest, tree: SourceTree) -> CompileOutput:
     """Compile ``request`` with the compile backend plug-in it names (``request.backend``)."""
-    name = request.plugins[-1][0] if request.plugins else request.backend
+    name, _, code = request.plugins[-1] if request.plugins else (request.backend, "", "")
     try:
-        backend = load(request.backend)
+        backend = load(request.backend, code)
     except PluginError as exc:
         return CompileOutput(None, (Diagnostic(Location(tree.name(request.source)), f"compile backend '{name}': {exc}"),))
     try:

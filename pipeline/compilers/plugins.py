@@ -143,19 +143,24 @@ def resolve(kind: str, reference: str, base: Path) -> PluginRef:
         if not path.is_file():
             raise PluginError(f"plug-in file {module_part} does not exist")
         spec = f"{path.resolve()}:{attribute}"
-    plugin = load_attribute(spec) if kind == "generator" else load(spec)  # a generator is made per library
+    try:
+        code = code_of(spec)
+    except Exception as exc:  # importing a module plug-in runs its code
+        raise PluginError(f"'{spec}' does not load: {type(exc).__name__}: {exc}") from None
+    plugin = load_attribute(spec, code) if kind == "generator" else load(spec, code)  # a generator: per library
     version = getattr(plugin, "version", "")
     if not isinstance(version, str):
         raise PluginError(f"{kind} plug-in '{reference}': its version must be a string, not {type(version).__name__}")
     declared = getattr(plugin, "name", None)
     name = declared if isinstance(declared, str) and declared.strip() else reference
-    return PluginRef(kind, name, spec, version, code_of(spec))
+    return PluginRef(kind, name, spec, version, code)
 
 
 @functools.cache
-def load(spec: str):
-    """The transform or backend a spec names, once per process (a class is made with no arguments)."""
-    target = load_attribute(spec)
+def load(spec: str, code: str = ""):
+    """The transform or backend a spec names, once per process and source ``code`` (a class is made with
+    no arguments): a warm process whose plug-in file was edited loads the edited code."""
+    target = load_attribute(spec, code)
     try:
         return target() if isinstance(target, type) else target
     except Exception as exc:
@@ -163,13 +168,14 @@ def load(spec: str):
 
 
 @functools.cache
-def load_attribute(spec: str):
-    """The attribute a spec names, its module imported (or executed from its file) once per process."""
+def load_attribute(spec: str, code: str = ""):
+    """The attribute a spec names, its module imported (or executed from its file) once per process and
+    source ``code``."""
     module_part, _, attribute = spec.rpartition(":")
     if not module_part or not attribute:
         raise PluginError(f"'{spec}' is no plug-in reference (module:attribute or path/file.py:attribute)")
     try:
-        module = _module(module_part)
+        module = _module(module_part, code)
         value = module
         for part in attribute.split("."):
             value = getattr(value, part)
@@ -182,13 +188,19 @@ def load_attribute(spec: str):
         raise PluginError(f"'{spec}' does not load: {type(exc).__name__}: {exc}") from None
 
 
-def _module(module_part: str):
+_IMPORTED: dict[str, str] = {}  # module -> the source code it was imported with
+
+
+def _module(module_part: str, code: str):
     if not module_part.endswith(".py"):
-        return importlib.import_module(module_part)
+        module = importlib.import_module(module_part)
+        if code and _IMPORTED.setdefault(module_part, code) != code:  # edited since: import it again
+            module, _IMPORTED[module_part] = importlib.reload(module), code
+        return module
     path = Path(module_part)
     if not path.is_file():
         raise PluginError(f"plug-in file {module_part} does not exist")
-    name = "pipeline_plugin_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    name = "pipeline_plugin_" + hashlib.sha256(f"{path}\0{code}".encode()).hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
     loader_spec = importlib.util.spec_from_file_location(name, path)
@@ -202,16 +214,19 @@ def _module(module_part: str):
     return module
 
 
-def code_of(spec: str) -> str:
-    """SHA-256 of a plug-in's source: its file, or every ``.py`` file of its top-level package."""
+def source_paths(spec: str) -> list[Path]:
+    """Where a plug-in's source is: its file, or the folders of its top-level package (or its module's file)."""
     module_part = spec.rpartition(":")[0]
     if module_part.endswith(".py"):
-        files = [Path(module_part)]
-    else:
-        top = importlib.import_module(module_part.split(".")[0])
-        origin = Path(getattr(importlib.import_module(module_part), "__file__", "") or "")
-        folders = list(getattr(top, "__path__", ()))
-        files = sorted(f for folder in folders for f in Path(folder).rglob("*.py")) if folders else [origin]
+        return [Path(module_part)]
+    top = importlib.import_module(module_part.split(".")[0])
+    folders = [Path(folder) for folder in getattr(top, "__path__", ())]
+    return folders or [Path(getattr(importlib.import_module(module_part), "__file__", "") or "")]
+
+
+def code_of(spec: str) -> str:
+    """SHA-256 of a plug-in's source: its file, or every ``.py`` file of its top-level package."""
+    files = sorted(f for path in source_paths(spec) for f in (path.rglob("*.py") if path.is_dir() else [path]))
     digest = hashlib.sha256()
     for file in files:
         digest.update(file.name.encode() + b"\0")
@@ -240,6 +255,11 @@ class Plugins:
 
     def backend(self, target: str) -> PluginRef | None:
         return dict(self.backends).get(target)
+
+    def refs(self) -> list[PluginRef]:
+        """Every plug-in of the set."""
+        return [*self.transforms, *(r for _, chain in self.family_transforms for r in chain),
+                *(r for _, r in self.generators), *(r for _, r in self.backends)]
 
 
 NO_PLUGINS = Plugins()

@@ -124,7 +124,7 @@ def transformed(chain: tuple[PluginRef, ...], family: str, key_text: str, stage:
     view = MappingProxyType(dict(defines))
     for ref in chain:
         try:
-            out = load(ref.spec).transform(family, key_text, stage, text, view)
+            out = load(ref.spec, ref.code).transform(family, key_text, stage, text, view)
         except Exception as exc:  # the plug-in's own code: any failure is that key's located error
             where = _raised_at(ref, exc)
             return StageText(None, identities, (Diagnostic(where, f"source transform '{ref.name}' raised "
@@ -142,7 +142,7 @@ def _plugin_file(ref: PluginRef) -> str:
     if module_part.endswith(".py"):
         return module_part
     try:
-        return inspect.getsourcefile(load_attribute(ref.spec)) or module_part
+        return inspect.getsourcefile(load_attribute(ref.spec, ref.code)) or module_part
     except TypeError:
         return module_part
 
@@ -160,7 +160,7 @@ def _defined_at(ref: PluginRef, method: str) -> Location:
     """The line where the plug-in's ``method`` is defined."""
     file = str(Path(_plugin_file(ref)).resolve())
     try:
-        target = getattr(load(ref.spec), method)
+        target = getattr(load(ref.spec, ref.code), method)
         return Location(file, inspect.getsourcelines(target)[1], 1)
     except (TypeError, OSError, AttributeError):
         return Location(file)

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from plugin_helpers import TARGETS, lit_rules, make_world
+from plugin_helpers import PLUGINS, TARGETS, lit_rules, make_world
 from robust_helpers import one_error_line, run_cli
 
 from pipeline import api
@@ -189,3 +189,20 @@ def test_a_farm_cook_with_plugins_writes_the_same_bytes(tmp_path, monkeypatch) -
     assert files and files == sorted(p.relative_to(tmp_path / "o2") for p in (tmp_path / "o2").rglob("*") if p.is_file())
     assert all((tmp_path / "o1" / f).read_bytes() == (tmp_path / "o2" / f).read_bytes() for f in files)
     assert len((tmp_path / "dxc.log").read_text().splitlines()) == 8  # 4 d3d12 jobs here, 4 on the farm
+
+
+def test_a_noop_cook_stamp_sees_an_edited_plugin_file_and_none_is_kept_for_one_outside(tmp_path) -> None:
+    world = make_world(tmp_path)
+    args = ("cook", world, "--out", tmp_path / "build", "--cache", tmp_path / "cache", "--json")
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 10
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 0
+    assert list((tmp_path / "cache" / "noop-stamps").iterdir())  # answered from its stamp next time
+    unroll = world / "plugins" / "unroll.py"
+    unroll.write_text(unroll.read_text() + "# edited\n")
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 8
+    outside = make_world(tmp_path / "b", rules=lit_rules(f'["{PLUGINS / "unroll.py"}:UnrollLoops"]'))
+    args = ("cook", outside, "--out", tmp_path / "b" / "build", "--cache", tmp_path / "b" / "cache", "--json")
+    assert json.loads(run_cli(*args, cwd=outside).stdout)["compiled"] == 10
+    assert json.loads(run_cli(*args, cwd=outside).stdout)["compiled"] == 0
+    assert not (tmp_path / "b" / "cache" / "noop-stamps").exists() or \
+        not list((tmp_path / "b" / "cache" / "noop-stamps").iterdir())

@@ -27,11 +27,11 @@ class PluginGenerator:
     def __init__(self, ref: PluginRef, tree):
         self.ref = ref
         self.file = str(Path(ref.spec.rpartition(":")[0]).resolve()) if ref.spec.rpartition(":")[0].endswith(".py") \
-            else (inspect.getsourcefile(load_attribute(ref.spec)) or ref.spec)
+            else (inspect.getsourcefile(load_attribute(ref.spec, ref.code)) or ref.spec)
         self._made = None
         self._failure: Diagnostic | None = None
         try:
-            factory = load_attribute(ref.spec)
+            factory = load_attribute(ref.spec, ref.code)
             self._made = factory(tree) if callable(factory) else factory
         except Exception as exc:  # the plug-in's own code
             self._failure = Diagnostic(self._raised_at(exc), f"source generator '{ref.name}' cannot be made: "

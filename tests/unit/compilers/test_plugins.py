@@ -80,3 +80,22 @@ def test_plugins_chain_a_family_s_transforms_after_the_world_s() -> None:
     found = Plugins((a,), (), (("d3d12", backend),), (("lit", (b, c)),))
     assert found.chain("lit") == (a, b, c) and found.chain("plain") == (a,)
     assert found.backend("d3d12") is backend and found.backend("vulkan1.2") is None and found.generator("x") is None
+
+
+def test_a_warm_process_runs_the_edited_code_of_a_plugin_file(tmp_path) -> None:
+    file = tmp_path / "shout.py"
+    file.write_text("class Shout:\n    version = '1'\n    def transform(self, f, k, s, text, d):\n        return text.upper()\n")
+    first = resolve("transform", "shout.py:Shout", tmp_path)
+    assert plugins.load(first.spec, first.code).transform("f", "k", "s", "abc", {}) == "ABC"
+    file.write_text(file.read_text().replace("text.upper()", "text + '!'"))
+    edited = resolve("transform", "shout.py:Shout", tmp_path)
+    assert edited.code != first.code
+    assert plugins.load(edited.spec, edited.code).transform("f", "k", "s", "abc", {}) == "abc!"
+
+
+def test_source_paths_name_a_file_or_the_package_folders() -> None:
+    assert plugins.source_paths(f"{UNROLL}:UnrollLoops") == [UNROLL]
+    (folder,) = plugins.source_paths("pipeline.plan.generate.chain:ChainGenerator")
+    assert folder.name == "pipeline" and (folder / "api.py").is_file()
+    ref = PluginRef("transform", "u", f"{UNROLL}:UnrollLoops", "1", "c")
+    assert Plugins((ref,), (), (("d3d12", ref),)).refs() == [ref, ref]
