@@ -276,12 +276,14 @@ def _why(job: StageJob, store: Store, had_record: bool) -> str:
         return "cache entry missing or unreadable" if had_record else "cache entry missing"
     if last.get("compiler") != job.options.compiler:
         return f"compiler changed ({last.get('compiler')} -> {job.options.compiler})"
-    before = {p[0]: p for p in last.get("plugins") or []}
-    changed = [p[0] for p in job.request.plugins if before.pop(p[0], None) != list(p)] + sorted(before)
-    if changed:
-        return "plug-in changed: " + ", ".join(changed)
+    before, now = {p[0]: p for p in last.get("plugins") or []}, {p[0]: list(p) for p in job.request.plugins}
+    edited = [name for name in now if name in before and before[name] != now[name]]
+    if edited:
+        return "plug-in changed: " + ", ".join(edited)
     if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
         return "flags changed (target or optimize)"
+    if set(before) != set(now):
+        return "plug-ins changed: now " + (", ".join(now) or "none")
     old = {p: h for p, h in last.get("closure", [])}
     new = dict(job.closure)
     changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
