@@ -8,8 +8,9 @@ fragment features share one vertex job.
 A job's cache key hashes the whole command (the DVC habit: one canonical
 serializer): the source closure by content, the projected defines, stage, entry
 point, language, target and its flags (relaxed, auto_map, version), optimize flag,
-the compiler identity (name and version of glslang and spirv-tools) and the cache
-format version.  Change any of them and the key changes; change nothing and it is
+the compiler identity (name and version of glslang and spirv-tools), the cache
+format version, and for a job that went through plug-ins (docs/plugins.md) each
+one's name, version and source hash plus the text they made.  Change any of them and the key changes; change nothing and it is
 the same on every machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
