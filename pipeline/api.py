@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     # what a caller runs
-    "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "cook", "clean", "show", "EXPLAIN_KEYS",
+    "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "transformed_texts", "cook", "clean", "show", "EXPLAIN_KEYS",
     "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
     # what they take and return
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
@@ -147,15 +147,15 @@ def keys(world: World | Path | str, *, level: str | None = None, chunk: str | No
             store.close()
     result = keys_of(scanned, rulesets)
     if defines:
-        result.defines = _key_defines(w, result)
+        from pipeline.plan.setup import key_defines
+        result.defines = key_defines(w, [key for key, _ in result.required.sorted()])
     return result
 
 
-def _key_defines(w: World, result: KeysResult) -> dict:
-    from pipeline.plan.jobs import ClosureCache, key_defines
-    from pipeline.plan.setup import world_setup
-    sources = ClosureCache(world_setup(w).tree())
-    return {key.text: key_defines(key, w.families[key.shader], sources) for key, _ in result.required.sorted()}
+def transformed_texts(world: World, found: KeysResult) -> dict[str, dict[str, str]]:
+    """Key text -> stage -> its text after the family's source transform plug-ins (``keys --transformed``)."""
+    from pipeline.plan.setup import key_texts
+    return key_texts(world, [key for key, _ in found.required.sorted()])
 
 
 # ------------------------------------------------------------------ cook

@@ -35,6 +35,11 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     remote_mode = "readwrite"           # or "read": fetch, never write back
     key_file = "team-cache.key"         # signs and checks the tier's job records; $PIPELINE_CACHE_KEY wins
 
+    [plugins]                           # a studio's own code (docs/plugins.md); paths relative to the world root
+    transforms = ["plugins/unroll.py:UnrollLoops"]         # every family's stage text, in this order
+    generators = { lights = "studio_fx.lights:Generator" }  # family kind -> source generator
+    backends = { d3d12 = "studio_dxc" }                     # compile target -> backend (an entry-point name)
+
 A missing file means the defaults.  Errors are :class:`~pipeline.errors.ConfigError`
 located as ``pipeline.toml:LINE:COL: error: ...`` (the line of the offending key).
 """
@@ -48,7 +53,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.errors import ConfigError
 from pipeline.fileio import read_text
@@ -85,6 +90,17 @@ class Limits(_Config):
 
 
 TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
+_PLUGIN_TARGET = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def _target_name(value):
+    """A built-in target, or the target of a compile backend plug-in (a name unlike the built-in ones)."""
+    if value in TARGET_NAMES:
+        return value
+    if isinstance(value, str) and _PLUGIN_TARGET.match(value) and not value.startswith(("vulkan", "opengl", "webgl", "es")):
+        return value
+    raise ValueError(f"unknown target {value!r}: one of {', '.join(TARGET_NAMES)}, "
+                     "or the target of a compile backend plug-in ([plugins] backends)")
 
 
 def _pairs(data):
@@ -99,8 +115,9 @@ RegisterShifts = Annotated[tuple[tuple[Literal["b", "t", "s", "u"], Annotated[in
 class CompileTarget(_Config):
     """One compile target of a family (rule set ``compile:``, or ``[cook.compile]`` here)."""
 
-    target: Literal[TARGET_NAMES] = Field(description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val "
-                                                      "for that environment; webgl2/es3.0: validated GLSL ES 3.00 text")
+    target: Annotated[str, AfterValidator(_target_name)] = Field(
+        description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
+                    "webgl2/es3.0: validated GLSL ES 3.00 text; any other name: a compile backend plug-in's target")
     relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
     auto_map: bool = Field(False, description="assign bindings and locations automatically")
     version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
@@ -113,6 +130,11 @@ class CompileTarget(_Config):
     @classmethod
     def _shorthand(cls, data):
         return {"target": data} if isinstance(data, str) else data
+
+    @property
+    def plugin(self) -> bool:
+        """True when a compile backend plug-in compiles this target."""
+        return self.target not in TARGET_NAMES
 
     @property
     def label(self) -> str:
@@ -147,6 +169,14 @@ class CacheConfig(_Config):
                                                     "records (relative to the world root); $PIPELINE_CACHE_KEY wins")
 
 
+class PluginsConfig(_Config):
+    """A studio's plug-ins (docs/plugins.md): entry-point names, ``module:attr`` or ``path.py:attr``."""
+
+    transforms: tuple[str, ...] = Field((), description="source transforms run on every family's stage text, in order")
+    generators: dict[str, str] = Field(default_factory=dict, description="family kind -> source generator")
+    backends: dict[str, str] = Field(default_factory=dict, description="compile target -> compile backend")
+
+
 class WorldConfig(_Config):
     level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
     scenes: Literal["all", "default"] = Field("all", description="draw every scene of a file, or only its default "
@@ -160,6 +190,7 @@ class WorldConfig(_Config):
     cook: CookConfig = Field(CookConfig(), description="cook options")
     farm: FarmConfig = Field(FarmConfig(), description="build farm")
     cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
+    plugins: PluginsConfig = Field(PluginsConfig(), description="a studio's plug-ins")
 
     def allowed_paths(self, root: Path) -> tuple[Path, ...]:
         """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""

@@ -147,7 +147,7 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
     """After a local cook: the stamp that answers the next identical cook by file stats
     (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`)."""
     doc = noop_document(shown_document(result.to_json(), w.root))
-    if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots:
+    if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots or _plugins_elsewhere(w, result):
         return noop.forget(args)
     try:
         from pipeline.compilers.toolchain import prefix
@@ -159,6 +159,17 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
                      compiler_dir=compiler_dir, doc=render_json(doc), text=summary(doc) + "\n",
                      errors="".join(click.unstyle(_located(e, w.root)) + "\n" for e in doc["errors"]),
                      code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns)
+
+
+def _plugins_elsewhere(w: api.World, result: api.CookResult) -> bool:
+    """True when a plug-in the cook used has source outside the world, rules and shader library, whose
+    edits the stamp would not see."""
+    from pipeline.compilers.plugins import source_paths
+
+    roots = [w.root.resolve(), w.rules_dir.resolve(), w.materials_dir.resolve()]
+    job = next(iter(result.plan.jobs.values()), None)
+    return job is not None and any(not any(path.resolve().is_relative_to(root) for root in roots)
+                                   for ref in job.options.plugins.refs() for path in source_paths(ref.spec))
 
 
 def noop_document(doc: dict) -> dict | None:

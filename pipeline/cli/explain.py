@@ -138,5 +138,6 @@ def _stages(doc: dict) -> list[str]:
     lines = [f"stages ({', '.join(f'{n} {s}' for s, n in sorted(states.items()))})"]
     for s in doc["stages"]:
         blob = f"blob {s['blob']}" if s["blob"] else s["state"]
-        lines.append(f"  {s['stage']:<8}  {s['source']}  job {s['job'][:12]}  {blob}")
+        through = f"  through {', '.join(s['plugins'])}" if s.get("plugins") else ""
+        lines.append(f"  {s['stage']:<8}  {s['source']}  job {s['job'][:12]}  {blob}{through}")
     return lines

@@ -255,12 +255,20 @@ def _store_result(job: StageJob, output: CompileOutput, store: Store, library: s
     store.set(JOB, job.key, result.to_record(library))
     store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
                                       "compiler": job.options.compiler, "target": job.request.target,
-                                      "optimize": job.request.optimize})
+                                      "optimize": job.request.optimize,
+                                      "plugins": [list(p) for p in job.request.plugins]})
     return result
 
 
 def why(job: StageJob, store: Store, had_record: bool = False) -> str:
-    """Why a job that is not in the cache has to run."""
+    """Why a job that is not in the cache has to run, with the plug-ins it goes through."""
+    reason = _why(job, store, had_record)
+    if job.request.plugins:
+        reason += "; through plug-ins " + ", ".join(" ".join(filter(None, p[:2])) for p in job.request.plugins)
+    return reason
+
+
+def _why(job: StageJob, store: Store, had_record: bool) -> str:
     last = store.get(JOB_IDENTITY, job.identity)
     if not isinstance(last, dict):
         return "new: this source and define set were never compiled"
@@ -268,8 +276,14 @@ def why(job: StageJob, store: Store, had_record: bool = False) -> str:
         return "cache entry missing or unreadable" if had_record else "cache entry missing"
     if last.get("compiler") != job.options.compiler:
         return f"compiler changed ({last.get('compiler')} -> {job.options.compiler})"
+    before, now = {p[0]: p for p in last.get("plugins") or []}, {p[0]: list(p) for p in job.request.plugins}
+    edited = [name for name in now if name in before and before[name] != now[name]]
+    if edited:
+        return "plug-in changed: " + ", ".join(edited)
     if (last.get("target"), last.get("optimize")) != (job.request.target, job.request.optimize):
         return "flags changed (target or optimize)"
+    if set(before) != set(now):
+        return "plug-ins changed: now " + (", ".join(now) or "none")
     old = {p: h for p, h in last.get("closure", [])}
     new = dict(job.closure)
     changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))

@@ -97,6 +97,9 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
     """Compile, optimize if asked and validate one request; shader errors become diagnostics."""
     if request.problems:
         return CompileOutput(None, request.problems)
+    if request.backend is not None:  # a target of a compile backend plug-in
+        from pipeline.compilers.plugin_backend import compile_with_plugin
+        return compile_with_plugin(request, tree)
     try:  # the closure is read first: a file that cannot be read fails this job alone
         missing = tree.include_errors(request.source) if request.text is None else ()
         if missing:

@@ -119,6 +119,8 @@ class CompileRequest:
     problems: tuple[Diagnostic, ...] = ()  # generation errors: the job fails with these, nothing compiles
     registers: tuple[tuple[str, int], ...] = DEFAULT_REGISTERS  # HLSL register class -> binding shift
     link: tuple[CompileRequest, ...] = ()  # the stages of its program whose interface this one must match
+    plugins: tuple[tuple[str, str, str], ...] = ()  # (name, version, code) of the plug-ins the job went through
+    backend: str | None = None  # a compile backend plug-in's spec: it compiles ``target`` (not a built-in one)
 
     def __post_init__(self) -> None:
         if self.version is not None:
@@ -127,7 +129,8 @@ class CompileRequest:
             raise RequestError(f"unknown stage {self.stage!r} (known: {', '.join(STAGES)})")
         if self.language not in LANGUAGES:
             raise RequestError(f"unknown language {self.language!r} (known: {', '.join(LANGUAGES)})")
-        target_info(self.target)
+        if self.backend is None:
+            target_info(self.target)
         unknown = sorted(set(dict(self.registers)) - set(REGISTER_CLASSES))
         if unknown:
             raise RequestError(f"unknown register class {unknown[0]!r} (known: {', '.join(REGISTER_CLASSES)})")

@@ -11,8 +11,9 @@ point, language, target and its flags (relaxed, auto_map, version), optimize fla
 the compiler identity (name and version of glslang and spirv-tools), the
 optimizer's (:func:`~pipeline.compilers.spirv_tools.optimizer_version`) when it runs,
 HLSL register shifts, the stages a stage is linked with (``CompileRequest.link``:
-their sources and defines, and their files in the closure) and the cache format
-version.  Change any of them and the key changes; change nothing and it is
+their sources and defines, and their files in the closure), the cache format
+version, and for a job that went through plug-ins (docs/plugins.md) each one's name,
+version and source hash plus the text they made.  Change any of them and the key changes; change nothing and it is
 the same on every machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.compilers import CompileRequest, SourceTree, spirv_tools
+from pipeline.compilers.plugins import NO_PLUGINS, Plugins
 from pipeline.compilers.request import BINDING_BASE, DEFAULT_REGISTERS, target_info
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
@@ -40,6 +42,7 @@ from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.plan.links import link_identity, linked_stages, linked_text_identity
+from pipeline.plan.plugins import StageText, stage_texts, transformed_stages
 from pipeline.rules.expr import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
 
@@ -56,6 +59,7 @@ class JobOptions:
     optimize: bool = False
     compiler: str = ""  # Backend.identity
     compile: tuple[tuple[str, tuple[CompileTarget, ...]], ...] = ()
+    plugins: Plugins = NO_PLUGINS  # the world's plug-ins (pipeline.plan.plugins.world_plugins)
 
     def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
         """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``)."""
@@ -115,6 +119,9 @@ def _flags(request: CompileRequest) -> dict:
         extra["registers"] = [list(r) for r in request.registers]
     if request.link:
         extra["link"] = link_identity(request)
+    if request.plugins:  # the code and version of each plug-in the job went through, and the text it made
+        extra["plugins"] = [list(p) for p in request.plugins]
+        extra["text"] = bytes_hash(request.text.encode()) if request.text is not None else None
     return extra
 
 
@@ -150,7 +157,7 @@ def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | N
         return None
 
     def preprocess(request: CompileRequest) -> str | None:
-        if request.language != "glsl" or tree.include_errors(request.source):
+        if request.language != "glsl" or request.backend is not None or tree.include_errors(request.source):
             return None
         try:
             return backend.preprocess(request, tree)
@@ -257,9 +264,11 @@ class Planner:
             made = generated_jobs(ruleset, key, self._generators, self.tree, self.options, plan if keep else None)
         else:
             defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+            texts = stage_texts(ruleset, key, defines, self.tree, self.options.plugins)
             made = {}
             for target in self.options.targets(ruleset):
-                jobs = _linked({stage: make_job(source, stage, defines, self._sources, self.options, target)
+                jobs = _linked({stage: make_job(source, stage, defines, self._sources, self.options, target,
+                                                texts.get(stage))
                                 for stage, source in sorted(ruleset.sources.items())})
                 made[target.label] = {stage: self._exact_job(job) for stage, job in jobs.items()}
         per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
@@ -324,8 +333,9 @@ def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree
     from pipeline.plan.generate import generator_for  # the generator modules load on first use
 
     if ruleset.kind not in generators:
-        generators[ruleset.kind] = generator_for(ruleset, tree)
-    made_stages = sorted(generators[ruleset.kind].generate(ruleset, key).items())
+        generators[ruleset.kind] = generator_for(ruleset, tree, options.plugins)
+    made_stages = sorted(transformed_stages(generators[ruleset.kind].generate(ruleset, key), ruleset, key,
+                                            options.plugins).items())
     if plan is not None:
         shapes = [made.shape for _, made in made_stages if made.shape is not None]
         if shapes:
@@ -340,18 +350,24 @@ def generated_jobs(ruleset: RuleSet, key: PermutationKey, generators: dict, tree
     for target in options.targets(ruleset):
         per_stage = out[target.label] = {}
         for stage, made, stage_of_job, name, closure in stages:
+            fields = _target_fields(target, options, made.plugins)
             request = CompileRequest(source=name, stage=stage_of_job, defines=made.defines, text=made.text,
-                                     problems=made.problems, **_target_fields(target, options))
+                                     problems=made.problems, **fields)
             per_stage[stage] = StageJob(request, closure, options, job_key(request, closure, options))
         out[target.label] = _linked(per_stage)
     return out
 
 
-def _target_fields(target: CompileTarget, options: JobOptions) -> dict:
-    """The fields of a compile request that its target decides (optimizing is for SPIR-V only)."""
-    return {"target": target.target, "optimize": options.optimize and target_info(target.target).is_spirv,
-            "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version,
-            "registers": target.registers if target.registers is not None else DEFAULT_REGISTERS}
+def _target_fields(target: CompileTarget, options: JobOptions, plugins: tuple = ()) -> dict:
+    """The fields of a compile request that its target decides (optimizing is for SPIR-V only); a plug-in
+    target names its compile backend, whose identity joins the ``plugins`` the job went through."""
+    fields = {"target": target.target, "relaxed": target.relaxed, "auto_map": target.auto_map,
+              "version": target.version, "plugins": tuple(plugins),
+              "registers": target.registers if target.registers is not None else DEFAULT_REGISTERS}
+    backend = options.plugins.backend(target.target) if target.plugin else None
+    if backend is not None:
+        return fields | {"optimize": False, "backend": backend.spec, "plugins": fields["plugins"] + (backend.identity,)}
+    return fields | {"optimize": options.optimize and target_info(target.target).is_spirv}
 
 
 class ClosureCache:
@@ -369,14 +385,16 @@ class ClosureCache:
 
 
 def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, options: JobOptions,
-             target: CompileTarget | None = None) -> StageJob:
-    """The stage job of one key: its defines projected onto what the source closure uses."""
+             target: CompileTarget | None = None, text: StageText | None = None) -> StageJob:
+    """The stage job of one key: its defines projected onto what the source closure uses (``text``: the
+    stage's text after its family's transforms, whose names projection keeps too)."""
     closures = sources if isinstance(sources, ClosureCache) else ClosureCache(sources)
     used, closure = closures.get(source.file)
-    projected = project_defines(defines, used)
+    projected = project_defines(defines, used | text.identifiers if text is not None else used)
     target = target or CompileTarget(target=options.target)
-    request = CompileRequest(source=source.file, stage=stage, language=source.language,
-                             entry=source.entry, defines=projected, **_target_fields(target, options))
+    changed = {"text": text.text, "problems": text.problems} if text is not None else {}
+    request = CompileRequest(source=source.file, stage=stage, language=source.language, entry=source.entry,
+                             defines=projected, **changed, **_target_fields(target, options, text.plugins if text else ()))
     return StageJob(request, closure, options, job_key(request, closure, options))
 
 

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
-from pipeline.plan.jobs import JobOptions, JobPlan, Planner
+from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
+from pipeline.plan.jobs import key_defines as _key_defines
+from pipeline.plan.plugins import key_stage_texts, world_plugins
 from pipeline.digest import code_hash, stable_hash
 from pipeline.rules.models import RuleSet
 
@@ -56,10 +58,10 @@ def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2"
     """The job setup of a world: its families (or ``families``), library, allowed roots and ``[cook]``
     settings (``optimize``: pipeline.toml's unless given); ``identity`` is the compiler's
     (:attr:`Backend.identity`)."""
+    families = world.families if families is None else families
     options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
-                         tuple(sorted(world.config.cook.compile.items())))
-    return JobSetup(world.families if families is None else families, world.materials_dir, options,
-                    world.allowed_roots)
+                         tuple(sorted(world.config.cook.compile.items())), world_plugins(world, families))
+    return JobSetup(families, world.materials_dir, options, world.allowed_roots)
 
 
 def plan_for(world: "World", keys, identity: str = "", *, store: Store | None = None, record: bool = False,
@@ -108,3 +110,22 @@ def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:
     """Keep the exact keys ``plan`` found by preprocessing, for the plans after it."""
     for define_key, exact in sorted(plan.preprocessed.items()):
         store.set(JOB_EXACT, _record_key(setup, define_key), exact)
+
+
+def key_defines(world: "World", keys) -> dict:
+    """Key text -> each key's exact defines, the whole preamble and each stage's (``pipeline keys --defines``)."""
+    sources = ClosureCache(world_setup(world).tree())
+    return {key.text: _key_defines(key, world.families[key.shader], sources) for key in keys}
+
+
+def key_texts(world: "World", keys) -> dict[str, dict[str, str]]:
+    """Key text -> stage -> the stage's text after its family's source transforms, for the keys of
+    ubershader families that have transforms (``pipeline keys --transformed``)."""
+    setup = world_setup(world)
+    tree, out = setup.tree(), {}
+    for key in keys:
+        ruleset = world.families[key.shader]
+        texts = key_stage_texts(ruleset, key, tree, setup.options.plugins) if ruleset.kind == "ubershader" else {}
+        if texts:
+            out[key.text] = texts
+    return out

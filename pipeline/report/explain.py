@@ -101,10 +101,12 @@ class StageBlob:
     defines: tuple[tuple[str, str], ...]
     state: str  # cached | failed | missing | unknown (no cache given)
     blob: str | None
+    plugins: tuple[str, ...] = ()  # the plug-ins the job went through, in order ("unroll 1.0")
 
     def to_json(self) -> dict:
-        return {"stage": self.stage, "source": self.source, "job": self.job, "defines": dict(self.defines),
-                "state": self.state, "blob": self.blob}
+        doc = {"stage": self.stage, "source": self.source, "job": self.job, "defines": dict(self.defines),
+               "state": self.state, "blob": self.blob}
+        return doc | ({"plugins": list(self.plugins)} if self.plugins else {})
 
 
 @dataclass
@@ -300,5 +302,6 @@ def stage_blobs(world: "World", key: PermutationKey, store: Store | None, option
         job = plan.own.get(key, {}).get(stage) or plan.jobs[job_key]  # its own defines, not a merged job's
         state = job_state(store, job_key) if store is not None and compiler else None
         out.append(StageBlob(stage, job.request.source, job_key, tuple(job.request.defines),
-                             state.state if state else "unknown", state.blob if state else None))
+                             state.state if state else "unknown", state.blob if state else None,
+                             tuple(" ".join(filter(None, p[:2])) for p in job.request.plugins)))
     return out

@@ -262,9 +262,13 @@ class RuleSet(Model):
 
     shader: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="family name (rules/<shader>.yaml)")
     description: str = Field("", description="what the family renders")
-    kind: Literal["ubershader", "fragments", "materialx"] = Field(
-        "ubershader", description="how a key becomes source text: ubershader (sources + #defines), "
-                                  "fragments (a linked chain of fragment files) or materialx (a generated graph)")
+    kind: str = Field(
+        "ubershader", pattern=r"^[a-z][a-z0-9_]*$",
+        description="how a key becomes source text: ubershader (sources + #defines), fragments (a linked chain of "
+                    "fragment files), materialx (a generated graph), or a source generator plug-in's kind")
+    transforms: tuple[str, ...] = Field(
+        (), description="source transform plug-ins run on this family's stage text, in order, after pipeline.toml's "
+                        "(entry-point names, module:attr, or path.py:attr relative to this file)")
     sources: dict[Literal["vertex", "fragment"], Source] = Field({}, description="stage -> source (ubershader)")
     fragments: tuple[Fragment, ...] = Field((), description="fragment files in chain order (kind fragments)")
     select: Expression = Field("True", description="which draws use this family (facts)")

@@ -28,6 +28,7 @@ key still cooks.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,12 +44,30 @@ class GeneratedStage:
     defines: tuple[tuple[str, str], ...] = ()  # the preamble the text reads
     problems: tuple[Diagnostic, ...] = ()     # located generation errors
     shape: str | None = None                  # the graph shape the text was made from (materialx)
+    plugins: tuple[tuple[str, str, str], ...] = ()  # (name, version, code) of the plug-ins that made it
+
+
+STAGE_NAMES = ("vertex", "fragment", "compute")
 
 
 class SourceGenerator(Protocol):
-    """Turns one key of a generated family into per-stage source."""
+    """Turns one key of a generated family into per-stage source.
+
+    A generator is made once per plan with the shader library (``Generator(tree)``, a
+    :class:`~pipeline.compilers.SourceTree`), then asked once per key.
+    """
 
     def generate(self, ruleset, key) -> dict[str, GeneratedStage]: ...
+
+
+# kind -> the generator's class (module:attribute), imported on first use.  ``ubershader`` is the
+# family's own stage files, the key as projected #defines: the planner makes those jobs itself
+# (pipeline/plan/jobs.py), so it names no class here.  Source generator plug-ins add kinds.
+GENERATORS = {
+    "ubershader": None,
+    "fragments": "pipeline.plan.generate.chain:ChainGenerator",
+    "materialx": "pipeline.plan.generate.materialx:MaterialxGenerator",
+}
 
 
 class Unavailable:
@@ -62,16 +81,24 @@ class Unavailable:
         return {"vertex": failed, "fragment": failed}
 
 
-def generator_for(ruleset, tree) -> SourceGenerator:
-    """The generator of a generated family (``kind`` fragments or materialx)."""
-    if ruleset.kind == "fragments":
-        from pipeline.plan.generate.chain import ChainGenerator
-        return ChainGenerator(tree)
-    if ruleset.kind == "materialx":
+def generator_for(ruleset, tree, plugins=None) -> SourceGenerator:
+    """The generator of a generated family: a built-in kind of :data:`GENERATORS`, else a source
+    generator plug-in of ``plugins`` (:class:`~pipeline.compilers.plugins.Plugins`), else one that fails
+    every key with the located reason."""
+    spec = GENERATORS.get(ruleset.kind)
+    if ruleset.kind in GENERATORS and spec is None:
+        raise ValueError(f"family {ruleset.shader} of kind {ruleset.kind} has no source generator")
+    if spec is not None:
+        module, _, attribute = spec.partition(":")
         try:
-            from pipeline.plan.generate.materialx import MaterialxGenerator  # imports MaterialX: only when used
+            return getattr(importlib.import_module(module), attribute)(tree)  # materialx imports MaterialX: when used
         except ImportError as exc:
             return Unavailable(Diagnostic(Location(ruleset.path), f"a materialx family needs the MaterialX package "
                                                                   f"(a dependency of this package: pip install 'materialx>=1.39.5'): {exc}"))
-        return MaterialxGenerator(tree)
-    raise ValueError(f"family {ruleset.shader} of kind {ruleset.kind} has no source generator")
+    ref = plugins.generator(ruleset.kind) if plugins is not None else None
+    if ref is None:
+        known = ", ".join([*GENERATORS, *(dict(plugins.generators) if plugins is not None else ())])
+        return Unavailable(Diagnostic(Location(ruleset.path), f"family {ruleset.shader}: no source generator for "
+                                                              f"kind '{ruleset.kind}' (known: {known})"))
+    from pipeline.plan.generate.plugin import PluginGenerator
+    return PluginGenerator(ref, tree)

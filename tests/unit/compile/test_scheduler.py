@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,21 @@ def test_the_process_pool_gives_the_bytes_compiling_here_gives(tmp_path: Path, m
         assert {key: pool.get_blob(r.blob) if r.blob else None for key, r in pooled.results.items()} == blobs
     assert runner.calls == 4 and sorted(pooled.compiled) == sorted(inline.compiled)
     assert pooled.results[BAD.key].diagnostics == inline.results[BAD.key].diagnostics
+
+
+def with_plugins(job: StageJob, *plugins: tuple[str, str, str]) -> StageJob:
+    request = dataclasses.replace(job.request, plugins=plugins, text=SourceTree(LIBRARY).read(SOURCE))
+    return StageJob(request, job.closure, job.options, job_key(request, job.closure, job.options))
+
+
+def test_a_job_through_plugins_says_which_changed_and_names_them(store: Store) -> None:
+    unroll = ("unroll", "1.0", "a" * 64)
+    first = with_plugins(GOOD, unroll)
+    assert why(first, store) == "new: this source and define set were never compiled; through plug-ins unroll 1.0"
+    run_plan(plan_of(first), store, CountingRunner())
+    edited = with_plugins(GOOD, ("unroll", "1.0", "b" * 64))
+    assert edited.key != first.key and edited.identity == first.identity
+    assert why(edited, store) == "plug-in changed: unroll; through plug-ins unroll 1.0"
+    assert why(with_plugins(GOOD), store) == "plug-ins changed: now none"
+    assert why(with_plugins(GOOD, unroll, ("dxc", "", "c" * 64)), store) == \
+        "plug-ins changed: now unroll, dxc; through plug-ins unroll 1.0, dxc"
