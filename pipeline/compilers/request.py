@@ -139,7 +139,7 @@ class CompileRequest:
 def binding_shifts(request: CompileRequest) -> dict[int, int]:
     """glslang resource type -> binding shift of a request on a SPIR-V target: the stage's
     :data:`BINDING_BASE` under ``auto_map``, plus for HLSL its register class's shift."""
-    if not target_info(request.target).is_spirv:
+    if request.backend is not None or not target_info(request.target).is_spirv:
         return {}
     base = BINDING_BASE[request.stage] if request.auto_map else 0
     shifts = {resource: base for resource in range(6)} if base else {}
@@ -158,7 +158,8 @@ def links_by_name(request: CompileRequest) -> bool:
 def links_program(request: CompileRequest) -> bool:
     """True when the request is finished as part of its program: on a SPIR-V target, under ``auto_map``,
     and HLSL always (its stages are numbered by register and semantic, never by explicit layouts)."""
-    return (request.auto_map or request.language == "hlsl") and target_info(request.target).is_spirv
+    return (request.backend is None and (request.auto_map or request.language == "hlsl")
+            and target_info(request.target).is_spirv)
 
 
 @dataclass(frozen=True)

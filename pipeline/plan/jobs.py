@@ -32,16 +32,16 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pipeline.cache.store import FORMAT_VERSION
-from pipeline.compilers import CompileRequest, SourceTree, spirv_tools
+from pipeline.compilers import CompileRequest, SourceTree
 from pipeline.compilers.plugins import NO_PLUGINS, Plugins
-from pipeline.compilers.request import BINDING_BASE, DEFAULT_REGISTERS, target_info
+from pipeline.compilers.request import DEFAULT_REGISTERS, target_info
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
-from pipeline.plan.links import link_identity, linked_stages, linked_text_identity
+from pipeline.plan.job_keys import exact_key, job_key
+from pipeline.plan.links import linked_stages
 from pipeline.plan.plugins import StageText, stage_texts, transformed_stages
 from pipeline.rules.expr import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
@@ -90,8 +90,8 @@ class StageJob:
 def blobs_of(jobs: dict[str, str], results: dict, has_blob) -> dict[str, str]:
     """Stage -> blob digest of the jobs (stage -> job key) that compiled and whose blob is there."""
     stages = {}
-    for stage, job_key in sorted(jobs.items()):
-        job = results.get(job_key)
+    for stage, name in sorted(jobs.items()):
+        job = results.get(name)
         if job is not None and job.blob and has_blob(job.blob):
             stages[stage] = job.blob
     return stages
@@ -103,28 +103,6 @@ def unknown_compile_families(compile_targets: dict, families) -> list[str]:
             f"{suggest(name, families)}" for name in sorted(compile_targets) if name not in families]
 
 
-def _flags(request: CompileRequest) -> dict:
-    """The target flags of a request that are set (absent ones keep older job keys unchanged).
-
-    The optimizer is named when it runs (``-O``, or the removal of unused interface variables of
-    ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
-    stages it links with (:func:`_linked`)."""
-    extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
-    spirv = target_info(request.target).is_spirv
-    if request.auto_map:
-        extra["binding_base"] = BINDING_BASE[request.stage]
-    if spirv and (request.optimize or request.auto_map):
-        extra["optimizer"] = spirv_tools.optimizer_version()
-    if spirv and request.language == "hlsl":
-        extra["registers"] = [list(r) for r in request.registers]
-    if request.link:
-        extra["link"] = link_identity(request)
-    if request.plugins:  # the code and version of each plug-in the job went through, and the text it made
-        extra["plugins"] = [list(p) for p in request.plugins]
-        extra["text"] = bytes_hash(request.text.encode()) if request.text is not None else None
-    return extra
-
-
 def _linked(jobs: dict[str, StageJob]) -> dict[str, StageJob]:
     """A program's stage jobs, its vertex and fragment stage carrying each other when they link (:mod:`.links`)."""
     linked = linked_stages({stage: job.request for stage, job in jobs.items()})
@@ -134,18 +112,6 @@ def _linked(jobs: dict[str, StageJob]) -> dict[str, StageJob]:
     options = jobs["fragment"].options
     return {**jobs, **{stage: StageJob(request, closure, options, job_key(request, closure, options))
                        for stage, request in linked.items()}}
-
-
-def exact_key(request: CompileRequest, text: str, options: JobOptions, linked: tuple[str, ...] = ()) -> str:
-    """The job key of a request by its preprocessed text and those of the stages it links with
-    (``linked``, in ``request.link`` order; see the module doc)."""
-    extra = _flags(request)
-    if request.link:
-        extra["link"] = linked_text_identity(request, linked)
-    return stable_hash(extra | {
-        "format": FORMAT_VERSION, "preprocessed": bytes_hash(text.encode()), "stage": request.stage,
-        "language": request.language, "entry": request.entry, "target": request.target,
-        "optimize": request.optimize, "compiler": options.compiler})
 
 
 def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | None] | None:
@@ -164,24 +130,6 @@ def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | N
         except CompileError:
             return None
     return preprocess
-
-
-def job_key(request: CompileRequest, closure, options: JobOptions) -> str:
-    extra = _flags(request)
-    if request.problems:
-        extra["problems"] = [d.to_json() for d in request.problems]
-    return stable_hash(extra | {
-        "format": FORMAT_VERSION,
-        "source": request.source,
-        "stage": request.stage,
-        "language": request.language,
-        "entry": request.entry,
-        "defines": [list(d) for d in request.defines],
-        "target": request.target,
-        "optimize": request.optimize,
-        "closure": [list(c) for c in closure],
-        "compiler": options.compiler,
-    })
 
 
 @dataclass
@@ -218,13 +166,13 @@ class JobPlan:
         need a vertex stage, projection leaves 9 distinct vertex jobs, and one of
         them serves 8 keys.
         """
-        users = Counter(job_key for key in self.stages for job_key in self.all_jobs_for(key))
+        users = Counter(name for key in self.stages for name in self.all_jobs_for(key))
         report: dict[str, dict[str, int]] = {}
-        for job_key, job in sorted(self.jobs.items()):
+        for name, job in sorted(self.jobs.items()):
             entry = report.setdefault(job.request.stage, {"uses": 0, "jobs": 0, "max_shared": 0})
-            entry["uses"] += users[job_key]
+            entry["uses"] += users[name]
             entry["jobs"] += 1
-            entry["max_shared"] = max(entry["max_shared"], users[job_key])
+            entry["max_shared"] = max(entry["max_shared"], users[name])
         return dict(sorted(report.items()))
 
 

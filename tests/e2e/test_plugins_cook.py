@@ -60,13 +60,14 @@ def test_editing_the_transform_recompiles_exactly_the_jobs_it_touched(tmp_path) 
     world = make_world(tmp_path)
     first = cook(world, tmp_path)
     touched = {key for key, job in first.plan.jobs.items() if job.request.plugins}
-    assert first.errors == [] and len(touched) == 8 and len(first.plan.jobs) == 10
+    # lit: webgl2 1 vertex + 3 fragment jobs; vulkan1.2 auto_map links each key's stages: 3 + 3; plain: 2
+    assert first.errors == [] and len(touched) == 10 and len(first.plan.jobs) == 12
     assert cook(world, tmp_path).run.compiled == []
     unroll = world / "plugins" / "unroll.py"
     unroll.write_text(unroll.read_text() + "\n# the same loops, unrolled by an edited file\n")
     second = cook(world, tmp_path)
     recompiled = set(second.run.compiled)
-    assert len(recompiled) == len(touched) == 8
+    assert len(recompiled) == len(touched) == 10
     assert {second.plan.jobs[k].request.source for k in recompiled} == {"lit.vert", "lit.frag"}
     assert all(second.run.reasons[k].startswith("plug-in changed: unroll") for k in recompiled)
     assert cook(world, tmp_path).run.compiled == []
@@ -194,15 +195,15 @@ def test_a_farm_cook_with_plugins_writes_the_same_bytes(tmp_path, monkeypatch) -
 def test_a_noop_cook_stamp_sees_an_edited_plugin_file_and_none_is_kept_for_one_outside(tmp_path) -> None:
     world = make_world(tmp_path)
     args = ("cook", world, "--out", tmp_path / "build", "--cache", tmp_path / "cache", "--json")
-    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 10
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 12
     assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 0
     assert list((tmp_path / "cache" / "noop-stamps").iterdir())  # answered from its stamp next time
     unroll = world / "plugins" / "unroll.py"
     unroll.write_text(unroll.read_text() + "# edited\n")
-    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 8
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 10
     outside = make_world(tmp_path / "b", rules=lit_rules(f'["{PLUGINS / "unroll.py"}:UnrollLoops"]'))
     args = ("cook", outside, "--out", tmp_path / "b" / "build", "--cache", tmp_path / "b" / "cache", "--json")
-    assert json.loads(run_cli(*args, cwd=outside).stdout)["compiled"] == 10
+    assert json.loads(run_cli(*args, cwd=outside).stdout)["compiled"] == 12
     assert json.loads(run_cli(*args, cwd=outside).stdout)["compiled"] == 0
     assert not (tmp_path / "b" / "cache" / "noop-stamps").exists() or \
         not list((tmp_path / "b" / "cache" / "noop-stamps").iterdir())

@@ -21,7 +21,6 @@ from pipeline.plan.jobs import (
     StageJob,
     blobs_of,
     default_preprocessor,
-    exact_key,
     generated_jobs,
     job_key,
     key_defines,
@@ -72,18 +71,6 @@ def test_the_job_key_changes_with_every_input_of_the_compile(family) -> None:
     changed.append(job_key(request, closure, JobOptions(compiler="glslang 2")))
     changed.append(job_key(request, (("m/a.frag", "0" * 64),), options))
     assert base not in changed and len(set(changed)) == len(changed)
-
-
-def test_the_exact_key_reads_the_text_not_the_source_name_or_defines() -> None:
-    options = JobOptions(compiler="c")
-    one = CompileRequest("m/a.frag", "fragment", defines=(("A", "1"),))
-    other = CompileRequest("m/b.frag", "fragment", defines=(("B", "2"), ("C", "3")))
-    text = "#version 450\nvoid main() {}\n"
-    assert exact_key(one, text, options) == exact_key(other, text, options)
-    assert exact_key(one, text + "\n", options) != exact_key(one, text, options)
-    assert exact_key(replace(one, target="vulkan1.0"), text, options) != exact_key(one, text, options)
-    assert exact_key(one, text, JobOptions(compiler="d")) != exact_key(one, text, options)
-    assert exact_key(one, text, options) != job_key(one, (), options)
 
 
 def test_a_job_s_identity_ignores_contents_target_and_compiler(family) -> None:
@@ -232,20 +219,6 @@ def test_generated_jobs_are_named_after_their_text_per_target_and_a_failed_one_i
     request = failed["vertex"].request
     assert (request.stage, request.text, request.source) == ("fragment", None, f"generated/{bytes_hash(b'')[:16]}.frag")
     assert [str(p.location) for p in request.problems] == [tree.name("o.glsl") + ":2:1"]
-
-
-def test_the_optimizer_that_runs_is_in_the_job_key(monkeypatch) -> None:
-    from pipeline.compilers import spirv_tools
-
-    options = JobOptions(compiler="c")
-    optimized = CompileRequest("m/a.frag", "fragment", optimize=True)
-    mapped = CompileRequest("m/a.frag", "fragment", auto_map=True)  # removes unused interface variables
-    plain = CompileRequest("m/a.frag", "fragment")
-    text = "#version 450\nvoid main() {}\n"
-    before = [job_key(r, (), options) for r in (optimized, mapped, plain)] + [exact_key(optimized, text, options)]
-    monkeypatch.setattr(spirv_tools, "optimizer_version", lambda: "spirv-opt of another build")
-    after = [job_key(r, (), options) for r in (optimized, mapped, plain)] + [exact_key(optimized, text, options)]
-    assert [b != a for b, a in zip(before, after)] == [True, True, False, True]  # plain runs no optimizer
 
 
 def test_hlsl_register_shifts_are_in_the_job_key_and_come_from_the_target(tmp_path: Path) -> None:
