@@ -17,7 +17,8 @@ an input changes).
 stage, entry, defines), so that a miss can say why it runs (``cook --explain``)::
 
     {"key": "<job key>", "closure": [["<path>", "<sha256>"], ...],
-     "compiler": "<backend identity>", "target": "vulkan1.2", "optimize": false}
+     "compiler": "<backend identity>", "target": "vulkan1.2", "optimize": false,
+     "plugins": [[name, version, code], ...]}    (plugins: only for a job that went through plug-ins)
 
 ``job-exact:<hash of a define-based job key, the preprocessing code and the allowed roots>``
 (version 1): the exact job key (by preprocessed text, :mod:`pipeline.plan.jobs`) that

@@ -190,6 +190,13 @@ class Store:
             self.warn(f"{self.directory}: unreadable {kind.namespace} record {key[:16]}; ignoring it")
         return default
 
+    def has(self, kind: RecordKind, key: str) -> bool:
+        """Whether a record of ``kind`` is stored under ``key`` (not read, so not checked)."""
+        try:
+            return f"{kind.namespace}:{key}" in self._cache
+        except Exception:  # an unreadable database: as absent as for get()
+            return False
+
     def set(self, kind: RecordKind, key: str, data: Any) -> None:
         """Store JSON-able ``data`` (tuples become arrays) as a record of ``kind``."""
         self._cache.set(f"{kind.namespace}:{key}", canonical_bytes({"v": kind.version, "data": data}))

@@ -253,10 +253,11 @@ def _store_result(job: StageJob, output: CompileOutput, store: Store, library: s
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
     store.set(JOB, job.key, result.to_record(library))
-    store.set(JOB_IDENTITY, job.identity, {"key": job.key, "closure": [list(c) for c in job.closure],
-                                      "compiler": job.options.compiler, "target": job.request.target,
-                                      "optimize": job.request.optimize,
-                                      "plugins": [list(p) for p in job.request.plugins]})
+    identity = {"key": job.key, "closure": [list(c) for c in job.closure], "compiler": job.options.compiler,
+                "target": job.request.target, "optimize": job.request.optimize}
+    if job.request.plugins:
+        identity["plugins"] = [list(p) for p in job.request.plugins]
+    store.set(JOB_IDENTITY, job.identity, identity)
     return result
 
 

@@ -11,6 +11,8 @@ of rule evaluations by projected facts; it runs in the cook's process or in a po
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -19,7 +21,7 @@ from pipeline.cache.store import Store
 from pipeline.digest import stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.records import EVALUATIONS, decode_uses, encode_uses, features_of
+from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of, required_keys
 
 
@@ -35,35 +37,40 @@ class ChunkKeys:
     rule_diagnostics: list[Diagnostic]
     deps: tuple | None = ()                # (path, mtime_ns, size, inode, ctime_ns) of external buffers read; None: unknown
 
-    def to_record(self) -> dict:
-        """The chunk as a ``chunk-keys`` record (layout in :mod:`pipeline.keys.records`)."""
-        keys = [[k.shader, k.pass_name, k.features, k.text, k.hash, len(u.draws), u.render_states, u.specialization,
-                 [[draw_id(d), st, sp] for d, st, sp in u.bindings]] for k, u in self.keys.items()]
-        return {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
-                "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
-                "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
+    def to_records(self) -> tuple[dict, dict]:
+        """The chunk as its ``chunk-keys`` record and its ``chunk-draws`` record (layouts in
+        :mod:`pipeline.keys.records`): what a cook merges, and the per-draw bindings only output
+        writers read."""
+        keys, bindings = [], []
+        for k, u in self.keys.items():
+            made = u.bindings
+            keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made), u.render_states,
+                         u.specialization])
+            bindings.append([[draw_id(d), st, sp] for d, st, sp in made])
+        summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
+                   "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
+                   "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
+        return summary, {"keys": [k.hash for k in self.keys], "bindings": bindings}
 
     @classmethod
-    def from_record(cls, record: dict, interned: dict) -> "ChunkKeys":
-        """Rebuild a record; equal keys of several chunks share one (interned) PermutationKey."""
-        uses = {}
+    def from_records(cls, record: dict, interned: dict, draws: "dict | StoredDraws") -> "ChunkKeys":
+        """Rebuild a chunk from its ``chunk-keys`` record and its ``chunk-draws`` record (``draws``: the
+        record, or a :class:`StoredDraws` that reads it from the store when a key's draws are first
+        asked for); equal keys of several chunks share one (interned) PermutationKey."""
         name, level = str(record["name"]), record["level"]
-        draws: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
-
-        def draw(ident) -> object:
-            found = draws.get(tuple(ident))
-            if found is None:
-                found = draws[tuple(ident)] = draw_of(ident, name, level)
-            return found
-        for shader, pass_name, features, text, digest, count, states, spec, bindings in record["keys"]:
+        source = draws if isinstance(draws, StoredDraws) else StoredDraws.holding(draws)
+        source.chunk = (name, level)
+        uses = {}
+        hashes = []
+        for i, (shader, pass_name, features, text, digest, count, states, spec) in enumerate(record["keys"]):
             ident = (shader, pass_name, features_of(features))
             key = interned.get(ident)
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            if len(bindings) != int(count):
-                raise ValueError("a chunk-keys record whose bindings are not one per draw")
-            uses[key] = RecordedUses(bindings, draw, list(states), {n: list(v) for n, v in spec.items()})
+            hashes.append(digest)
+            uses[key] = RecordedUses(source, i, int(count), list(states), {n: list(v) for n, v in spec.items()})
+        source.hashes = hashes
         deps = record["deps"]
         return cls(name, level, int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
@@ -71,19 +78,91 @@ class ChunkKeys:
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
 
 
+class StoredDraws:
+    """A chunk's ``chunk-draws`` record, read on first use, in whichever process asks (a forked
+    worker opens the store on its own: never its parent's connection)."""
+
+    def __init__(self, store: Store | None, fingerprint: str | None):
+        self.store, self.fingerprint, self.pid = store, fingerprint, os.getpid()
+        self.chunk: tuple[str, str | None] = ("", None)
+        self.hashes: list[str] = []
+        self._data: list | None = None
+        self._sources: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
+
+    @classmethod
+    def holding(cls, record: dict) -> "StoredDraws":
+        held = cls(None, None)
+        held._data = record["bindings"]
+        return held
+
+    def bindings(self, i: int, count: int) -> list:
+        """Key ``i``'s bindings, its draws made (each once per chunk)."""
+        if self._data is None:
+            self._data = self._read()
+        raw = self._data[i]
+        if len(raw) != count:
+            raise ValueError("a chunk-draws record whose bindings are not one per draw")
+        name, level = self.chunk
+        made = []
+        for ident, state, spec in raw:
+            at = tuple(ident)
+            source = self._sources.get(at)
+            if source is None:
+                source = self._sources[at] = draw_of(ident, name, level)
+            made.append((source, dict(state), dict(spec)))
+        return made
+
+    def release(self) -> None:
+        """Forget what was read (a cook reads each chunk's draws once, to write its outputs)."""
+        if self.fingerprint is not None:
+            self._data, self._sources = None, {}
+
+    def _read(self) -> list:
+        store = self.store
+        if self.pid != os.getpid() and store.on_disk:
+            store = _process_store(store.directory)
+        data = store.get(CHUNK_DRAWS, self.fingerprint)
+        if not isinstance(data, dict) or data.get("keys") != self.hashes:
+            raise OSError(errno.ENOENT, f"the cache no longer holds the draws of chunk {self.chunk[0]!r} "
+                                        "(cleared during the cook?); cook again", str(store.directory))
+        return data["bindings"]
+
+
+_STORES: dict[tuple[int, str], Store] = {}
+
+
+def _process_store(directory) -> Store:
+    """This process's own connection to the store at ``directory``."""
+    at = (os.getpid(), str(directory))
+    if at not in _STORES:
+        _STORES[at] = Store(directory)
+    return _STORES[at]
+
+
 class RecordedUses(KeyUses):
     """:class:`KeyUses` read back from a chunk record, its draws made on first use: a cook whose chunk
-    outputs are current needs the render states and specialization values, never the draws."""
+    outputs are current needs the render states and specialization values, never the draws, and a
+    cook's own process never needs them when its workers write the outputs."""
 
-    def __init__(self, bindings: list, draw, render_states: list[dict], specialization: dict[str, list]):
-        self._raw, self._draw, self._made = bindings, draw, None
+    def __init__(self, source: StoredDraws, index: int, count: int, render_states: list[dict],
+                 specialization: dict[str, list]):
+        self._source, self._index, self._count, self._made = source, index, count, None
         self.render_states, self.specialization, self.trace = render_states, specialization, None
 
     def _bindings(self) -> list:
         if self._made is None:
-            self._made = [(self._draw(d), dict(st), dict(sp)) for d, st, sp in self._raw]
-            self._raw = self._draw = None
+            self._made = self._source.bindings(self._index, self._count)
         return self._made
+
+    @property
+    def draw_count(self) -> int:
+        return self._count
+
+    def release(self) -> None:
+        """Forget the draws made (they are made again from the record when asked for)."""
+        self._made = None
+        self.__dict__.pop("_draws", None)
+        self._source.release()
 
     @property
     def bindings(self) -> list:

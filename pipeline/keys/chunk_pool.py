@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
-from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chunk
-from pipeline.keys.records import CHUNK_KEYS
+from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, evaluate_chunk
+from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, _pool_context, pool_workers
 from pipeline.scan.scanner import scan_chunk
@@ -42,6 +42,7 @@ class _Work:
     optional: frozenset[str]
     memo: StoredEvaluations = field(init=False)
     shared: SharedFacts = field(default_factory=SharedFacts)
+    stored: bool = False  # whether the last chunk done was recorded
 
     def __post_init__(self) -> None:
         self.memo = StoredEvaluations(self.store, self.base)
@@ -51,8 +52,11 @@ class _Work:
         world = self.world
         found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
         record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
-        if fingerprint is not None and record.deps is not None:
-            self.store.set(CHUNK_KEYS, fingerprint, record.to_record())
+        self.stored = fingerprint is not None and record.deps is not None
+        if self.stored:
+            summary, draws = record.to_records()
+            self.store.set(CHUNK_DRAWS, fingerprint, draws)  # first: a summary always has its draws
+            self.store.set(CHUNK_KEYS, fingerprint, summary)
         return record
 
 
@@ -97,10 +101,13 @@ def _start_worker(world, root, directory, base: str, optional: frozenset[str]) -
 
 
 def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list[str]]:
-    """In a worker: each chunk's record (as stored) or its :class:`Unattributed` name; store warnings."""
+    """In a worker: each chunk's ``chunk-keys`` record, with its ``chunk-draws`` record only when it
+    could not be stored (else the draws are read from the store by whatever writes the chunk's
+    outputs); the store's warnings."""
     out = []
     for info, fingerprint in zip(chunks, prints):
-        out.append(_WORKER.chunk(info, fingerprint).to_record())
+        summary, draws = _WORKER.chunk(info, fingerprint).to_records()
+        out.append((summary, None if _WORKER.stored else draws))
     warnings, _WORKER.store.warnings[:] = list(_WORKER.store.warnings), []
     return out, warnings
 
@@ -123,8 +130,9 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
             for future in cf.as_completed(futures):
                 found, warnings = future.result()
                 store.warnings += [w for w in warnings if w not in store.warnings]
-                for info, data in zip(futures[future], found):
-                    records[info.name] = ChunkKeys.from_record(data, interned)
+                for info, (summary, draws) in zip(futures[future], found):
+                    stored = StoredDraws(store, prints.get(info.name)) if draws is None else draws
+                    records[info.name] = ChunkKeys.from_records(summary, interned, stored)
                     step(info)
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
         pass

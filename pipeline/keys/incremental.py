@@ -31,10 +31,10 @@ from pathlib import Path
 from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.chunk_keys import ChunkKeys, Unattributed
+from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed
 from pipeline.keys.chunk_pool import compute_chunks
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.records import CHUNK_KEYS
+from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.keys.required import KeyUses, RequiredKeys, optional_facts
 from pipeline.scan import scanner as _scan
 from pipeline.stamps import stamp_of
@@ -121,7 +121,9 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
     if fingerprint is None:
         return None
     try:
-        record = ChunkKeys.from_record(store.get(CHUNK_KEYS, fingerprint), interned)
+        if not store.has(CHUNK_DRAWS, fingerprint):  # a summary without its draws: a miss
+            return None
+        record = ChunkKeys.from_records(store.get(CHUNK_KEYS, fingerprint), interned, StoredDraws(store, fingerprint))
     except (KeyError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
         return None
     if record.name != name or not _scan.deps_fresh(record.deps):

@@ -1,14 +1,19 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 3), one per chunk state (see
-:mod:`pipeline.keys.incremental` for what the fingerprint covers)::
+``chunk-keys:<fingerprint>`` (version 4), one per chunk state (see
+:mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
      "keys": [[shader, pass, [[feature, value], ...], key text, key hash,
-               draws, [render state, ...], {feature: [values]},
-               [[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...]], ...],
+               draws, [render state, ...], {feature: [values]}], ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
+
+``chunk-draws:<fingerprint>`` (version 1), beside it: each key's draws, in the order of
+the ``keys`` above, read only by whatever writes the chunk's outputs::
+
+    {"keys": [key hash, ...],
+     "bindings": [[[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...], ...]}
 
 ``evaluations:<hash of rules, config, code and projected facts>`` (version 1): the
 keys one distinct projected fact combination needs (rule errors are not stored)::
@@ -28,7 +33,8 @@ from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey
 
-CHUNK_KEYS = RecordKind("chunk-keys", 3)  # 2: per-draw bindings (the runtime contract's draws); 3: file stamps
+CHUNK_KEYS = RecordKind("chunk-keys", 4)  # 2: per-draw bindings; 3: file stamps; 4: bindings in chunk-draws
+CHUNK_DRAWS = RecordKind("chunk-draws", 1)
 EVALUATIONS = RecordKind("evaluations", 1)
 
 

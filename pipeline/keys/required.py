@@ -52,6 +52,13 @@ class KeyUses:
     trace: Trace | None = field(default=None, compare=False)  # a full evaluation's; records keep none
     bindings: list[tuple[DrawSource, dict, dict]] = field(default_factory=list)  # per draw: render state, spec values
 
+    @property
+    def draw_count(self) -> int:
+        return len(self.draws)
+
+    def release(self) -> None:
+        """Let go of per-draw data that can be read again (nothing here: these draws were evaluated)."""
+
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
         spec = {n: v for n, (_, v) in use.specialization.items()}

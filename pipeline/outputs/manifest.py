@@ -105,7 +105,7 @@ class ManifestEntry:
         count, render states and specialization values (``constant_ids``: the family's, by feature)."""
         spec = {name: SpecConstant(constant_ids[name], tuple(values)) for name, values in uses.specialization.items()}
         return cls(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                   features=dict(key.features), stages=stages, draws=len(uses.draws),
+                   features=dict(key.features), stages=stages, draws=uses.draw_count,
                    render_states=tuple(uses.render_states), specialization=spec, targets=targets)
 
     def to_json(self, *, with_chunks: bool = False) -> dict:

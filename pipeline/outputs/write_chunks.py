@@ -76,6 +76,7 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
             if found is None:
                 result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, store, out,
                                      has_blob, write)
+                _release(task.required)
                 step()
             else:
                 result, data = found
@@ -88,6 +89,12 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
         result.record = (task.inputs, record)
         done[task.chunk] = result
     return done
+
+
+def _release(required: Mapping) -> None:
+    """A chunk's draws let go once its index is built: memory holds one chunk's draws at a time."""
+    for uses in required.values():
+        uses.release()
 
 
 # ------------------------------------------------------------------ the pool
@@ -108,6 +115,7 @@ def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
         task, kept = tasks[i], []
         result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, _STORE, out, has_blob,
                              lambda path, data: kept.append(data))
+        _release(task.required)
         slim = dataclasses.replace(result.manifest, draws=(), reflection={})  # what the cook merges
         found.append((task.chunk, dataclasses.replace(result, manifest=slim), kept[0] if kept else None))
     return found

@@ -8,7 +8,8 @@ import pytest
 
 from pipeline import api
 from pipeline.errors import Diagnostic, Location
-from pipeline.keys.chunk_keys import ChunkKeys, Unattributed, evaluate_chunk
+from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed, evaluate_chunk
+from pipeline.keys.records import CHUNK_DRAWS
 from pipeline.keys.required import KeyUses, optional_facts
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.scanner import scan_chunk
@@ -20,8 +21,8 @@ def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_p
     found = api.keys(world)
     for name, required in sorted(found.by_chunk.items()):
         level = world.level_of(name)
-        record = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_record()
-        back = ChunkKeys.from_record(record, {})
+        summary, draws = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_records()
+        back = ChunkKeys.from_records(summary, {}, draws)
         assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
         assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
 
@@ -48,3 +49,26 @@ def test_a_scan_reporting_on_a_file_outside_the_chunk_is_left_to_the_full_path(t
     found.diagnostics.append(Diagnostic(Location("elsewhere/buffer.bin"), "cannot read"))
     with pytest.raises(Unattributed):
         evaluate_chunk(world.rulesets, info, found, frozenset(), {})
+
+
+def test_a_chunk_s_draws_are_read_from_the_store_only_when_asked_and_let_go(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    found = api.keys(world)
+    name, required = sorted(found.by_chunk.items())[0]
+    summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+    with world.open_store() as store:
+        store.set(CHUNK_DRAWS, "fp", draws)
+        back = ChunkKeys.from_records(summary, {}, StoredDraws(store, "fp"))
+        source = next(iter(back.keys.values()))._source
+        assert source._data is None  # a cook that merges keys reads no draw
+        assert [u.draw_count for u in back.keys.values()] == [len(u.draws) for u in required.keys.values()]
+        assert source._data is None
+        assert back.keys == required.keys  # now read: the same draws, bindings, states
+        for uses in back.keys.values():
+            uses.release()
+        assert source._data is None and back.keys == required.keys  # read again when asked again
+        store.delete(CHUNK_DRAWS, "fp")
+        for uses in back.keys.values():
+            uses.release()
+        with pytest.raises(OSError, match="no longer holds the draws"):
+            next(iter(back.keys.values())).bindings

@@ -341,3 +341,14 @@ def test_stale_chunk_manifest_rebuilds_level(site, at):
     result, _ = run_cook(site, site / "cache", site / "out")
     assert str(path) in result.written
     assert files(site / "out") == before
+
+
+def test_a_chunk_record_whose_draws_are_gone_is_a_miss(site, missed, at):
+    from pipeline.cache.store import Store
+    from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
+
+    with Store(site / "cache") as store:
+        records = {store.get(CHUNK_KEYS, fp)["name"]: fp for fp in store.keys(CHUNK_KEYS)}
+        store.delete(CHUNK_DRAWS, records[at("town/market")])
+    doc, _ = both(site)
+    assert missed == [[at("town/market")]] and doc["compiled"] == 0
