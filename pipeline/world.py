@@ -122,6 +122,10 @@ class World:
         (``chunk: error: no chunk 'x' in the world; did you mean ...``), with the closest names.
         Names in ``chunks`` that are not in the world are ignored.
         """
+        if chunk is not None and level is None and chunks is None:
+            alone = self._folder_chunk(chunk)
+            if alone is not None:  # found without walking the rest of the world
+                return Selection(self.root, [alone], None, alone.name, None)
         found = self._in_scope()
         only_file = self.scope if self._scope_is_file else None
         if level is not None:
@@ -139,6 +143,25 @@ class World:
             only = frozenset(chunks)
             found = [c for c in found if c.name in only or any(self._in_grid_level(c, n) for n in only)]
         return Selection(self.root, found, only_file, chunk, only)
+
+    def _folder_chunk(self, name: str) -> ChunkInfo | None:
+        """The folder chunk ``name`` found by walking its folder alone, as the whole world's walk would
+        find it; None when that cannot be vouched for (the world walked already, a scope, a grid
+        level, a link or hidden folder on the way, no such folder): the whole walk decides."""
+        if "_discovered" in self.__dict__ or self.scope:
+            return None
+        clean = _clean_name(name)
+        parts = clean.split("/")
+        if not clean or any(not part or part.startswith(".") or part == ".." for part in parts) \
+                or self.config.grid(self.config.level_of(clean)):
+            return None
+        folder = self.root
+        for part in parts:
+            folder = folder / part
+            if folder.is_symlink() or not folder.is_dir():
+                return None
+        found = [c for c in discover_folders(self.root, self.config, clean)[0] if c.name == clean]
+        return found[0] if found else None
 
     def _in_scope(self) -> list[ChunkInfo]:
         if not self.scope:

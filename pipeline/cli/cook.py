@@ -158,7 +158,16 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
     noop.write_stamp(args, world_root=str(w.root), rules_dir=str(w.rules_dir), materials_dir=str(w.materials_dir),
                      compiler_dir=compiler_dir, doc=render_json(doc), text=summary(doc) + "\n",
                      errors="".join(click.unstyle(_located(e, w.root)) + "\n" for e in doc["errors"]),
-                     code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns)
+                     code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns, folder=_folder(w, args))
+
+
+def _folder(w: api.World, args: dict) -> str | None:
+    """The world folder a cook of one chunk or level read alone (None: the whole world, or a grid cell)."""
+    name = args.get("chunk") or args.get("level")
+    if not name or (args.get("chunk") and args.get("level")):
+        return None
+    name = name.replace("\\", "/").strip("/")
+    return name if (w.root / name).is_dir() and not w.scope else None
 
 
 def _plugins_elsewhere(w: api.World, result: api.CookResult) -> bool:

@@ -8,7 +8,10 @@ and working directory.  It records the stamp (:mod:`pipeline.stamps`: ``mtime_ns
 inode, ``ctime_ns``; folders too, so an added or removed file shows) of
 
 - every file and folder of the world (the cache and output folders left out), of the
-  rule sets and of the shader library,
+  rule sets and of the shader library; a cook of one chunk or level (``--chunk``,
+  ``--level``) reads only that folder of the world: its stamp walks that folder, and
+  lists the folders on the way there with their direct entries (``pipeline.toml``
+  among them), not the rest of the world,
 - every file of the output folder,
 - the cache database, the code of this package and the compiler's library folder,
 
@@ -17,8 +20,8 @@ resolved to through any symlinks (a link re-pointed to another world is another 
 day it was written, and what that cook printed (its summary or JSON document,
 the located errors of bad input, which a no-op reports again) and its exit code; a JSON
 document is printed again with its ``duration`` replaced by the time the answer took.  The next
-``pipeline cook`` with the same arguments stats the same paths (stdlib only, before
-anything else is imported); when every stat matches it prints that summary and exits 0.
+``pipeline cook`` with the same arguments stats the same paths (the standard library and
+orjson only, before anything else is imported); when every stat matches it prints that summary and exits 0.
 Anything else, a symlink anywhere, an option this module does not know, or a new day
 (use records for ``pipeline cache gc`` are refreshed by the first cook of each day),
 takes the full path, which writes a new stamp.
@@ -33,9 +36,11 @@ import re
 import sys
 import time
 
+import orjson
+
 from pipeline.stamps import of_stat, stamp_of, why_dirty
 
-VERSION = 4  # 4: the stamps of pipeline.stamps (folders with their size, a missing file as [path])
+VERSION = 5  # 4: the stamps of pipeline.stamps (a missing file as [path]); 5: shallow roots (a chunk's way)
 STAMPS = "noop-stamps"
 _VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
                   "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
@@ -113,9 +118,10 @@ def _today() -> int:
 
 
 # ---------------------------------------------------------------- the stat walk
-def _walk(root: str, skip: tuple[str, ...]) -> list:
-    """[path, *stamp] of ``root`` and everything under it, folders included, in walk order:
-    the stamp the full cook trusts (:mod:`pipeline.stamps`)."""
+def _walk(root: str, skip: tuple[str, ...], deep: bool = True) -> list:
+    """[path, *stamp] of ``root`` and everything under it, folders included, in walk order: the stamp
+    the full cook trusts (:mod:`pipeline.stamps`).  Not ``deep``: the folder and its direct files only
+    (its own stamp shows an entry added, removed or renamed; what its sub-folders hold is not read)."""
     out = []
     stack = [root]
     while stack:
@@ -130,11 +136,25 @@ def _walk(root: str, skip: tuple[str, ...]) -> list:
             if entry.is_symlink():
                 raise _Unstampable(entry.path)
             if entry.is_dir():
-                if entry.path not in skip and entry.name != "__pycache__":
+                if deep and entry.path not in skip and entry.name != "__pycache__":
                     stack.append(entry.path)
             else:
                 out.append([entry.path, *of_stat(entry.stat())])
     return out
+
+
+def world_scope(root: str, folder: str | None) -> list[list]:
+    """The roots a cook's stamp walks in the world: the whole of it, or (a cook of the chunk or level
+    in ``folder``, relative to ``root``) that folder, and each folder on the way with its direct entries."""
+    root = os.path.abspath(root)
+    if not folder:
+        return [[root, True]]
+    way, at = [[root, False]], root
+    parts = folder.strip("/").split("/")
+    for part in parts[:-1]:
+        at = os.path.join(at, part)
+        way.append([at, False])
+    return way + [[os.path.join(at, parts[-1]), True]]
 
 
 def _files(paths: list[str]) -> list:
@@ -145,8 +165,9 @@ def _files(paths: list[str]) -> list:
     return out
 
 
-def _state(roots: list[str], skip: tuple[str, ...], files: list[str]) -> list:
-    return [_walk(root, skip) for root in roots] + [_files(files)]
+def _state(roots: list, skip: tuple[str, ...], files: list[str]) -> list:
+    """The walk of each root (``[path, deep]``), then the stamps of ``files``."""
+    return [_walk(root, skip, deep) for root, deep in roots] + [_files(files)]
 
 
 def _unchanged(state: list, recorded) -> bool:
@@ -171,9 +192,11 @@ def _cache_files(cache: str) -> list[str]:
 
 # ---------------------------------------------------------------- write and check
 def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: str, compiler_dir: str | None,
-                doc: str, text: str, errors: str = "", code: int = 0, started_ns: int = 0) -> None:
+                doc: str, text: str, errors: str = "", code: int = 0, started_ns: int = 0,
+                folder: str | None = None) -> None:
     """Record the state after a local cook: ``doc`` (``--json``) or ``text`` is what the next no-op prints
-    on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code.
+    on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code; ``folder``: the world
+    folder (relative to its root) of the chunk or level it cooked alone (:func:`world_scope`).
 
     An input changed at or after ``started_ns`` (when the cook began) may have been read
     before or after its change: no stamp then, so the next cook takes the full path.
@@ -181,26 +204,27 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
     cache, key = stamp_key(args)
     out = os.path.abspath(args.get("out") or "build")
     skip = (out, cache)
-    roots = [os.path.abspath(world_root), os.path.abspath(rules_dir), os.path.abspath(materials_dir), _PACKAGE]
+    roots = world_scope(world_root, folder) + [[os.path.abspath(rules_dir), True],
+                                               [os.path.abspath(materials_dir), True], [_PACKAGE, True]]
     if compiler_dir:
-        roots.append(os.path.abspath(compiler_dir))
+        roots.append([os.path.abspath(compiler_dir), True])
     if os.path.isdir(out):
-        roots.append(out)
+        roots.append([out, True])
     path = _stamp_path(cache, key)
     try:
         where = resolved(args)
         if os.path.commonpath([where["world"], os.path.realpath(world_root)]) != os.path.realpath(world_root):
             raise _Unstampable("the world path leads elsewhere than the world cooked")
         state = _state(roots, skip, _cache_files(cache))
-        inputs = state[:len(roots) - (1 if roots[-1] == out else 0)]
+        inputs = state[:len(roots) - (1 if roots[-1][0] == out else 0)]
         if any(entry[1] >= started_ns for walk in inputs for entry in walk):
             raise _Unstampable("an input changed while the cook ran")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temp = f"{path}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8") as f:
-            json.dump({"version": VERSION, "day": _today(), "roots": roots, "skip": list(skip),
-                       "resolved": where, "state": state, "doc": doc, "text": text,
-                       "errors": errors, "code": code}, f)
+        with open(temp, "wb") as f:
+            f.write(orjson.dumps({"version": VERSION, "day": _today(), "roots": roots, "skip": list(skip),
+                                  "resolved": where, "state": state, "doc": doc, "text": text,
+                                  "errors": errors, "code": code}))
         os.replace(temp, path)
     except (_Unstampable, OSError):
         forget(args)
@@ -219,8 +243,8 @@ def check(args: dict) -> dict | None:
     """The recorded no-op answer when nothing a cook reads or writes changed since the stamp, else None."""
     cache, key = stamp_key(args)
     try:
-        with open(_stamp_path(cache, key), encoding="utf-8") as f:
-            stamp = json.load(f)
+        with open(_stamp_path(cache, key), "rb") as f:
+            stamp = orjson.loads(f.read())
     except (OSError, ValueError):
         return None
     if not isinstance(stamp, dict) or stamp.get("version") != VERSION or stamp.get("day") != _today():
@@ -230,7 +254,7 @@ def check(args: dict) -> dict | None:
     try:
         roots, skip = stamp["roots"], tuple(stamp["skip"])
         state = _state(roots, skip, _cache_files(cache))
-    except (_Unstampable, KeyError, TypeError):
+    except (_Unstampable, KeyError, TypeError, ValueError):
         return None
     return stamp if _unchanged(state, stamp["state"]) else None
 

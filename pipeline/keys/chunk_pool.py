@@ -77,7 +77,8 @@ def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional
             progress(done[0], total)
 
     records: dict[str, ChunkKeys] = {}
-    workers = pool_workers(None, total) if store.on_disk else 1
+    # one chunk is one task: a pool would only add a fork to it
+    workers = min(pool_workers(None, total), len(missing)) if store.on_disk else 1
     if workers > 1:
         _on_pool(world, root, store, missing, optional, base, prints, workers, records, step,
                  {} if interned is None else interned)

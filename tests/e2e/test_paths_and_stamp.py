@@ -250,3 +250,33 @@ def test_a_reader_holding_a_replaced_library_reads_the_new_index_with_the_new_li
     assert stage_hashes(held) <= set(library.hashes()) and library.chunks["forest/c00"] == stage_hashes(held)
     assert set(held.reflection) == {d for d in stage_hashes(held) if library.reflection(d) is not None} != set()
     assert os.path.basename(library.name) == LIBRARY_NAME
+
+
+def test_a_chunk_cook_s_stamp_covers_its_chunk_and_the_way_to_it_not_the_rest_of_the_world(tmp_path):
+    world, cache = tmp_path / "world", tmp_path / "cache"
+    shutil.copytree(REPO / "examples" / "sample_world", world)
+    stamps = cache / "noop-stamps"
+
+    def cook() -> tuple[dict, bool]:
+        """(the cook's document, whether it was answered from its stamp: the stamp file left as it was)."""
+        before = {p: p.stat().st_mtime_ns for p in stamps.glob("*.json")} if stamps.exists() else {}
+        done = cook_cli(world, tmp_path / "out", cache, "--chunk", "town/market", "--json")
+        assert done.returncode == 0, done.stderr
+        after = {p: p.stat().st_mtime_ns for p in stamps.glob("*.json")}
+        return json.loads(done.stdout), bool(before) and before == after
+
+    cook()
+    assert cook()[1] is True  # the cook stamped what the next identical cook prints
+    (world / "forest" / "c00" / "extra.gltf").write_text(json.dumps(document()))  # another level's chunk
+    (world / "town" / "square" / "extra.gltf").write_text(json.dumps(document()))  # same level, another chunk
+    (stamp,) = stamps.glob("*.json")
+    walked = {entry[0] for walk in json.loads(stamp.read_text())["state"] for entry in walk}
+    assert str(world / "town" / "market") in walked and str(world / "pipeline.toml") in walked
+    assert not any(path.startswith(str(world / "forest") + os.sep) for path in walked)
+    assert cook()[1] is True  # what it does not read changed: still answered from its stamp
+    shutil.copy(next((world / "town" / "market").glob("*.gltf")), world / "town" / "market" / "copy.gltf")
+    doc, stamped = cook()
+    assert not stamped and any(p.endswith("market.json") for p in doc["written"])  # its own chunk changed
+    assert cook()[1] is True
+    (world / "pipeline.toml").write_text((world / "pipeline.toml").read_text() + "\n# edited\n")
+    assert cook()[1] is False  # on the way to it: read by every cook

@@ -120,3 +120,20 @@ def test_usage_errors_exit_1_with_one_line(args: list[str], tmp_path: Path) -> N
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert len([line for line in lines if "error" in line.lower()]) == 1, proc.stderr
+
+
+def test_one_folder_chunk_is_selected_without_walking_the_world_and_as_the_walk_finds_it(tmp_path):
+    world_dir = tmp_path / "world"
+    shutil.copytree(SAMPLE, world_dir)
+    (world_dir / "town" / "market" / "sub").mkdir()
+    shutil.copy(next((world_dir / "town" / "square").glob("*.gltf")), world_dir / "town" / "market" / "sub")
+    (world_dir / "forest" / ".hidden").mkdir()
+    shutil.copy(next((world_dir / "town" / "square").glob("*.gltf")), world_dir / "forest" / ".hidden")
+    walked = api.open_world(world_dir)
+    for name in [c.name for c in walked.chunks] + ["town/market/", "town\\market"]:
+        alone = api.open_world(world_dir)
+        assert alone.select(chunk=name) == walked.select(chunk=name)
+        assert "_discovered" not in alone.__dict__  # the rest of the world was not walked
+    for odd in ("forest/.hidden", "nowhere", "town"):  # not a chunk the walk finds: the walk decides, as before
+        with pytest.raises(api.PipelineError):
+            api.open_world(world_dir).select(chunk=odd)
