@@ -11,8 +11,9 @@ point, language, target and its flags (relaxed, auto_map, version), optimize fla
 the compiler identity (name and version of glslang and spirv-tools), the
 optimizer's (:func:`~pipeline.compilers.spirv_tools.optimizer_version`) when it runs,
 HLSL register shifts, the stages a stage is linked with (``CompileRequest.link``:
-their sources and defines, and their files in the closure) and the cache format
-version.  Change any of them and the key changes; change nothing and it is
+their sources and defines, and their files in the closure), for ``metal`` its MSL
+version and argument-buffer choice and the SPIRV-Cross build, for ``webgpu`` the
+wgpu-native build whose naga checks it, and the cache format version.  Change any of them and the key changes; change nothing and it is
 the same on every machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
@@ -33,7 +34,8 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.compilers import CompileRequest, SourceTree, spirv_tools
-from pipeline.compilers.request import BINDING_BASE, DEFAULT_REGISTERS, target_info
+from pipeline.compilers.request import BINDING_BASE, DEFAULT_MSL_VERSION, DEFAULT_REGISTERS, target_info
+from pipeline.compilers.targets import finisher_identity
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
@@ -104,7 +106,8 @@ def _flags(request: CompileRequest) -> dict:
 
     The optimizer is named when it runs (``-O``, or the removal of unused interface variables of
     ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
-    stages it links with (:func:`_linked`)."""
+    stages it links with (:func:`_linked`); a ``metal`` or ``webgpu`` request names the tool that
+    finishes its blob (SPIRV-Cross's build, the wgpu-native whose naga checks) and ``metal`` its MSL options."""
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
     spirv = target_info(request.target).is_spirv
     if request.auto_map:
@@ -115,6 +118,11 @@ def _flags(request: CompileRequest) -> dict:
         extra["registers"] = [list(r) for r in request.registers]
     if request.link:
         extra["link"] = link_identity(request)
+    finisher = finisher_identity(request.target)
+    if finisher is not None:  # metal, webgpu: the tool after spirv-val, and the MSL options
+        extra["finisher"] = finisher
+    if target_info(request.target).finish == "msl":
+        extra["msl"] = {"version": request.msl_version, "argument_buffers": request.argument_buffers}
     return extra
 
 
@@ -351,7 +359,8 @@ def _target_fields(target: CompileTarget, options: JobOptions) -> dict:
     """The fields of a compile request that its target decides (optimizing is for SPIR-V only)."""
     return {"target": target.target, "optimize": options.optimize and target_info(target.target).is_spirv,
             "relaxed": target.relaxed, "auto_map": target.auto_map, "version": target.version,
-            "registers": target.registers if target.registers is not None else DEFAULT_REGISTERS}
+            "registers": target.registers if target.registers is not None else DEFAULT_REGISTERS,
+            "msl_version": target.msl_version or DEFAULT_MSL_VERSION, "argument_buffers": target.argument_buffers}
 
 
 class ClosureCache:
