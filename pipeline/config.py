@@ -245,7 +245,10 @@ def _validation_error(exc: ValidationError, text: str, file: str) -> ConfigError
     loc = tuple(str(part) for part in first["loc"])
     dotted = ".".join(loc) or "(root)"
     message = f"{dotted}: {first['msg']}"
-    line, col = _find_key(text, loc)
+    named = loc
+    while named and named[-1].isdigit():  # an array element (or a whole-target check): its array's key
+        named = named[:-1]
+    line, col = _find_key(text, named)
     return ConfigError.at(file, message, line=line, col=col)
 
 
