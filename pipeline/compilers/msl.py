@@ -39,7 +39,7 @@ class TranslateError(ValueError):
 def executable() -> str:
     found = shutil.which(TOOL)
     if found is None:
-        raise ToolchainError(f"the metal target needs {TOOL} on PATH (Debian package spirv-cross)")
+        raise ToolchainError(f"the metal target needs {TOOL} on PATH (Debian package spirv-cross)", TOOL)
     return found
 
 

@@ -38,7 +38,8 @@ def _wgpu():
     try:
         import wgpu
     except ImportError as exc:
-        raise ToolchainError(f"the webgpu target needs the wgpu package (pip install '.[runtime]'): {exc}") from None
+        raise ToolchainError(f"the webgpu target needs the wgpu package (pip install '.[runtime]'): {exc}",
+                             "wgpu") from None
     logging.getLogger("wgpu").setLevel(logging.ERROR)  # naga's warnings (a decoration it skips) are not errors
     return wgpu
 
@@ -51,7 +52,7 @@ def device():
         adapter = wgpu.gpu.request_adapter_sync(power_preference="low-power")
         return adapter.request_device_sync()
     except Exception as exc:  # noqa: BLE001 - no adapter is a missing tool, not a shader error
-        raise ToolchainError(f"the webgpu target needs a wgpu adapter (Mesa lavapipe): {exc}") from None
+        raise ToolchainError(f"the webgpu target needs a wgpu adapter (Mesa lavapipe): {exc}", "wgpu") from None
 
 
 @functools.cache
@@ -76,17 +77,26 @@ def summary(message: str) -> str:
     return "; ".join(kept) or "rejected"
 
 
-OP_TYPE_SAMPLED_IMAGE = 27
+OP_TYPE_SAMPLED_IMAGE, OP_TYPE_POINTER, OP_VARIABLE = 27, 32, 59
 COMBINED = "WebGPU has no combined image samplers (sampler2D): declare a texture and a sampler apart"
 
 
 def declares_combined_sampler(spirv: bytes) -> bool:
-    """True when the module declares an ``OpTypeSampledImage`` (a GLSL ``sampler2D`` and kin)."""
+    """True when the module declares a variable of a combined image sampler type (a GLSL ``sampler2D`` and
+    kin), which naga's SPIR-V front end does not take (a sampled image made in a function body, as HLSL's
+    ``Texture2D.Sample`` makes one, is not such a variable)."""
     words = struct.unpack(f"<{len(spirv) // 4}I", spirv[: len(spirv) // 4 * 4])
+    sampled: set[int] = set()
+    pointers: set[int] = set()
     i = 5
     while i < len(words):
         count, opcode = words[i] >> 16, words[i] & 0xFFFF
-        if opcode == OP_TYPE_SAMPLED_IMAGE:
+        operands = words[i + 1:i + count]
+        if opcode == OP_TYPE_SAMPLED_IMAGE and operands:
+            sampled.add(operands[0])
+        elif opcode == OP_TYPE_POINTER and len(operands) >= 3 and operands[2] in sampled:
+            pointers.add(operands[0])
+        elif opcode == OP_VARIABLE and operands and operands[0] in pointers:
             return True
         i += max(count, 1)
     return False

@@ -65,3 +65,16 @@ def test_an_entry_point_other_than_main_keeps_its_name() -> None:
 def test_the_identity_names_the_tool_s_build() -> None:
     identity = msl.identity()
     assert identity.startswith("spirv-cross ") and "sha256:" in identity
+
+
+def test_without_spirv_cross_the_metal_target_is_a_toolchain_error_naming_it(monkeypatch) -> None:
+    from pipeline.compilers.toolchain import ToolchainError
+
+    monkeypatch.setattr(msl.shutil, "which", lambda name: None)
+    msl.executable.cache_clear()
+    try:
+        with pytest.raises(ToolchainError, match="Debian package spirv-cross") as caught:
+            msl.executable()
+        assert caught.value.where == "spirv-cross"
+    finally:
+        msl.executable.cache_clear()

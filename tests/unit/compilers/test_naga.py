@@ -39,6 +39,14 @@ def test_a_combined_image_sampler_is_found_in_the_module() -> None:
     plain = compile_pair("portable", "vulkan1.2", (("TEXTURED", "0"), ("VERTEX_COLOR", "0")), **GL_ERA)
     assert naga.declares_combined_sampler(textured["fragment"].spirv)
     assert not naga.declares_combined_sampler(plain["fragment"].spirv)
+    from pipeline.compilers.backends import compile_one, get_backend
+    from pipeline.compilers.sources import SourceTree
+    from paths import TESTS
+
+    hlsl = CompileRequest("studio/studio.hlsl", "fragment", language="hlsl", entry="PSMain",
+                          defines=(("TEXTURED", "1"), ("ALPHA_MODE", "0"), ("ALPHA_MODE_MASK", "1")))
+    separate = compile_one(hlsl, SourceTree(TESTS / "data" / "hlsl"), get_backend("capi"))
+    assert separate.ok and not naga.declares_combined_sampler(separate.spirv)  # Texture2D + SamplerState
 
 
 @needs_wgpu
