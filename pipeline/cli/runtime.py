@@ -1,4 +1,5 @@
-"""``pipeline runtime check`` and ``pipeline runtime render``: cooked outputs on a real Vulkan driver."""
+"""``pipeline runtime check`` and ``pipeline runtime render``: cooked outputs on a real Vulkan driver (and, for
+``check``, the GLSL ES and WebGPU targets on their own clients)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pipeline.progress import for_stream
 
 @click.group("runtime")
 def command() -> None:
-    """Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU).
+    """Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU), and each other target by its client.
 
-    Needs the Vulkan bindings (pip install '.[runtime]') and the Debian packages
-    libvulkan1, mesa-vulkan-drivers and vulkan-validationlayers.
+    Needs the Vulkan bindings, wgpu and moderngl (pip install '.[runtime]') and the Debian
+    packages libvulkan1, mesa-vulkan-drivers and vulkan-validationlayers; the GLSL ES client
+    also libegl1, libegl-mesa0 and libgl1-mesa-dri.  No Metal client runs here.
     """
 
 
