@@ -44,15 +44,22 @@ def _wgpu():
     return wgpu
 
 
-@functools.cache
+_DEVICES: dict[int, object] = {}  # process id -> its device
+
+
 def device():
-    """A wgpu device of this process (created once): the first adapter wgpu-native finds."""
-    wgpu = _wgpu()
-    try:
-        adapter = wgpu.gpu.request_adapter_sync(power_preference="low-power")
-        return adapter.request_device_sync()
-    except Exception as exc:  # noqa: BLE001 - no adapter is a missing tool, not a shader error
-        raise ToolchainError(f"the webgpu target needs a wgpu adapter (Mesa lavapipe): {exc}", "wgpu") from None
+    """A wgpu device of this process (created once per process: a forked compile worker makes its own rather
+    than use its parent's, whose driver threads did not come along): the first adapter wgpu-native finds."""
+    pid = os.getpid()
+    if pid not in _DEVICES:
+        _DEVICES.clear()
+        wgpu = _wgpu()
+        try:
+            adapter = wgpu.gpu.request_adapter_sync(power_preference="low-power")
+            _DEVICES[pid] = adapter.request_device_sync()
+        except Exception as exc:  # noqa: BLE001 - no adapter is a missing tool, not a shader error
+            raise ToolchainError(f"the webgpu target needs a wgpu adapter (Mesa lavapipe): {exc}", "wgpu") from None
+    return _DEVICES[pid]
 
 
 @functools.cache

@@ -75,3 +75,11 @@ def test_a_matrix_varying_is_refused_for_webgpu() -> None:
 @needs_wgpu
 def test_the_identity_names_wgpu_and_its_native_build() -> None:
     assert naga.identity().startswith("wgpu ") and "wgpu-native " in naga.identity()
+
+
+@needs_wgpu
+def test_a_forked_process_makes_its_own_device(monkeypatch) -> None:
+    first = naga.device()
+    assert naga.device() is first
+    monkeypatch.setattr(naga.os, "getpid", lambda: -1)  # as a forked compile worker sees itself
+    assert naga.device() is not first
