@@ -89,7 +89,7 @@ class Limits(_Config):
                                  description="largest table (cells) counting a family's valid keys may build")
 
 
-TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0")
+TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0", "metal", "webgpu")
 _PLUGIN_TARGET = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -97,7 +97,7 @@ def _target_name(value):
     """A built-in target, or the target of a compile backend plug-in (a name unlike the built-in ones)."""
     if value in TARGET_NAMES:
         return value
-    if isinstance(value, str) and _PLUGIN_TARGET.match(value) and not value.startswith(("vulkan", "opengl", "webgl", "es")):
+    if isinstance(value, str) and _PLUGIN_TARGET.match(value) and not value.startswith(("vulkan", "opengl", "webgl", "es", "metal", "webgpu")):
         return value
     raise ValueError(f"unknown target {value!r}: one of {', '.join(TARGET_NAMES)}, "
                      "or the target of a compile backend plug-in ([plugins] backends)")
@@ -117,7 +117,8 @@ class CompileTarget(_Config):
 
     target: Annotated[str, AfterValidator(_target_name)] = Field(
         description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
-                    "webgl2/es3.0: validated GLSL ES 3.00 text; any other name: a compile backend plug-in's target")
+                    "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: SPIR-V "
+                    "naga accepts; any other name: a compile backend plug-in's target")
     relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
     auto_map: bool = Field(False, description="assign bindings and locations automatically")
     version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
@@ -125,6 +126,17 @@ class CompileTarget(_Config):
     registers: RegisterShifts | None = Field(
         None, description="HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
                           "u = 96} (the default); a class left out is not shifted")
+    msl_version: str | None = Field(None, pattern=r"^[1-3]\.[0-9]$",
+                                    description="metal: the MSL version SPIRV-Cross writes (default 2.1)")
+    argument_buffers: bool = Field(False, description="metal: resources in argument buffers (MSL 2.0 or later)")
+
+    @model_validator(mode="after")
+    def _metal_only(self):
+        if self.target != "metal" and (self.msl_version is not None or self.argument_buffers):
+            raise ValueError(f"msl_version and argument_buffers are options of the metal target, not {self.target}")
+        if self.argument_buffers and self.msl_version is not None and self.msl_version < "2.0":
+            raise ValueError("argument_buffers needs msl_version 2.0 or later")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -138,8 +150,9 @@ class CompileTarget(_Config):
 
     @property
     def label(self) -> str:
-        """The target's name in outputs: ``vulkan1.2``, ``vulkan1.2-relaxed`` ..."""
-        return self.target + ("-relaxed" if self.relaxed else "")
+        """The target's name in outputs: ``vulkan1.2``, ``vulkan1.2-relaxed``, ``metal-msl3.0-argbuf`` ..."""
+        return self.target + ("-relaxed" if self.relaxed else "") \
+            + (f"-msl{self.msl_version}" if self.msl_version else "") + ("-argbuf" if self.argument_buffers else "")
 
 
 def compile_targets(data):
@@ -263,7 +276,10 @@ def _validation_error(exc: ValidationError, text: str, file: str) -> ConfigError
     loc = tuple(str(part) for part in first["loc"])
     dotted = ".".join(loc) or "(root)"
     message = f"{dotted}: {first['msg']}"
-    line, col = _find_key(text, loc)
+    named = loc
+    while named and named[-1].isdigit():  # an array element (or a whole-target check): its array's key
+        named = named[:-1]
+    line, col = _find_key(text, named)
     return ConfigError.at(file, message, line=line, col=col)
 
 

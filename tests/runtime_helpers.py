@@ -60,3 +60,23 @@ def fail_key(out: Path, chunk: str, key: str) -> mf.ChunkManifest:
                      errors=(*manifest.errors, {"key": key, "message": "compile failed"}))
     mf.chunk_manifest_path(out, chunk).write_bytes(mf.dump_json(failed.to_json()))
     return manifest
+
+
+def egl_skip_reason() -> str | None:
+    """Why no GL context opens through EGL here (None: it does)."""
+    try:
+        from pipeline.runtime.gl_client import available
+    except ImportError as exc:  # pragma: no cover - the module itself needs nothing outside the package
+        return str(exc)
+    return available()
+
+
+def wgpu_skip_reason() -> str | None:
+    """Why no wgpu device opens here (None: it does)."""
+    from pipeline.runtime.webgpu_client import available
+    return available()
+
+
+EGL_REASON, WGPU_REASON = egl_skip_reason(), wgpu_skip_reason()
+needs_egl = pytest.mark.skipif(EGL_REASON is not None, reason=f"no GL context through EGL here: {EGL_REASON}")
+needs_wgpu = pytest.mark.skipif(WGPU_REASON is not None, reason=f"no wgpu device here: {WGPU_REASON}")

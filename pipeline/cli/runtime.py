@@ -1,4 +1,5 @@
-"""``pipeline runtime check`` and ``pipeline runtime render``: cooked outputs on a real Vulkan driver."""
+"""``pipeline runtime check`` and ``pipeline runtime render``: cooked outputs on a real Vulkan driver (and, for
+``check``, the GLSL ES and WebGPU targets on their own clients)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pipeline.progress import for_stream
 
 @click.group("runtime")
 def command() -> None:
-    """Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU).
+    """Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU), and each other target by its client.
 
-    Needs the Vulkan bindings (pip install '.[runtime]') and the Debian packages
-    libvulkan1, mesa-vulkan-drivers and vulkan-validationlayers.
+    Needs the Vulkan bindings, wgpu and moderngl (pip install '.[runtime]') and the Debian
+    packages libvulkan1, mesa-vulkan-drivers and vulkan-validationlayers; the GLSL ES client
+    also libegl1, libegl-mesa0 and libgl1-mesa-dri.  No Metal client runs here.
     """
 
 
@@ -30,7 +32,10 @@ def check_command(out, chunk, as_json, quiet):
 
     The Khronos validation layer is on; every message it gives is a failure.  Prints
     how many pipeline states there are and how many were created, with each validation
-    message and failure naming its chunk, pipeline state and key.  Exit code 1 on any.
+    message and failure naming its chunk, pipeline state and key.  The other targets are
+    loaded by their own client: webgl2/es3.0 programs linked by Mesa's GL driver through
+    EGL, webgpu modules and render pipelines made through wgpu; metal has no client here.
+    Exit code 1 on any failure.
     """
     result = api.runtime_check(out, chunk=chunk, progress=for_stream(quiet=quiet or as_json))
     if as_json:
@@ -39,9 +44,15 @@ def check_command(out, chunk, as_json, quiet):
         for f in result.validation_errors + result.failed:
             where = " ".join(x for x in (f.chunk, f.key and f"(key {f.key})") if x)
             click.echo(f"{where or out}: error: {f.message}", err=True)
+        for t in result.targets:
+            for f in t.failed:
+                click.echo(f"{f.chunk} (key {f.key}): error: {f.message}", err=True)
         click.echo(f"{result.created} of {result.pipelines} pipeline states created on {result.device} "
                    f"({result.modules} shader modules, {len(result.chunks)} chunks); "
                    f"{len(result.validation_errors)} validation messages, {len(result.failed)} failures")
+        for t in result.targets:
+            click.echo(f"{t.target}: {t.created} of {t.programs} programs made by {t.client}; {len(t.failed)} failures"
+                       if t.client else f"{t.target}: {t.programs} programs not loaded: {t.note}")
     return EXIT_OK if result.ok else EXIT_USER
 
 

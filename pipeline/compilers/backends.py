@@ -22,6 +22,7 @@ from pipeline.compilers.glslang_cli import GlslangCliBackend
 from pipeline.compilers.request import CompileOutput, CompileRequest, target_info
 from pipeline.compilers.sources import SourceTree
 from pipeline.compilers.spirv_tools import SpirvToolsError, optimize, validate
+from pipeline.compilers.targets import finish_output
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.errors import CompileError, Diagnostic, Location
 
@@ -107,7 +108,7 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
         output = backend.compile(request, tree)
     except CompileError as exc:
         return CompileOutput(None, tuple(exc.diagnostics))
-    return _finish(output, request, tree) if output.spirv is not None else output
+    return finish_output(_finish(output, request, tree), request, tree) if output.spirv is not None else output
 
 
 def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str = "capi",

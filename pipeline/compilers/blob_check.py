@@ -8,7 +8,8 @@ microseconds and without running the compiler, what the job fixes:
 - a SPIR-V target gets a SPIR-V module (the magic number, a whole number of words,
   a header of five words) whose entry point has the execution model of the job's
   stage, under the job's entry-point name (glslang keeps the name given);
-- a GLSL text target (``webgl2``, ``es3.0``) gets UTF-8 text without NUL bytes.
+- a GLSL text target (``webgl2``, ``es3.0``) gets UTF-8 text without NUL bytes;
+- ``metal`` gets MSL text (UTF-8, no NUL bytes) declaring the stage's entry point.
 
 ``validate=True`` also runs spirv-val for the job's target (SPIRV-Tools, in process),
 for blobs whose origin did not already run it.
@@ -47,13 +48,18 @@ def blob_problem(request: CompileRequest, blob: bytes, *, validate: bool = False
         return f"the blob is {type(blob).__name__}, not bytes"
     if request.backend is not None:  # a compile backend plug-in's blob: opaque here
         return None
-    if not target_info(request.target).is_spirv:
+    kind = target_info(request.target).blob
+    if kind != "spirv":
+        name = "an MSL" if kind == "msl" else "a GLSL"
         if b"\0" in blob:
-            return "a GLSL text blob holds NUL bytes"
+            return f"{name} text blob holds NUL bytes"
         try:
-            bytes(blob).decode("utf-8")
+            text = bytes(blob).decode("utf-8")
         except UnicodeDecodeError:
-            return "a GLSL text blob is not UTF-8"
+            return f"{name} text blob is not UTF-8"
+        if kind == "msl":
+            from pipeline.compilers.msl import text_problem
+            return text_problem(request, text)
         return None
     if len(blob) < 20 or len(blob) % 4:
         return f"not a SPIR-V module ({len(blob)} bytes)"

@@ -18,6 +18,12 @@ HLSL on a SPIR-V target: each register class is shifted by its entry of ``regist
 (:data:`DEFAULT_REGISTERS`: ``b`` +0, ``t`` +32, ``s`` +64, ``u`` +96), so ``register(b0)``,
 ``register(t0)`` and ``register(s0)`` are three bindings; ``register(t0, space1)`` is set 1.
 
+``metal`` and ``webgpu`` compile to SPIR-V for the Vulkan 1.2 environment (validated by
+spirv-val as ``vulkan1.2``), then finish for their platform (``Target.finish``,
+:mod:`pipeline.compilers.targets`): ``metal`` translates it to MSL text with SPIRV-Cross
+(``msl_version``, ``argument_buffers``); ``webgpu`` keeps the SPIR-V once naga (through
+``wgpu``) has accepted it for WebGPU.
+
 ``link``: an ``auto_map`` stage on a SPIR-V target carries the other stage of its
 program (a vertex stage its fragment stage and the reverse): see
 :mod:`pipeline.compilers.interfaces`.
@@ -26,7 +32,7 @@ program (a vertex stage its fragment stage and the reverse): see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipeline.errors import Diagnostic
 
@@ -52,10 +58,17 @@ class Target:
     spirv_version: int   # glslang_target_language_version_t
     client: str = "vulkan"  # 'vulkan' | 'opengl' | 'none'
     default_version: str = "100"  # #version of a source without one when the request gives none
+    finish: str | None = None  # after spirv-val: 'msl' (SPIRV-Cross to MSL text) or 'naga' (accepted for WebGPU)
 
     @property
     def is_spirv(self) -> bool:
+        """True when glslang compiles to SPIR-V (the blob may still be translated: :attr:`blob`)."""
         return self.spirv is not None
+
+    @property
+    def blob(self) -> str:
+        """What the blob is: ``spirv``, ``glsl`` (GLSL ES text) or ``msl`` (Metal Shading Language text)."""
+        return "msl" if self.finish == "msl" else "spirv" if self.is_spirv else "glsl"
 
 
 def _target(name: str, vulkan_minor: int, spirv_minor: int) -> Target:
@@ -70,7 +83,11 @@ TARGETS = {
     "opengl4.5": Target("opengl4.5", (1, 0), 450, 1 << 16, "opengl", "450"),
     "webgl2": Target("webgl2", None, 0, 0, "none", "300 es"),
     "es3.0": Target("es3.0", None, 0, 0, "none", "300 es"),
+    "metal": replace(_target("vulkan1.2", 2, 5), finish="msl"),
+    "webgpu": replace(_target("vulkan1.2", 2, 5), finish="naga"),
 }
+MSL_VERSION = re.compile(r"^([1-3])\.([0-9])$")
+DEFAULT_MSL_VERSION = "2.1"
 VERSION_TEXT = re.compile(r"^([1-9][0-9]{2})(?: (es|core|compatibility))?$")
 
 
@@ -121,6 +138,8 @@ class CompileRequest:
     link: tuple[CompileRequest, ...] = ()  # the stages of its program whose interface this one must match
     plugins: tuple[tuple[str, str, str], ...] = ()  # (name, version, code) of the plug-ins the job went through
     backend: str | None = None  # a compile backend plug-in's spec: it compiles ``target`` (not a built-in one)
+    msl_version: str = DEFAULT_MSL_VERSION  # metal: the MSL version SPIRV-Cross writes ('2.1', '3.0')
+    argument_buffers: bool = False          # metal: resources in argument buffers (MSL 2.0 or later)
 
     def __post_init__(self) -> None:
         if self.version is not None:
@@ -131,6 +150,8 @@ class CompileRequest:
             raise RequestError(f"unknown language {self.language!r} (known: {', '.join(LANGUAGES)})")
         if self.backend is None:
             target_info(self.target)
+        if not MSL_VERSION.match(self.msl_version):
+            raise RequestError(f"bad MSL version {self.msl_version!r} (e.g. '2.1', '3.0')")
         unknown = sorted(set(dict(self.registers)) - set(REGISTER_CLASSES))
         if unknown:
             raise RequestError(f"unknown register class {unknown[0]!r} (known: {', '.join(REGISTER_CLASSES)})")
@@ -164,7 +185,7 @@ def links_program(request: CompileRequest) -> bool:
 
 @dataclass(frozen=True)
 class CompileOutput:
-    """The blob (SPIR-V, or GLSL ES text for webgl2; ``None`` when compilation failed) plus located
+    """The blob (SPIR-V, GLSL ES text for webgl2, MSL text for metal; ``None`` when compilation failed) plus located
     diagnostics (errors and warnings)."""
 
     spirv: bytes | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pipeline.cache.store import FORMAT_VERSION
 from pipeline.compilers import CompileRequest, spirv_tools
 from pipeline.compilers.request import BINDING_BASE, target_info
+from pipeline.compilers.targets import finisher_identity
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.plan.links import link_identity, linked_text_identity
 
@@ -20,7 +21,8 @@ def _flags(request: CompileRequest) -> dict:
 
     The optimizer is named when it runs (``-O``, or the removal of unused interface variables of
     ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
-    stages it links with (:func:`pipeline.plan.jobs._linked`)."""
+    stages it links with (:func:`pipeline.plan.jobs._linked`); a ``metal`` or ``webgpu`` request names the tool
+    that finishes its blob (SPIRV-Cross's build, the wgpu-native whose naga checks) and ``metal`` its MSL options."""
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
     spirv = request.backend is None and target_info(request.target).is_spirv  # a plug-in target: its own
     if request.auto_map:
@@ -31,6 +33,11 @@ def _flags(request: CompileRequest) -> dict:
         extra["registers"] = [list(r) for r in request.registers]
     if request.link:
         extra["link"] = link_identity(request)
+    finisher = finisher_identity(request.target) if request.backend is None else None
+    if finisher is not None:  # metal, webgpu: the tool after spirv-val, and the MSL options
+        extra["finisher"] = finisher
+    if request.backend is None and target_info(request.target).finish == "msl":
+        extra["msl"] = {"version": request.msl_version, "argument_buffers": request.argument_buffers}
     if request.plugins:  # the code and version of each plug-in the job went through, and the text it made
         extra["plugins"] = [list(p) for p in request.plugins]
         extra["text"] = bytes_hash(request.text.encode()) if request.text is not None else None

@@ -11,9 +11,11 @@ point, language, target and its flags (relaxed, auto_map, version), optimize fla
 the compiler identity (name and version of glslang and spirv-tools), the
 optimizer's (:func:`~pipeline.compilers.spirv_tools.optimizer_version`) when it runs,
 HLSL register shifts, the stages a stage is linked with (``CompileRequest.link``:
-their sources and defines, and their files in the closure), the cache format
-version, and for a job that went through plug-ins (docs/plugins.md) each one's name,
-version and source hash plus the text they made.  Change any of them and the key changes; change nothing and it is
+their sources and defines, and their files in the closure), for ``metal`` its MSL
+version and argument-buffer choice and the SPIRV-Cross build, for ``webgpu`` the
+wgpu-native build whose naga checks it, the cache format version, and for a job that
+went through plug-ins (docs/plugins.md) each one's name, version and source hash plus
+the text they made.  Change any of them and the key changes; change nothing and it is
 the same on every machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.compilers import CompileRequest, SourceTree
 from pipeline.compilers.plugins import NO_PLUGINS, Plugins
-from pipeline.compilers.request import DEFAULT_REGISTERS, target_info
+from pipeline.compilers.request import DEFAULT_MSL_VERSION, DEFAULT_REGISTERS, target_info
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.errors import CompileError
@@ -315,7 +317,9 @@ def _target_fields(target: CompileTarget, options: JobOptions, plugins: tuple = 
     backend = options.plugins.backend(target.target) if target.plugin else None
     if backend is not None:
         return fields | {"optimize": False, "backend": backend.spec, "plugins": fields["plugins"] + (backend.identity,)}
-    return fields | {"optimize": options.optimize and target_info(target.target).is_spirv}
+    return fields | {"optimize": options.optimize and target_info(target.target).is_spirv,
+                     "msl_version": target.msl_version or DEFAULT_MSL_VERSION,
+                     "argument_buffers": target.argument_buffers}
 
 
 class ClosureCache:

@@ -7,6 +7,10 @@ those created, and lists every validation message and failure with its chunk, pi
 state and key.  The world root's chunk (``.root.json``) is checked like any other; a
 folder with no chunk manifest (empty, not a cook's outputs) is an error, never a pass
 that checked nothing.
+
+The other targets of the keys (``webgl2``, ``webgpu``, ``metal`` ...) are then loaded by
+their own client where one runs here (:mod:`pipeline.runtime.target_check`), each listed
+with what it made and refused, or why no client ran.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pipeline.errors import PipelineError
 from pipeline.progress import NullProgress, Progress
 from pipeline.runtime.device import Device
 from pipeline.runtime.loader import Failure, Loader
+from pipeline.runtime.target_check import TargetCheck, check_targets
 
 
 @dataclass
@@ -31,15 +36,17 @@ class CheckResult:
     modules: int
     validation_errors: list[Failure] = field(default_factory=list)
     failed: list[Failure] = field(default_factory=list)
+    targets: list[TargetCheck] = field(default_factory=list)  # the other targets, each by its client
 
     @property
     def ok(self) -> bool:
-        return not self.validation_errors and not self.failed and self.created == self.pipelines
+        return not self.validation_errors and not self.failed and self.created == self.pipelines \
+            and all(t.ok for t in self.targets)
 
     def to_json(self) -> dict:
         return {"device": self.device, "chunks": self.chunks, "pipelines": self.pipelines, "created": self.created,
                 "modules": self.modules, "validation_errors": [f.to_json() for f in self.validation_errors],
-                "failed": [f.to_json() for f in self.failed]}
+                "failed": [f.to_json() for f in self.failed], "targets": [t.to_json() for t in self.targets]}
 
 
 def chunk_names(out: Path, chunk: str | None = None) -> list[str]:
@@ -96,4 +103,4 @@ def check(out: Path | str, chunk: str | None = None, progress: Progress | None =
     messages = [m for c in loader.chunks.values() for m in c.messages]
     remaining = Counter(device.messages) - Counter(m.message for m in messages)
     messages += [Failure("", None, None, text) for text in sorted(remaining.elements())]
-    return CheckResult(device.name, names, len(states), created, modules, messages, failed)
+    return CheckResult(device.name, names, len(states), created, modules, messages, failed, check_targets(out, names))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from family_worlds import triangle_world
-from runtime_helpers import needs_vulkan
+from runtime_helpers import needs_egl, needs_vulkan
 
 from pipeline.cli import main
 from pipeline.outputs import manifest as mf
@@ -36,6 +36,7 @@ def cook_and_check(world: Path, out: Path, cache: Path) -> tuple[dict, list[mf.C
     return json.loads(run.stdout) | {"exit_code": run.exit_code}, manifests
 
 
+@needs_egl
 def test_gl_era_pair_makes_every_pipeline_state_on_lavapipe(tmp_path: Path) -> None:
     world = triangle_world(tmp_path / "world", GLPAIR / "rules", GLPAIR / "materials", MATERIALS)
     report, manifests = cook_and_check(world, tmp_path / "out", tmp_path / "cache")
@@ -54,6 +55,8 @@ def test_gl_era_pair_makes_every_pipeline_state_on_lavapipe(tmp_path: Path) -> N
         assert not names & {"u_displacementMap", "u_emissiveTexture"}
         assert all(d["binding"] >= 16 for d in fragment["descriptors"])  # the fragment stage's base
     assert {t for m in manifests for e in m.keys.values() for t in e.targets} == {"vulkan1.2-relaxed", "webgl2"}
+    (gl,) = report["targets"]  # the same family's GLSL ES programs, linked by Mesa's GL driver through EGL
+    assert (gl["target"], gl["programs"], gl["created"], gl["failed"]) == ("webgl2", 4, 4, [])
 
 
 def test_studio_hlsl_registers_make_every_pipeline_state_on_lavapipe(tmp_path: Path) -> None:

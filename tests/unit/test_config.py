@@ -47,3 +47,17 @@ def test_a_compile_target_takes_hlsl_register_shifts_as_a_table() -> None:
     assert hash(compile_["s"][0]) == hash(CompileTarget(target="vulkan1.2", registers={"b": 0, "t": 8}))
     with pytest.raises(ConfigError):
         parse_world_config('[cook.compile]\ns = {target = "vulkan1.2", registers = {x = 1}}\n')
+
+
+def test_msl_options_belong_to_the_metal_target_and_name_its_label() -> None:
+    from pipeline.config import CompileTarget, parse_world_config
+
+    compile_ = parse_world_config('[cook.compile]\ns = [{target = "metal", msl_version = "3.0", '
+                                  'argument_buffers = true}, "webgpu"]\n').cook.compile["s"]
+    assert [t.label for t in compile_] == ["metal-msl3.0-argbuf", "webgpu"]
+    assert CompileTarget(target="metal").label == "metal"
+    for bad in ('{target = "vulkan1.2", msl_version = "2.1"}', '{target = "webgpu", argument_buffers = true}',
+                '{target = "metal", msl_version = "1.2", argument_buffers = true}',
+                '{target = "metal", msl_version = "two"}'):
+        with pytest.raises(ConfigError, match=r"pipeline.toml:2:\d+: error: cook.compile.s"):
+            parse_world_config(f"[cook.compile]\ns = {bad}\n")

@@ -103,3 +103,16 @@ def test_a_text_target_takes_the_preprocessed_text_of_a_real_compile(tmp_path: P
     assert output.ok, output.diagnostics
     assert blob_problem(request, output.spirv, validate=True) is None  # no spirv-val for text
     assert blob_problem(request, "a str, not bytes") == "the blob is str, not bytes"
+
+
+def test_a_metal_blob_is_msl_text_declaring_the_stage_s_entry_point(blobs) -> None:
+    request, spirv = blobs["fragment"]
+    metal = CompileRequest(request.source, "fragment", target="metal")
+    from pipeline.compilers.msl import to_msl
+
+    text = to_msl(spirv, metal)
+    assert blob_problem(metal, text, validate=True) is None
+    assert "no fragment function" in blob_problem(metal, text.replace(b"fragment ", b"vertex "))
+    assert "NUL" in blob_problem(metal, text + b"\0") and "not UTF-8" in blob_problem(metal, b"\xff\xfe")
+    assert "empty" in blob_problem(metal, b"  \n")
+    assert "not a SPIR-V module" in blob_problem(CompileRequest(request.source, "fragment", target="webgpu"), text)

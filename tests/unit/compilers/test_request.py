@@ -65,7 +65,7 @@ def test_an_unknown_target_names_the_known_ones() -> None:
 @pytest.mark.parametrize("fields, wrong", [
     ({"stage": "geometry"}, "unknown stage 'geometry'"),
     ({"language": "wgsl"}, "unknown language 'wgsl'"),
-    ({"target": "metal"}, "unknown target 'metal'"),
+    ({"target": "d3d12"}, "unknown target 'd3d12'"),
     ({"version": "3.0"}, "bad GLSL version '3.0'"),
 ])
 def test_a_request_refuses_what_no_compiler_can_do(fields, wrong) -> None:
@@ -116,3 +116,19 @@ def test_binding_shifts_give_hlsl_register_classes_their_ranges_over_the_stage_b
     assert binding_shifts(dataclasses.replace(glsl, auto_map=True)) == {r: 16 for r in range(6)}
     with pytest.raises(RequestError, match="unknown register class 'x'"):
         CompileRequest("s.hlsl", "fragment", language="hlsl", registers=(("x", 1),))
+
+
+def test_metal_and_webgpu_compile_vulkan_1_2_spirv_and_finish_it_for_their_platform() -> None:
+    from pipeline.compilers.request import TARGETS
+
+    for name, finish, blob in (("metal", "msl", "msl"), ("webgpu", "naga", "spirv")):
+        target = TARGETS[name]
+        assert (target.name, target.spirv, target.client) == ("vulkan1.2", (1, 5), "vulkan")  # spirv-val's env
+        assert (target.finish, target.blob, target.is_spirv) == (finish, blob, True)
+    assert (TARGETS["webgl2"].blob, TARGETS["vulkan1.2"].blob, TARGETS["vulkan1.2"].finish) == ("glsl", "spirv", None)
+
+
+@pytest.mark.parametrize("version", ["2", "2.10", "4.0", "x"])
+def test_a_request_refuses_an_msl_version_spirv_cross_cannot_take(version: str) -> None:
+    with pytest.raises(RequestError, match="bad MSL version"):
+        CompileRequest("a.frag", "fragment", target="metal", msl_version=version)

@@ -237,3 +237,30 @@ def test_hlsl_register_shifts_are_in_the_job_key_and_come_from_the_target(tmp_pa
     target = CompileTarget(target="vulkan1.2", registers={"t": 8, "b": 0})
     assert make_job(Source(), "fragment", (), tree, options, target).request.registers == (("b", 0), ("t", 8))
     assert make_job(Source(), "fragment", (), tree, options).request.registers == hlsl.registers  # the default
+
+
+def test_a_metal_or_webgpu_job_key_names_its_finishing_tool_and_metal_its_msl_options(family, monkeypatch) -> None:
+    from pipeline.plan import jobs as jobs_module
+
+    _, tree = family
+    options, closure = JobOptions(compiler="c"), tree.closure("m/a.frag")
+    metal = CompileRequest("m/a.frag", "fragment", target="metal")
+    base = job_key(metal, closure, options)
+    changed = {job_key(replace(metal, msl_version="3.0"), closure, options),
+               job_key(replace(metal, argument_buffers=True), closure, options),
+               job_key(replace(metal, target="webgpu"), closure, options),
+               job_key(replace(metal, target="vulkan1.2"), closure, options)}
+    assert base not in changed and len(changed) == 4
+    vulkan = CompileRequest("m/a.frag", "fragment")
+    assert "finisher" not in jobs_module._flags(vulkan) and "msl" not in jobs_module._flags(vulkan)
+    monkeypatch.setattr(jobs_module, "finisher_identity", lambda target: "spirv-cross other build")
+    assert job_key(metal, closure, options) != base  # another SPIRV-Cross build: another job
+
+
+def test_a_metal_target_s_options_reach_its_requests(family) -> None:
+    rs, tree = family
+    target = CompileTarget(target="metal", msl_version="3.0", argument_buffers=True)
+    job = make_job(rs.sources["fragment"], "fragment", (), tree, JobOptions(), target)
+    assert (job.request.target, job.request.msl_version, job.request.argument_buffers) == ("metal", "3.0", True)
+    plain = make_job(rs.sources["fragment"], "fragment", (), tree, JobOptions(), CompileTarget(target="metal"))
+    assert (plain.request.msl_version, plain.request.argument_buffers) == ("2.1", False)

@@ -1,0 +1,62 @@
+"""The WebGPU client (runtime/webgpu_client.py): a key's webgpu blobs made shader modules and one render
+pipeline through wgpu on lavapipe; stages that do not agree are refused at the pipeline."""
+
+from __future__ import annotations
+
+import pytest
+from runtime_helpers import needs_wgpu
+from target_helpers import GL_ERA, MATERIALS, compile_pair
+
+from pipeline.compilers.backends import compile_one, get_backend
+from pipeline.compilers.request import CompileRequest
+from pipeline.compilers.sources import SourceTree
+from pipeline.outputs.reflection import reflect
+from pipeline.runtime.webgpu_client import WebGpuClient, color_targets, vertex_buffers
+
+
+def test_vertex_buffers_and_color_targets_follow_the_reflection() -> None:
+    inputs = {"inputs": [{"location": 0, "type": "vec3"}, {"location": 2, "type": "vec2"}]}
+    assert vertex_buffers(inputs) == [
+        {"array_stride": 12, "step_mode": "vertex", "attributes": [{"format": "float32x3", "offset": 0,
+                                                                     "shader_location": 0}]},
+        {"array_stride": 8, "step_mode": "vertex", "attributes": [{"format": "float32x2", "offset": 0,
+                                                                    "shader_location": 2}]}]
+    assert color_targets({"outputs": [{"location": 1, "type": "vec4"}]}) == [None, {"format": "rgba8unorm"}]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return WebGpuClient()
+
+
+def _blobs(outputs) -> tuple[dict, dict]:
+    blobs = {stage: output.spirv for stage, output in outputs.items()}
+    return blobs, {stage: reflect(blob) for stage, blob in blobs.items()}
+
+
+@needs_wgpu
+def test_a_cooked_webgpu_program_makes_a_render_pipeline(client) -> None:
+    outputs = compile_pair("portable", "webgpu", (("TEXTURED", "0"), ("VERTEX_COLOR", "1")), **GL_ERA)
+    assert "through wgpu" in client.name
+    assert client.create(*_blobs(outputs)) is None
+
+
+@needs_wgpu
+def test_stages_that_disagree_are_refused_at_the_render_pipeline(client, tmp_path) -> None:
+    (tmp_path / "a.vert").write_text("#version 450\nlayout(location = 0) in vec3 p;\nlayout(location = 0) out vec2 v;\n"
+                                     "void main() { v = p.xy; gl_Position = vec4(p, 1.0); }\n")
+    (tmp_path / "a.frag").write_text("#version 450\nlayout(location = 0) in vec4 v;\nlayout(location = 0) out vec4 c;\n"
+                                     "void main() { c = v; }\n")
+    tree = SourceTree(tmp_path)
+    outputs = {stage: compile_one(CompileRequest(f"a.{ext}", stage, target="webgpu"), tree, get_backend("capi"))
+               for stage, ext in (("vertex", "vert"), ("fragment", "frag"))}
+    assert all(o.ok for o in outputs.values())  # naga accepts each stage alone
+    stage, why = client.create(*_blobs(outputs))
+    assert stage == "pipeline" and why
+
+
+@needs_wgpu
+def test_a_module_naga_refuses_is_named_by_its_stage(client) -> None:
+    outputs = compile_pair("portable", "vulkan1.2", (("TEXTURED", "1"), ("VERTEX_COLOR", "0")), **GL_ERA)
+    stage, why = client.create(*_blobs(outputs))
+    assert stage == "fragment" and "invalid id" in why
