@@ -240,7 +240,7 @@ def test_hlsl_register_shifts_are_in_the_job_key_and_come_from_the_target(tmp_pa
 
 
 def test_a_metal_or_webgpu_job_key_names_its_finishing_tool_and_metal_its_msl_options(family, monkeypatch) -> None:
-    from pipeline.plan import jobs as jobs_module
+    from pipeline.plan import job_keys as jobs_module
 
     _, tree = family
     options, closure = JobOptions(compiler="c"), tree.closure("m/a.frag")
