@@ -361,7 +361,8 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
 # ------------------------------------------------------------------ runtime (a Vulkan driver)
 def runtime_check(out: Path | str = "build", *, chunk: str | None = None, progress: Progress | None = None):
     """Create every shader module and pipeline state of cooked outputs with validation on
-    (:mod:`pipeline.runtime.check`); needs Vulkan (``pip install '.[runtime]'``)."""
+    (:mod:`pipeline.runtime.check`), and each other target by its client
+    (:mod:`pipeline.runtime.target_check`); needs Vulkan (``pip install '.[runtime]'``)."""
     from pipeline.runtime.check import check  # imported on use: loads the Vulkan bindings
 
     return check(Path(out), chunk, progress)
