@@ -104,6 +104,7 @@ class Store:
     def __init__(self, directory: Path | str, read_only: bool = False):
         self.directory = Path(directory)
         self.warnings: list[str] = []
+        self._pending: dict[str, bytes] | None = None  # records held by batched()
         self.on_disk = True  # False: a newer tool's cache, left alone (nothing may be written beside it)
         self.read_only = read_only
         if read_only:
@@ -177,9 +178,28 @@ class Store:
             return _MISSING
 
     # ------------------------------------------------------------ records
+    @contextlib.contextmanager
+    def batched(self):
+        """Records set inside are held here (and read back from here) and written together, in one
+        transaction, on the way out: one unit of work (a chunk) costs one commit, not one per record.
+        An exception inside drops them (the work they record did not finish)."""
+        outer, self._pending = self._pending, {} if self._pending is None else self._pending
+        try:
+            yield self
+            if outer is None and self._pending:
+                transact = getattr(self._cache, "transact", None)
+                with transact() if transact is not None else contextlib.nullcontext():
+                    for name, value in self._pending.items():
+                        self._cache.set(name, value)
+        finally:
+            if outer is None:
+                self._pending = None
+
     def get(self, kind: RecordKind, key: str, default: Any = None) -> Any:
         """The data of a record, or ``default`` when absent, unreadable or of another version."""
-        raw = self._safe_get(f"{kind.namespace}:{key}")
+        name = f"{kind.namespace}:{key}"
+        raw = self._pending.get(name, _MISSING) if self._pending else _MISSING
+        raw = self._safe_get(name) if raw is _MISSING else raw
         if raw is _MISSING:
             return default
         try:
@@ -192,14 +212,22 @@ class Store:
 
     def has(self, kind: RecordKind, key: str) -> bool:
         """Whether a record of ``kind`` is stored under ``key`` (not read, so not checked)."""
+        name = f"{kind.namespace}:{key}"
+        if self._pending and name in self._pending:
+            return True
         try:
-            return f"{kind.namespace}:{key}" in self._cache
+            return name in self._cache
         except Exception:  # an unreadable database: as absent as for get()
             return False
 
     def set(self, kind: RecordKind, key: str, data: Any) -> None:
-        """Store JSON-able ``data`` (tuples become arrays) as a record of ``kind``."""
-        self._cache.set(f"{kind.namespace}:{key}", canonical_bytes({"v": kind.version, "data": data}))
+        """Store JSON-able ``data`` (tuples become arrays) as a record of ``kind`` (held until the end of
+        a :meth:`batched` block)."""
+        value = canonical_bytes({"v": kind.version, "data": data})
+        if self._pending is not None:
+            self._pending[f"{kind.namespace}:{key}"] = value
+        else:
+            self._cache.set(f"{kind.namespace}:{key}", value)
 
     def delete(self, kind: RecordKind, key: str) -> None:
         self._cache.delete(f"{kind.namespace}:{key}")

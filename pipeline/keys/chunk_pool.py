@@ -50,13 +50,14 @@ class _Work:
     def chunk(self, info: ChunkInfo, fingerprint: str | None) -> ChunkKeys:
         """Scan and evaluate one chunk; its record stored under ``fingerprint`` when it can be."""
         world = self.world
-        found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
-        record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
-        self.stored = fingerprint is not None and record.deps is not None
-        if self.stored:
-            summary, draws = record.to_records()
-            self.store.set(CHUNK_DRAWS, fingerprint, draws)  # first: a summary always has its draws
-            self.store.set(CHUNK_KEYS, fingerprint, summary)
+        with self.store.batched():  # the chunk's records (scan, evaluations, keys, draws): one commit
+            found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
+            record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
+            self.stored = fingerprint is not None and record.deps is not None
+            if self.stored:
+                summary, draws = record.to_records()
+                self.store.set(CHUNK_DRAWS, fingerprint, draws)
+                self.store.set(CHUNK_KEYS, fingerprint, summary)
         return record
 
 

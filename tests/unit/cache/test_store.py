@@ -153,3 +153,22 @@ def test_default_cache_dir_from_the_environment_else_under_the_working_folder(mo
     assert default_cache_dir() == tmp_path / "cache"
     monkeypatch.setenv("PIPELINE_CACHE", str(tmp_path / "elsewhere"))
     assert default_cache_dir(tmp_path / "ignored") == tmp_path / "elsewhere"
+
+
+def test_batched_records_are_read_back_inside_and_written_together_on_the_way_out(tmp_path) -> None:
+    kind = RecordKind("things", 1)
+    with Store(tmp_path) as store, Store(tmp_path) as other:
+        with store.batched():
+            store.set(kind, "a", [1])
+            with store.batched():  # nested: still held by the outer block
+                store.set(kind, "b", {"x": 2})
+            assert store.get(kind, "a") == [1] and store.has(kind, "b")
+            assert other.get(kind, "a") is None and not other.has(kind, "b")  # nothing written yet
+        assert other.get(kind, "a") == [1] and other.get(kind, "b") == {"x": 2}
+        with pytest.raises(RuntimeError):
+            with store.batched():
+                store.set(kind, "c", 3)
+                raise RuntimeError("the work did not finish")
+        assert other.get(kind, "c") is None and store.get(kind, "c") is None
+        store.set(kind, "d", 4)  # outside a block: at once
+        assert other.get(kind, "d") == 4
