@@ -216,6 +216,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
     result.duration = round(time.perf_counter() - started, 3)
+    if result.published_at is not None:  # the chunk indexes in place, before the level manifests
+        result.outputs_seconds = round(result.published_at - started, 3)
     return result
 
 

@@ -8,8 +8,10 @@ a rule set, a shader or ``pipeline.toml`` changes, which reopens the world and r
 the whole scope, as does a file no chunk names (a new folder, a buffer).
 
 Each recook is a :class:`Recook` whose :meth:`Recook.line` is the status line
-``forest/c03: rocks.gltf changed -> 2 new keys, 3 jobs compiled, 0.21 s``; bad input
-is reported as located errors and the loop goes on.
+``forest/c03: rocks.gltf changed -> 2 new keys, 3 jobs compiled, 0.21 s``, the time from
+the save being seen to the chunk's outputs on disk (its index, and the shader library
+holding its blobs; the level manifest follows, in ``total`` of ``--json``); bad input is
+reported as located errors and the loop goes on.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ class Recook:
     changed: list[str]              # the files that changed, relative to the world root
     new_keys: int = 0               # keys the recooked manifests have now and did not have before
     compiled: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0            # until the chunk outputs were on disk (indexes and library)
     errors: list[Diagnostic] = field(default_factory=list)   # located; each prints as one line
     root: Path | None = None  # the world root: a cook's errors name files from it
+    total: float | None = None      # until the recook ended (level manifests updated too)
 
     def line(self) -> str:
         what = (f"{Path(self.changed[0]).name} changed" if len(self.changed) == 1
@@ -49,6 +52,7 @@ class Recook:
     def to_json(self) -> dict:
         return {"scope": self.scope, "changed": self.changed, "new_keys": self.new_keys,
                 "compiled": self.compiled, "seconds": round(self.seconds, 4),
+                "total": None if self.total is None else round(self.total, 4),
                 "errors": [str(d) for d in self.errors]}
 
 
@@ -139,6 +143,7 @@ class Watcher:
         scope = ", ".join(sorted(chunks)) if chunks else (self.chunk or self.world.root.name)
         result = Recook(scope, changed, root=self.world.root)
         before = self._manifest_keys(chunks)
+        on_disk = None  # when the last recooked chunk's outputs were in place
         for chunk in sorted(chunks) if chunks else [self.chunk]:
             try:
                 cooked = api.cook(self.world, chunk=chunk, cache=self.cache, out=self.out, jobs=self.jobs)
@@ -148,8 +153,10 @@ class Watcher:
                 continue
             result.compiled += len(cooked.run.compiled)
             result.errors.extend(cooked.errors)
+            on_disk = cooked.published_at or on_disk
+        end = time.perf_counter()
+        result.seconds, result.total = (on_disk or end) - start, end - start
         result.new_keys = len(self._manifest_keys(chunks) - before)
-        result.seconds = time.perf_counter() - start
         return result
 
     def run(self, report: Callable[[Recook], None], *, ready: Callable[[list[Path]], None] | None = None,

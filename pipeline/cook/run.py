@@ -10,6 +10,7 @@ this module merges that into the one :class:`CookResult`.
 from __future__ import annotations
 
 import errno
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,8 @@ class CookResult:
     first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
     timing_log: str | None = None                                      # where this cook's job times went
     duration: float | None = None                                      # seconds of wall time (api.cook sets it)
+    published_at: float | None = None  # perf_counter() when its chunk indexes were in place (library first)
+    outputs_seconds: float | None = None  # seconds from the cook's start to then (api.cook sets it)
 
     @property
     def ok(self) -> bool:
@@ -242,6 +245,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
             for chunk in sorted(c for c, blobs in cooked.items() if not blobs <= library.hashes):
                 _discard(result, staged, done_at, built, cooked, out, chunk)  # a blob neither stored nor held
             staged.publish()
+            result.published_at = time.perf_counter()
         finally:
             staged.abandon()
         for done in done_at.values():  # the stamps of the indexes as published

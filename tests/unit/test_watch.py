@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,27 @@ def test_watch_recooks_the_changed_chunk_and_goes_on_after_bad_input(tmp_path: P
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=WAIT)
     assert code == 0
+
+
+def test_a_recook_times_the_save_to_the_chunk_s_outputs_on_disk_not_the_level_manifest(tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    from pipeline.cook import run
+    from pipeline.watch import Watcher
+
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    watcher = Watcher(world, out=tmp_path / "out", cache=tmp_path / "cache", jobs=1)
+    watcher.recook(None, [])
+    real = run.update_level
+    seen = {}
+
+    def slow_level(*args, **kwargs):
+        seen["index on disk"] = (tmp_path / "out" / "town" / "market.json").exists()
+        time.sleep(0.3)  # a level manifest that takes its time: not in the chunk's wait
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run, "update_level", slow_level)
+    (world / "town" / "market" / "copy.gltf").write_bytes(next((world / "town" / "market").glob("*.gltf")).read_bytes())
+    recook = watcher.recook({"town/market"}, ["town/market/copy.gltf"])
+    assert seen["index on disk"] and recook.errors == []
+    assert recook.total - recook.seconds >= 0.3 and recook.to_json()["total"] >= recook.to_json()["seconds"]
