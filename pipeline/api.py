@@ -197,7 +197,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     with _cook_heap(), _read_store(w) if dry_run else w.open_store() as store:
         found = None  # one cook input (CookInput): from chunk records, else from a full evaluation
         if incremental and not verify:
-            found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress))
+            found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress),
+                                           jobs=jobs)
         if found is None:
             found = _chunkcache.from_keys(keys(w, level=level, chunk=chunk, progress=progress, store=store,
                                                verify=verify), w)

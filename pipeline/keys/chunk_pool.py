@@ -63,9 +63,10 @@ class _Work:
 
 def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional: frozenset[str], base: str,
                    prints: dict[str, str | None], progress: Callable[[int, int], None] | None = None,
-                   interned: dict | None = None) -> list[ChunkKeys]:
+                   interned: dict | None = None, jobs: int | None = None) -> list[ChunkKeys]:
     """The :class:`ChunkKeys` of the ``missing`` chunks, in their order; each recorded in ``store``.
-    ``interned``: keys already made by the caller (records from a pool share them).
+    ``interned``: keys already made by the caller (records from a pool share them); ``jobs``: the most
+    worker processes (None: one per core).
 
     Raises :class:`~pipeline.keys.chunk_keys.Unattributed` when a chunk's scan reports on a file
     outside it (the cook's full path handles that world).
@@ -79,7 +80,7 @@ def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional
 
     records: dict[str, ChunkKeys] = {}
     # one chunk is one task: a pool would only add a fork to it
-    workers = min(pool_workers(None, total), len(missing)) if store.on_disk else 1
+    workers = min(pool_workers(jobs, total), len(missing)) if store.on_disk else 1
     if workers > 1:
         _on_pool(world, root, store, missing, optional, base, prints, workers, records, step,
                  {} if interned is None else interned)

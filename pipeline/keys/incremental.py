@@ -133,10 +133,11 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
 
 # ------------------------------------------------------------------ the incremental path
 def cook_input(world, store: Store, *, level: str | None = None, chunk: str | None = None,
-               progress=None) -> CookInput | None:
+               progress=None, jobs: int | None = None) -> CookInput | None:
     """The cook's keys from chunk records, scanning only chunks whose inputs changed.
 
-    None when the target needs the full path (grid-chunked levels, a file target).
+    None when the target needs the full path (grid-chunked levels, a file target).  ``jobs``: the
+    most processes that scan and evaluate missed chunks (None: one per core).
     """
     rulesets = world.rulesets  # a broken rule set stops here, before any scanning
     optional = optional_facts(rulesets)
@@ -158,7 +159,8 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
             found[info.name] = record
     if missing:
         try:
-            for record in compute_chunks(world, store, root, missing, optional, base, prints, progress, interned):
+            for record in compute_chunks(world, store, root, missing, optional, base, prints, progress, interned,
+                                         jobs):
                 found[record.name] = record
         except Unattributed:
             return None
