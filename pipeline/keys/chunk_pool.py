@@ -25,6 +25,7 @@ from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
 from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, evaluate_chunk
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
+from pipeline.scan.buffers import preload
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, _pool_context, pool_workers
 from pipeline.scan.scanner import scan_chunk
@@ -121,6 +122,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
     context = _pool_context()
     if context is None:
         return
+    preload(optional)  # imported once here, not once per worker
     outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap)
     gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:

@@ -23,6 +23,8 @@ warning.
 
 from __future__ import annotations
 
+import importlib
+
 import base64
 import binascii
 import os
@@ -155,6 +157,12 @@ class BufferData:
 
 
 # ---------------------------------------------------------------- facts
+def preload(wanted: frozenset[str]) -> None:
+    """Import what reading ``wanted`` facts needs now: before a pool forks, so each worker does not."""
+    if wanted & OPTIONAL_FACTS:
+        importlib.import_module("numpy")
+
+
 def primitive_facts(data: BufferData, mesh: int, primitive: int, wanted: frozenset[str]) -> dict:
     """The requested optional mesh facts of one primitive (field name -> value or None)."""
     prim = data.gltf.doc.meshes[mesh]["primitives"][primitive]

@@ -193,3 +193,13 @@ def test_reads_the_reader_could_not_refuse_are_located_warnings(tmp_path: Path) 
         [warning] = data.warnings
         assert str(warning).startswith(f"m.gltf: /buffers/0/uri: warning: {message}"), warning
         assert data.dependencies == []
+
+
+def test_preload_imports_numpy_only_for_the_facts_that_read_buffers() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from pipeline.scan.buffers import preload; preload(frozenset({'chunk.lights'})); "
+            "a = 'numpy' in sys.modules; preload(frozenset({'mesh.colorAllWhite'})); print(a, 'numpy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
