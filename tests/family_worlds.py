@@ -20,6 +20,13 @@ COLUMNS = {  # attribute -> (accessor type, values of the three vertices, extra 
 def triangle_world(path: Path, rules: Path, materials_root: Path, materials: list[tuple[dict, tuple[str, ...]]],
                    toml: str = "") -> Path:
     """``materials``: (glTF material, extra attributes of its mesh besides POSITION and NORMAL)."""
+    write_triangles(path / "level" / "props", materials)
+    (path / "pipeline.toml").write_text(f'rules = "{rules}"\nmaterials = "{materials_root}"\n{toml}')
+    return path
+
+
+def write_triangles(chunk: Path, materials: list[tuple[dict, tuple[str, ...]]]) -> None:
+    """``chunk``/things.gltf: one triangle mesh per material (with its extra attributes), one buffer."""
     data, views, accessors = b"", [], []
     for kind, values, extra in COLUMNS.values():
         views.append({"buffer": 0, "byteOffset": len(data), "byteLength": 4 * len(values)})
@@ -36,8 +43,5 @@ def triangle_world(path: Path, rules: Path, materials_root: Path, materials: lis
                      "uri": "data:application/octet-stream;base64," + base64.b64encode(data).decode()}],
         "bufferViews": views, "accessors": accessors,
     }
-    chunk = path / "level" / "props"
     chunk.mkdir(parents=True)
     (chunk / "things.gltf").write_text(json.dumps(doc, indent=1))
-    (path / "pipeline.toml").write_text(f'rules = "{rules}"\nmaterials = "{materials_root}"\n{toml}')
-    return path

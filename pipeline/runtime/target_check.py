@@ -90,32 +90,41 @@ def check_targets(out: Path | str, names: list[str]) -> list[TargetCheck]:
     return checks
 
 
+def _open(label: str, programs: dict, make, unavailable) -> tuple[object | None, TargetCheck]:
+    """A target's client and its check, or no client and a check saying why nothing was checked."""
+    try:
+        client = make()
+    except unavailable as exc:
+        return None, TargetCheck(label, None, len(programs), note=f"not checked: {exc}")
+    return client, TargetCheck(label, client.name, len(programs))
+
+
+def _refused(result: TargetCheck, chunk: str, key: str, why: str | None) -> None:
+    if why is None:
+        result.created += 1
+    else:
+        result.failed.append(Failure(chunk, None, key, why))
+
+
 def _gl(label: str, programs: dict) -> TargetCheck:
     from pipeline.runtime.gl_client import GlClient, GlUnavailable
 
-    try:
-        client = GlClient()
-    except GlUnavailable as exc:
-        return TargetCheck(label, None, len(programs), note=f"not checked: {exc}")
-    result = TargetCheck(label, client.name, len(programs))
+    client, result = _open(label, programs, GlClient, GlUnavailable)
+    if client is None:
+        return result
     with client:
         for chunk, key, blobs in programs.values():
             refused = client.link(blobs["vertex"].decode(), blobs["fragment"].decode())
-            if refused is None:
-                result.created += 1
-            else:
-                result.failed.append(Failure(chunk, None, key, f"{label} {refused.stage}: GL driver: {refused.log}"))
+            _refused(result, chunk, key, refused and f"{label} {refused.stage}: GL driver: {refused.log}")
     return result
 
 
 def _webgpu(label: str, programs: dict) -> TargetCheck:
     from pipeline.runtime.webgpu_client import WebGpuClient, WebGpuUnavailable
 
-    try:
-        client = WebGpuClient()
-    except WebGpuUnavailable as exc:
-        return TargetCheck(label, None, len(programs), note=f"not checked: {exc}")
-    result = TargetCheck(label, client.name, len(programs))
+    client, result = _open(label, programs, WebGpuClient, WebGpuUnavailable)
+    if client is None:
+        return result
     for chunk, key, blobs in programs.values():
         try:
             reflections = {stage: reflect(blob) for stage, blob in blobs.items()}
@@ -123,8 +132,5 @@ def _webgpu(label: str, programs: dict) -> TargetCheck:
             result.failed.append(Failure(chunk, None, key, f"{label}: {exc}"))
             continue
         refused = client.create(blobs, reflections)
-        if refused is None:
-            result.created += 1
-        else:
-            result.failed.append(Failure(chunk, None, key, f"{label} {refused[0]}: wgpu: {refused[1]}"))
+        _refused(result, chunk, key, refused and f"{label} {refused[0]}: wgpu: {refused[1]}")
     return result

@@ -8,10 +8,7 @@ points are the family's (VSMain, PSMain).
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
-import struct
 from pathlib import Path
 
 import pytest
@@ -20,32 +17,14 @@ from pipeline import api
 from pipeline.compilers import disassemble, validate
 from pipeline.outputs.read_outputs import load_chunk
 from pipeline.compile.scheduler import JobRunner
+from family_worlds import write_triangles
 from paths import REPO
 
 ROOT = REPO
 FAMILY = ROOT / "tests" / "data" / "hlsl"  # rules/simple.yaml and its HLSL sources
-FLOAT = 5126
-
-
-def triangle_buffer() -> tuple[bytes, list[dict], list[dict]]:
-    """One triangle: POSITION, NORMAL, TEXCOORD_0, COLOR_0 as float accessors."""
-    columns = [
-        ("VEC3", [0, 0, 0, 1, 0, 0, 0, 1, 0], {"min": [0, 0, 0], "max": [1, 1, 0]}),
-        ("VEC3", [0, 0, 1] * 3, {}),
-        ("VEC2", [0, 0, 1, 0, 0, 1], {}),
-        ("VEC4", [1, 0.5, 0.5, 1] * 3, {}),
-    ]
-    data, views, accessors = b"", [], []
-    for kind, values, extra in columns:
-        views.append({"buffer": 0, "byteOffset": len(data), "byteLength": 4 * len(values)})
-        accessors.append({"bufferView": len(views) - 1, "componentType": FLOAT, "count": 3, "type": kind, **extra})
-        data += struct.pack(f"<{len(values)}f", *values)
-    return data, views, accessors
-
 
 def mixed_world(path: Path) -> Path:
-    """A chunk with two pbr and three 'simple' materials on one triangle mesh."""
-    data, views, accessors = triangle_buffer()
+    """A chunk with two pbr and three 'simple' materials on one triangle mesh each."""
     textured = {"baseColorTexture": {"index": 0}}
     materials = [
         {"name": "pbr-plain"},
@@ -54,21 +33,8 @@ def mixed_world(path: Path) -> Path:
         {"name": "hlsl-textured", "extras": {"shader": "simple"}, "pbrMetallicRoughness": textured},
         {"name": "hlsl-blend", "extras": {"shader": "simple"}, "alphaMode": "BLEND"},
     ]
-    with_color = {"POSITION": 0, "NORMAL": 1, "TEXCOORD_0": 2, "COLOR_0": 3}
-    meshes = [{"primitives": [{"attributes": with_color if i == 4 else {k: v for k, v in with_color.items()
-                                                                          if k != "COLOR_0"},
-                               "material": i}]} for i in range(len(materials))]
-    doc = {
-        "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": list(range(len(meshes)))}],
-        "nodes": [{"mesh": i} for i in range(len(meshes))], "meshes": meshes, "materials": materials,
-        "textures": [{"source": 0}], "images": [{"uri": "albedo.png"}],
-        "buffers": [{"byteLength": len(data),
-                     "uri": "data:application/octet-stream;base64," + base64.b64encode(data).decode()}],
-        "bufferViews": views, "accessors": accessors,
-    }
-    chunk = path / "level" / "mixed"
-    chunk.mkdir(parents=True)
-    (chunk / "things.gltf").write_text(json.dumps(doc, indent=1))
+    write_triangles(path / "level" / "mixed",
+                    [(m, ("TEXCOORD_0", "COLOR_0") if i == 4 else ("TEXCOORD_0",)) for i, m in enumerate(materials)])
     return path
 
 
