@@ -38,16 +38,8 @@ from pipeline.outputs.view import view as _view
 from pipeline.outputs.write_library import settle_folder as _settle_folder
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.heap import cook_heap as _cook_heap
-from pipeline.errors import (
-    CompileError,
-    ConfigError,
-    CookDiagnostic,
-    Diagnostic,
-    GltfError,
-    Location,
-    PipelineError,
-    RuleError,
-)
+from pipeline.errors import CompileError, ConfigError, CookDiagnostic, Diagnostic, GltfError, Location, PipelineError
+from pipeline.errors import RuleError
 from pipeline.errors import canonical_folder as _canonical_folder
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
@@ -363,9 +355,8 @@ def explain(world: World | Path | str, key: str, *, level: str | None = None, ch
 
 # ------------------------------------------------------------------ runtime (a Vulkan driver)
 def runtime_check(out: Path | str = "build", *, chunk: str | None = None, progress: Progress | None = None):
-    """Create every shader module and pipeline state of cooked outputs with validation on
-    (:mod:`pipeline.runtime.check`), and each other target by its client
-    (:mod:`pipeline.runtime.target_check`); needs Vulkan (``pip install '.[runtime]'``)."""
+    """Create every shader module and pipeline state of cooked outputs with validation on (:mod:`pipeline.runtime.check`),
+    and each other target by its client (:mod:`pipeline.runtime.target_check`); needs ``pip install '.[runtime]'``."""
     from pipeline.runtime.check import check  # imported on use: loads the Vulkan bindings
 
     return check(Path(out), chunk, progress)

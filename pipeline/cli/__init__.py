@@ -29,7 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "Report the permutation funnel of WORLD: possible -> valid -> required -> unique "
                          "sources -> unique binaries, per shader family and pass, level and chunk."),
     "rules": ("rules", "Work with rule sets (rules/<shader>.yaml)."),
-    "runtime": ("runtime", "Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU)."),
+    "runtime": ("runtime", "Load cooked outputs on a Vulkan driver (Mesa lavapipe without a GPU), and each other "
+                           "target by its client."),
     "scan": ("scan", "Scan glTF files into draws with typed facts."),
     "show": ("show", "Print an output file of a cook as plain JSON for people."),
     "verify-family": ("verify", "Compile FAMILY's valid permutation keys and report every one that fails."),
