@@ -115,8 +115,8 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
-        echo_json(shown_document(result.to_json() | {"folded": [f.to_json() for f in folded.folded],
-                                                     "rejected": [d.to_json() for d in folded.rejected]}, w.root))
+        logs = {"folded": [f.to_json() for f in folded.folded], "rejected": [d.to_json() for d in folded.rejected]}
+        echo_json(shown_document(result.to_json() | (logs if folded.folded or folded.rejected else {}), w.root))
     else:
         for d in folded.rejected:
             click.echo(f"{d}", err=True)
@@ -124,7 +124,8 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
             click.echo(f"folded {len(folded.folded)} key use(s) from logs "
                        f"({len(folded.keys())} key(s); `pipeline explain` names each one's log line)")
         _render(result, explain, verbosity(quiet), w.root)
-    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected,
+           started_ns)
     return EXIT_USER if result.errors else EXIT_OK
 
 

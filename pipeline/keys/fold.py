@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterable, Mapping
 
 from pipeline.errors import Diagnostic, Location, PipelineError
@@ -67,18 +68,22 @@ def log_files(given: Iterable[Path | str], folder: Path | None) -> list[Path]:
     return files
 
 
-def fold(found, families: Mapping, logs: Iterable[Path | str]) -> FoldResult:
+def fold(found, families: Mapping, logs: Iterable[Path | str], root: Path | None = None) -> FoldResult:
     """Add the valid keys the logs name to ``found`` (a :class:`~pipeline.keys.incremental.CookInput`,
-    changed in place, as :func:`pipeline.outputs.contract.add_fallbacks` changes it)."""
+    changed in place, as :func:`pipeline.outputs.contract.add_fallbacks` changes it); a log inside
+    ``root`` (the world's) is named from it."""
     result = FoldResult([], [])
     for path in logs:
+        shown = str(path)
+        if root is not None and Path(path).is_absolute() and Path(path).is_relative_to(root):
+            shown = Path(path).relative_to(root).as_posix()
         for line, record in read_entries(path):
-            where = Location(str(path), line)
+            where = Location(shown, line)
             if isinstance(record, str):
                 result.rejected.append(Diagnostic(where, record, "warning"))
                 continue
             try:
-                _fold_one(found, families, record, f"{path}:{line}", result)
+                _fold_one(found, families, record, f"{shown}:{line}", result)
             except PipelineError as exc:
                 message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
                 result.rejected.append(Diagnostic(where, message, "warning"))
@@ -179,4 +184,22 @@ def _copy(info: KeyUses | None) -> KeyUses:
 def fold_world(world, found, given: Iterable[Path | str]) -> FoldResult:
     """:func:`fold` of the logs given and those of the world's ``include_logs`` folder (pipeline.toml)."""
     folder = world.config.include_logs
-    return fold(found, world.families, log_files(given, world.root / folder if folder is not None else None))
+    return fold(found, world.families, log_files(given, world.root / folder if folder is not None else None),
+                world.root)
+
+
+def fold_keys(world, found) -> tuple[FoldResult, dict]:
+    """What the world's ``include_logs`` folder folds into the keys ``found`` (a
+    :class:`~pipeline.keys.required.KeysResult`, not changed): the fold, and each folded key's uses over
+    its chunks (what ``pipeline report`` lists and ``pipeline explain`` explains)."""
+    if world.config.include_logs is None:
+        return FoldResult([], []), {}
+    view = SimpleNamespace(keys=dict(found.required.keys), by_chunk={c: dict(r.keys) for c, r in found.by_chunk.items()})
+    result = fold_world(world, view, ())
+    named = set(result.keys())
+    uses: dict = {}
+    for chunk_uses in view.by_chunk.values():
+        for key, info in chunk_uses.items():
+            if key.text in named:
+                uses.setdefault(key, KeyUses()).merge(info)
+    return result, uses
