@@ -56,7 +56,7 @@ from pipeline.report.rows import (
     KeyRow,
     SinceDiff,
 )
-from pipeline.report.costs import binary_sizes, compile_times
+from pipeline.report.costs import binary_sizes, compile_times, key_blob_sizes
 from pipeline.report.history import load_history
 from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
@@ -160,7 +160,8 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
         families=funnel_rows(families, required, jobs, states, world.config.limits.max_count_cells), totals=[],
         levels=levels, chunks=chunks,
         features=feature_rows(families, required), files=contributor_rows(required, by_material=False),
-        materials=contributor_rows(required, by_material=True), keys=key_rows(required),
+        materials=contributor_rows(required, by_material=True),
+        keys=key_rows(required, key_blob_sizes(jobs, states, store) if states else None),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
     report.fallback_keys, fallback_errors = fallback_rows(families, required)

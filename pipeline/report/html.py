@@ -185,6 +185,11 @@ def _since_section(doc: dict) -> str:
     rows = [[f["file"], f["added"], f["removed"]] for f in since["files"]]
     intro = (f"Against <code>{path_html(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
              f"<b>{len(since['removed'])}</b> removed.")
+    totals = since.get("totals") or {}
+    if totals:
+        states, size = totals["pipeline_states"], totals.get("bytes")
+        intro += (f" Pipeline states <b>+{states['added']:,}</b> &minus;{states['removed']:,}"
+                  + (f"; bytes <b>+{size['added']:,}</b> &minus;{size['removed']:,}." if size else "."))
     return _section("Since the earlier report", intro, f"<ul class=\"plain keys\">{''.join(keys)}</ul>",
                     table_html("since", ["file", "keys added", "keys removed"], rows), ident="since")
 

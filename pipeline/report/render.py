@@ -213,6 +213,11 @@ def _since(doc: dict) -> list[str]:
     if not since:
         return []
     lines = [f"Since {since['old']}: {len(since['added'])} keys added, {len(since['removed'])} removed"]
+    totals = since.get("totals") or {}
+    if totals:
+        states, size = totals["pipeline_states"], totals.get("bytes")
+        lines.append(f"  pipeline states +{states['added']:,} -{states['removed']:,}"
+                     + (f"; bytes +{size['added']:,} -{size['removed']:,}" if size else ""))
     lines += [f"  + {k['key']}" for k in since["added"]] + [f"  - {k['key']}" for k in since["removed"]]
     if since["files"]:
         lines += [""] + table(["file", "added", "removed"], [[f["file"], f["added"], f["removed"]]
