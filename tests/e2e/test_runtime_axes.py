@@ -130,3 +130,14 @@ def test_runtime_check_creates_every_axis_pipeline_state(tmp_path: Path) -> None
             manifest = mf.load_chunk_manifest(path)
             states |= {r["pipeline"] for d in manifest.draws for u in d["passes"].values() for r in u.get("axes", ())}
     assert states and doc["created"] == doc["pipelines"] and len(states) <= doc["pipelines"]
+
+
+@pytest.mark.slow
+def test_the_corpus_ships_every_axis_combination(corpus: Path, tmp_path: Path) -> None:
+    from pipeline import api
+
+    world = api.open_world(corpus)
+    api.cook(world, cache=tmp_path / "cache", out=tmp_path / "build", jobs=2)
+    result = api.verify_ship(world, out=tmp_path / "build", cache=tmp_path / "cache")
+    assert result.ok, [h.line() for h in result.holes[:5]]
+    assert result.draws > 2000 and result.checked > 4 * result.chunks
