@@ -41,6 +41,7 @@ from pipeline.heap import cook_heap as _cook_heap
 from pipeline.errors import CompileError, ConfigError, CookDiagnostic, Diagnostic, GltfError, Location, PipelineError
 from pipeline.errors import RuleError
 from pipeline.errors import canonical_folder as _canonical_folder
+from pipeline.keys import fold as _fold
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
 from pipeline.keys.required import optional_facts as _optional_facts
@@ -62,6 +63,7 @@ __all__ = [
     # what a caller runs
     "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "transformed_texts", "cook", "clean", "show", "EXPLAIN_KEYS",
     "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
+    "verify_ship",
     # what they take and return
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
     "DryRunResult", "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
@@ -157,28 +159,22 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
          remote_options: dict | None = None, verify: bool = False, dry_run: bool = False,
-         audit: float = 0) -> CookResult | DryRunResult:
+         audit: float = 0, include_logs: tuple = ()) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
-    ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look):
-    the :class:`DryRunResult` says which jobs would compile and why, which output files
-    would be written or removed (:mod:`pipeline.cook.dryrun`).
-
-    ``incremental`` (the default) takes each unchanged chunk's keys from its record in
-    the cache (:mod:`pipeline.keys.incremental`) instead of scanning it and running the
-    rules again; the result is the same as with ``incremental=False`` (either way the cook
-    takes one ``CookInput``).  ``verify`` trusts no recorded file stat: every input is read and
-    hashed again (and the records refreshed), every output compared with what it should hold and
-    the shader library's own checksum checked (a bad one is rewritten).
-
-    ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, or ``local:N`` for
-    a LocalCluster of N processes; ``none``: this machine), else ``$PIPELINE_SCHEDULER``,
-    else pipeline.toml's ``[farm] scheduler``.  ``remote_cache`` (a folder or fsspec
-    URL; else pipeline.toml's ``[cache] remote``) is a shared tier behind the local
-    cache, read-through and, in mode ``readwrite``, written back; ``remote_options``
-    go to fsspec (credentials, ``endpoint_url``...).  ``audit`` (percent, 0-100) recompiles
-    that share of the farm's results here and compares the bytes: a worker that differs fails
-    the cook and none of its results is used (:mod:`pipeline.compile.farm_trust`).
+    ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look): the
+    :class:`DryRunResult` says which jobs would compile and why, which outputs would be written or removed.
+    ``incremental`` (the default) takes each unchanged chunk's keys from its record in the cache
+    (:mod:`pipeline.keys.incremental`); the result is the same as with ``incremental=False``.
+    ``verify`` trusts no recorded file stat: every input is read and hashed again, every output
+    compared with what it should hold and the shader library's own checksum checked.
+    ``scheduler`` compiles on a Dask cluster (``tcp://HOST:8786``, ``local:N``; ``none``: this machine),
+    else ``$PIPELINE_SCHEDULER``, else pipeline.toml's ``[farm] scheduler``.  ``remote_cache`` (a folder or
+    fsspec URL; else pipeline.toml's ``[cache] remote``) is a shared tier behind the local cache, written
+    back in mode ``readwrite``; ``remote_options`` go to fsspec.  ``audit`` (percent) recompiles that share
+    of the farm's results here and compares the bytes (:mod:`pipeline.compile.farm_trust`).
+    ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
+    ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).
     """
     started = time.perf_counter()
     w = _world(world, cache)
@@ -194,6 +190,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         if found is None:
             found = _chunkcache.from_keys(keys(w, level=level, chunk=chunk, progress=progress, store=store,
                                                verify=verify), w)
+        folded = _fold.fold_world(w, found, include_logs)  # cook input -> plan, beside the fallback keys
         options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
                                     scheduler=chosen_scheduler, audit=audit,
@@ -208,7 +205,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _library(w, compiler))
         result = _cook.cook_keys(w, found, store, options,
                                  progress=progress, compiler=compiler, remote=remote)
-    result.duration = round(time.perf_counter() - started, 3)
+    result.duration, result.folded = round(time.perf_counter() - started, 3), folded
     if result.published_at is not None:  # the chunk indexes in place, before the level manifests
         result.outputs_seconds = round(result.published_at - started, 3)
     return result
@@ -363,14 +360,14 @@ def runtime_check(out: Path | str = "build", *, chunk: str | None = None, progre
 
 
 def runtime_render(world: World | Path | str, file: str, *, out: Path | str = "build",
-                   size: tuple[int, int] = (256, 256), miss_log: Path | str | None = None):
+                   size: tuple[int, int] = (256, 256), miss_log: Path | str | None = None, axes: dict | None = None):
     """Render one glTF file (path relative to the world root) with its cooked pipelines
-    (:mod:`pipeline.runtime.render`); returns a ``RenderResult`` (``.image``, ``.mask``)."""
-    from pipeline.runtime.render import render
+    (:mod:`pipeline.runtime.render`) at the runtime ``axes`` values given; returns a ``RenderResult``."""
+    from pipeline.runtime.render import relative_file, render
 
     w = _world(world)
-    return render(w.root, _relative(w.root, file), Path(out), size, Path(miss_log) if miss_log else None,
-                  w.config.limits)
+    return render(w.root, relative_file(w.root, file), Path(out), size, Path(miss_log) if miss_log else None,
+                  w.config.limits, axes)
 
 
 def check_log(world: World | Path | str, log: Path | str, *, out: Path | str = "build",
@@ -385,11 +382,11 @@ def check_log(world: World | Path | str, log: Path | str, *, out: Path | str = "
         return _check_log(w, log, out, lambda c: keys(w, chunk=c, store=store).by_chunk.get(c, RequiredKeys()))
 
 
-def _relative(root: Path, file: str) -> str:
-    path = Path(file)
-    if path.is_absolute() or path.exists():
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return Path(file).as_posix()
+def verify_ship(world: World | Path | str, *, out: Path | str = "build", cache: Path | str | None = None):
+    """Whether every draw has, for every allowed runtime axis combination, its key, pipeline state and valid
+    blobs in the outputs it would load (:mod:`pipeline.runtime.ship`); no Vulkan needed."""
+    from pipeline.runtime.ship import verify_ship as _verify
+
+    w = _world(world, cache)
+    with _read_store(w) as store:
+        return _verify(Path(out), keys(w, store=store).by_chunk)

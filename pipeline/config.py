@@ -204,6 +204,11 @@ class WorldConfig(_Config):
     farm: FarmConfig = Field(FarmConfig(), description="build farm")
     cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
     plugins: PluginsConfig = Field(PluginsConfig(), description="a studio's plug-ins")
+    axes: dict[str, tuple[bool | int | str, ...]] = Field(
+        default_factory=dict, description="runtime axis -> the values this world's game uses (default: all of "
+                                          "the axis's values); a platform or quality tier's build restricts them here")
+    include_logs: Path | None = Field(None, description="a folder of runtime miss logs and key lists (*.jsonl, "
+                                                        "*.json) whose valid keys every cook adds")
 
     def allowed_paths(self, root: Path) -> tuple[Path, ...]:
         """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""

@@ -73,9 +73,10 @@ class World:
     # ------------------------------------------------------------ rules
     @cached_property
     def rulesets(self) -> list[RuleSet]:
+        from pipeline.rules.axes import restrict
         from pipeline.rules.load import load_rulesets  # rule sets load on first use
 
-        return load_rulesets(self.rules_dir)
+        return restrict(load_rulesets(self.rules_dir), self.config.axes, self.root / "pipeline.toml")
 
     @cached_property
     def families(self) -> dict[str, RuleSet]:

@@ -107,7 +107,12 @@ vec3 baseAmbient(Surface s)
     if (HAS_ANISOTROPY)
         r = anisotropicReflection(s);
 #endif
+#ifdef QUALITY_LOW
+    // Runtime axis QUALITY=LOW: the SH irradiance stands in for the prefiltered cube.
+    vec3 specularLight = ambientIrradiance(r);
+#else
     vec3 specularLight = prefilteredRadiance(r, s.perceptualRoughness);
+#endif
 
     vec3 fDielectric = ambientSpecularReflectance(s.f0Dielectric, s.specularWeight, s.NdotV, s.perceptualRoughness);
     vec3 fMetal = ambientSpecularReflectance(s.baseColor, 1.0, s.NdotV, s.perceptualRoughness);
@@ -161,6 +166,11 @@ vec3 shadeSurface(Surface s)
         vec3 toLight = pointToLight(light, s.position);
         vec3 l = normalize(toLight);
         vec3 radiance = lightRadiance(light, toLight);
+#ifdef SHADOWS
+        // Runtime axis SHADOWS=1: micro-shadowing from the occlusion (Chan 2018).
+        float aperture = 2.0 * s.occlusion * s.occlusion;
+        radiance *= clamp(abs(dot(s.n, l)) + aperture - 1.0, 0.0, 1.0);
+#endif
         vec3 b = baseLight(s, l, radiance);
 #if !defined(SHEEN) || SHEEN
         if (HAS_SHEEN)

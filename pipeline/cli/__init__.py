@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "target by its client."),
     "scan": ("scan", "Scan glTF files into draws with typed facts."),
     "show": ("show", "Print an output file of a cook as plain JSON for people."),
+    "verify-ship": ("ship", "Prove that every draw of WORLD finds its key in the cooked outputs, for every "
+                            "runtime axis value."),
     "verify-family": ("verify", "Compile FAMILY's valid permutation keys and report every one that fails."),
     "watch": ("watch", "Cook WORLD, then recook the chunks whose files change, until Ctrl-C."),
 }

@@ -65,13 +65,16 @@ from pipeline.report.render import render_json
 @click.option("--verify", is_flag=True,
               help="Trust no recorded file stat: read and hash every input again, compare every output, "
                    "check the shader library's own checksum (a bad one is rewritten).")
+@click.option("--include-log", "include_logs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE", help="A runtime miss log (JSON lines) or key list (.json, {\"keys\": [...]}) whose "
+                                   "keys the rules accept are cooked too (repeatable; docs/runtime-axes.md).")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, audit, explain,
-            fail_fast, dry_run, verify, rules, materials, as_json, quiet):
+            fail_fast, dry_run, verify, include_logs, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
     Scans the world (cached), evaluates the rule sets into permutation keys,
@@ -107,14 +110,22 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
-                      remote_cache_mode=remote_cache_mode, verify=verify, audit=audit)
+                      remote_cache_mode=remote_cache_mode, verify=verify, audit=audit, include_logs=include_logs)
+    folded = result.folded
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
-        echo_json(shown_document(result.to_json(), w.root))
+        logs = {"folded": [f.to_json() for f in folded.folded], "rejected": [d.to_json() for d in folded.rejected]}
+        echo_json(shown_document(result.to_json() | (logs if folded.folded or folded.rejected else {}), w.root))
     else:
+        for d in folded.rejected:
+            click.echo(f"{d}", err=True)
+        if folded.folded:
+            click.echo(f"folded {len(folded.folded)} key use(s) from logs "
+                       f"({len(folded.keys())} key(s); `pipeline explain` names each one's log line)")
         _render(result, explain, verbosity(quiet), w.root)
-    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache, started_ns)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected,
+           started_ns)
     return EXIT_USER if result.errors else EXIT_OK
 
 

@@ -56,7 +56,15 @@ def command(world, key, level, chunk, rules, materials, cache, backend, as_json)
 
 
 def render_text(doc: dict) -> list[str]:
-    return _head(doc) + _draws(doc) + _rules(doc) + _normalize(doc) + _states(doc) + _stages(doc)
+    return _head(doc) + _folded(doc) + _draws(doc) + _rules(doc) + _normalize(doc) + _states(doc) + _stages(doc)
+
+
+def _folded(doc: dict) -> list[str]:
+    """Where a key folded from a runtime miss log (or key list) came from."""
+    lines = [f"folded from {f['source']} into {f['chunk']}"
+             + (" at " + ",".join(f"{n}={format_value(v)}" for n, v in sorted(f["axes"].items())) if f["axes"] else "")
+             for f in doc.get("folded") or ()]
+    return lines + [""] if lines else []
 
 
 def _head(doc: dict) -> list[str]:

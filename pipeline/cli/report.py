@@ -34,9 +34,10 @@ def _what_if(ctx, param, values) -> dict[str, str]:
     out = {}
     for item in values:
         name, sep, how = item.partition("=")
-        if not sep or how not in ("dynamic", "removed") or not name:
-            raise click.BadParameter(f"'{item}': expected FAMILY.FEATURE=dynamic or FAMILY.FEATURE=removed "
-                                     "(the family may be left out when only one has the feature)", ctx, param)
+        if not sep or (how not in ("dynamic", "removed") and not how.startswith("only:")) or not name:
+            raise click.BadParameter(f"'{item}': expected FAMILY.FEATURE=dynamic, FAMILY.FEATURE=removed or "
+                                     "FAMILY.AXIS=only:VALUE,... (the family may be left out when only one has "
+                                     "the feature)", ctx, param)
         out[name] = how
     return out
 
@@ -53,7 +54,7 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @click.option("--what-if", "what_if", multiple=True, metavar="FAMILY.FEATURE=dynamic|removed", callback=_what_if,
               help="Also show the funnel as if a feature of one family (pbr.INSTANCING, as the report names "
                    "it) were a runtime branch (dynamic) or gone (removed). A bare FEATURE names the one family "
-                   "that has it. Repeatable.")
+                   "that has it. A runtime axis may be restricted: pbr.QUALITY=only:HIGH. Repeatable.")
 @click.option("--budget", type=click.IntRange(min=0), metavar="N",
               help="Exit 1 when the selection needs more than N keys, naming what pushed it over. "
                    "Levels may also set [levels.NAME] budget in pipeline.toml.")

@@ -56,6 +56,29 @@ def check_command(out, chunk, as_json, quiet):
     return EXIT_OK if result.ok else EXIT_USER
 
 
+def axis_values(given: tuple[str, ...], rulesets) -> dict | None:
+    """``NAME=VALUE`` options as typed runtime axis values (bool 0/1, int, enum), checked against the rule sets."""
+    from pipeline.rules.axes import axes_of
+
+    declared: dict[str, tuple] = {}
+    for rs in rulesets:
+        for name in axes_of(rs):
+            declared.setdefault(name, rs.compiled.domains[name].values)
+    out = {}
+    for item in given:
+        name, _, raw = item.partition("=")
+        if name not in declared:
+            raise click.BadParameter(f"'{name}' is not a runtime axis (runtime axes: "
+                                     f"{', '.join(sorted(declared)) or 'none'})", param_hint="--axis")
+        match = [v for v in declared[name] if str(v).lower() == raw.lower()
+                 or (isinstance(v, bool) and raw in ("01"[v], str(v).lower()))]
+        if not match:
+            shown = ", ".join(("1" if v else "0") if isinstance(v, bool) else str(v) for v in declared[name])
+            raise click.BadParameter(f"'{raw}' is not a value of {name} (values: {shown})", param_hint="--axis")
+        out[name] = match[0]
+    return out or None
+
+
 @command.command("render")
 @output_options
 @click.argument("world", type=click.Path(exists=True, file_okay=False))
@@ -65,10 +88,13 @@ def check_command(out, chunk, as_json, quiet):
               help="The cooked outputs folder.")
 @click.option("--size", default="256x256", show_default=True, metavar="WxH", help="Image size in pixels.")
 @click.option("--miss-log", type=click.Path(dir_okay=False), help="Append misses (fallback draws) to this JSON lines file.")
+@click.option("--axis", "axes", multiple=True, metavar="NAME=VALUE",
+              help="A runtime axis value to draw with (repeatable; e.g. QUALITY=LOW, SHADOWS=1); "
+                   "an axis not given keeps each pass's first combination.")
 @rules_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @guarded
-def render_command(world, file, png, build, size, miss_log, rules, as_json):
+def render_command(world, file, png, build, size, miss_log, axes, rules, as_json):
     """Render FILE (a glTF file of WORLD) offscreen with its cooked pipelines into a PNG.
 
     Each draw uses the pipeline state its chunk manifest names for the forward pass;
@@ -80,8 +106,9 @@ def render_command(world, file, png, build, size, miss_log, rules, as_json):
     width, _, height = size.lower().partition("x")
     if not (width.isdigit() and height.isdigit()) or not (0 < int(width) <= 8192 and 0 < int(height) <= 8192):
         raise click.BadParameter(f"expected WxH, got {size!r}", param_hint="--size")
-    result = api.runtime_render(api.open_world(world, rules=rules), file, out=build, size=(int(width), int(height)),
-                                miss_log=miss_log)
+    w = api.open_world(world, rules=rules)
+    result = api.runtime_render(w, file, out=build, size=(int(width), int(height)), miss_log=miss_log,
+                                axes=axis_values(axes, w.rulesets))
     write_png(png, result.image)
     if as_json:
         echo_json(result.to_json() | {"png": png})

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
+from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, RuleError
 from pipeline.facts import DrawFacts
 from pipeline.keys.key import PermutationKey
@@ -29,11 +30,12 @@ from pipeline.rules.compiled import (
     in_domain,
     Located,
 )
+from pipeline.rules.axes import combinations, key_features, pass_axes
 from pipeline.rules.emit import TemplateError, render_set
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import run_normalize
 
-Overrides = Mapping[str, str]  # feature -> "dynamic" | "removed" (what-if)
+Overrides = Mapping[str, Any]  # feature -> "dynamic" | "removed" | ("only", values) (what-if)
 
 
 # ---------------------------------------------------------------- traces
@@ -85,6 +87,7 @@ class KeyUse:
     specialization: dict[str, tuple[int, FeatureValue]]
     dynamic: dict[str, FeatureValue]
     trace: Trace
+    axes: tuple[dict, ...] = ()  # the runtime axis combinations this use serves ({axis: value} each)
 
 
 class Evaluation(list):
@@ -183,13 +186,30 @@ def evaluate(rulesets: Iterable[RuleSet], facts: DrawFacts, overrides: Overrides
         values.update({f: default_value(rs.domain(f)) for f in removed})
         for pass_ in rs.compiled.passes.values():
             try:
-                use = _pass_use(rs, pass_, facts, values, traces, mine, removed)
+                uses.extend(_pass_uses(rs, pass_, facts, values, traces, mine, removed))
             except RuleError as exc:
                 errors.extend(exc.diagnostics)
-                continue
-            if use is not None:
-                uses.append(use)
     return uses
+
+
+def _pass_uses(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, traces: dict,
+               overrides: Overrides, removed: set[str]) -> list[KeyUse]:
+    axes = pass_axes(rs, pass_, overrides) if rs.compiled.axes else {}
+    if not axes:
+        use = _pass_use(rs, pass_, facts, values, traces, overrides, removed)
+        return [] if use is None else [use]
+    merged: dict[tuple, KeyUse] = {}
+    for combination in combinations(axes):
+        use = _pass_use(rs, pass_, facts, values | dict(combination), traces, overrides, removed)
+        if use is None:
+            continue
+        same = (use.key, canonical_bytes(use.render_state), canonical_bytes(use.specialization))
+        if same in merged:
+            merged[same].axes += (dict(combination),)
+        else:
+            use.axes = (dict(combination),)
+            merged[same] = use
+    return list(merged.values())
 
 
 def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, traces: dict,
@@ -199,7 +219,8 @@ def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, 
     if pass_.skip is not None and run_expression(pass_.skip, None, normalized):
         return None
     modes, ids = rs.compiled.modes, rs.compiled.constant_ids
-    key = PermutationKey(rs.shader, pass_.name, tuple((f, normalized[f]) for f in pass_.static if f not in overrides))
+    out = [f for f, how in overrides.items() if how in ("dynamic", "removed")] if overrides else ()
+    key = PermutationKey(rs.shader, pass_.name, key_features(rs, pass_, normalized, out))
     trace = Trace(
         {f: traces[f] for f in pass_.features},
         tuple(NormalizeTrace(str(r.location), r.pass_name, r.when.expr.text, tuple(sorted(r.set.items())))

@@ -1,7 +1,8 @@
 """Fallback keys: the key a pass declares as always cooked (``passes.<name>.fallback``).
 
 A fallback is the pass's static features at their defaults, overridden by the values
-the rule set gives, then normalized by the pass's rules.  Features that are not static
+the rule set gives, then normalized by the pass's rules (a runtime axis at its default: the
+renderer's other axis values draw through the same fallback).  Features that are not static
 (specialization constants, dynamic uniforms) are chosen per draw at run time, so one
 fallback key can draw any draw of its family whose own key is missing.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.keys.key import PermutationKey
+from pipeline.rules.axes import key_features
 from pipeline.rules.compiled import default_value, format_value, in_domain
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import run_normalize
@@ -36,7 +38,7 @@ def fallback_key(rs: RuleSet, pass_name: str) -> PermutationKey:
             raise _error(rs, pass_name, f"fallback {name}={format_value(value)} is not a value of {name}")
         values[name] = value
     normalized, _ = run_normalize(pass_.rules, values)
-    return PermutationKey(rs.shader, pass_name, tuple((f, normalized[f]) for f in pass_.static))
+    return PermutationKey(rs.shader, pass_name, key_features(rs, pass_, normalized))
 
 
 def _error(rs: RuleSet, pass_name: str, message: str) -> RuleError:

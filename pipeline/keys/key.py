@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from pipeline.digest import stable_hash
 from pipeline.errors import Diagnostic, Location, PipelineError
+from pipeline.rules.axes import axes_of, is_default
 from pipeline.rules.compiled import CompiledPass, FeatureValue, format_value, in_domain
 from pipeline.rules.expr import suggest
 from pipeline.rules.models import RuleSet
@@ -47,7 +48,7 @@ class PermutationKey:
         return self.text
 
     def value(self, name: str) -> FeatureValue:
-        return dict(self.features)[name]
+        return dict(self.features)[name]  # a runtime axis at its default is not in the key (rules/axes.py)
 
     def to_json(self) -> dict:
         return {"key": self.text, "hash": self.hash, "shader": self.shader, "pass": self.pass_name,
@@ -82,10 +83,11 @@ def _parse_features(text: str, rs: RuleSet, pass_: CompiledPass, body: str) -> d
             raise _key_error(text, f"'{name}' is not a static feature of {rs.shader}/{pass_.name}"
                                    f"{suggest(name, pass_.static)}")
         values[name] = _parse_value(text, rs, name, raw)
-    missing = [f for f in pass_.static if f not in values]
+    axes = axes_of(rs)
+    missing = [f for f in pass_.static if f not in values and f not in axes]
     if missing:
         raise _key_error(text, f"missing feature(s): {', '.join(missing)}")
-    return values
+    return {f: v for f, v in values.items() if not (f in axes and is_default(rs, f, v))}
 
 
 def _parse_value(text: str, rs: RuleSet, name: str, raw: str) -> FeatureValue:

@@ -15,11 +15,12 @@ the ``keys`` above, read only by whatever writes the chunk's outputs::
     {"keys": [key hash, ...],
      "bindings": [[[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...], ...]}
 
-``evaluations:<hash of rules, config, code and projected facts>`` (version 1): the
+``evaluations:<hash of rules, config, code and projected facts>`` (version 2): the
 keys one distinct projected fact combination needs (rule errors are not stored)::
 
     [{"key": [shader, pass, [[feature, value], ...]], "render_state": {...},
       "specialization": {feature: [constant_id, value]}, "dynamic": {feature: value},
+      "axes": [{axis: value}, ...],
       "trace": {"features": {name: [value, rule, case, expression, [fact paths]]},
                 "normalize": [[rule, pass, when, [[feature, value], ...]], ...]}}, ...]
 
@@ -35,7 +36,7 @@ from pipeline.keys.key import PermutationKey
 
 CHUNK_KEYS = RecordKind("chunk-keys", 4)  # 2: per-draw bindings; 3: file stamps; 4: bindings in chunk-draws
 CHUNK_DRAWS = RecordKind("chunk-draws", 1)
-EVALUATIONS = RecordKind("evaluations", 1)
+EVALUATIONS = RecordKind("evaluations", 2)  # 2: runtime axis combinations
 
 
 def features_of(pairs) -> tuple:
@@ -45,7 +46,7 @@ def features_of(pairs) -> tuple:
 
 def encode_uses(uses: list[KeyUse]) -> list[dict]:
     return [{"key": [u.key.shader, u.key.pass_name, u.key.features], "render_state": u.render_state,
-             "specialization": u.specialization, "dynamic": u.dynamic,
+             "specialization": u.specialization, "dynamic": u.dynamic, "axes": list(u.axes),
              "trace": {"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
                                     for n, t in u.trace.features.items()},
                        "normalize": [[n.location, n.pass_name, n.when, n.set] for n in u.trace.normalize]}}
@@ -61,5 +62,6 @@ def decode_uses(data: list[dict]) -> list[KeyUse]:
                        for n, (v, loc, case, expr, facts) in u["trace"]["features"].items()},
                       tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in u["trace"]["normalize"]))
         uses.append(KeyUse(PermutationKey(shader, pass_name, features_of(features)), dict(u["render_state"]),
-                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]), trace))
+                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]), trace,
+                           tuple(dict(c) for c in u["axes"])))
     return uses

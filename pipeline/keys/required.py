@@ -25,6 +25,7 @@ from pipeline.scan.scanner import ScanResult
 
 # ---------------------------------------------------------------- over many draws
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")  # a draw's id in records and manifests
+AXES = "@axes"  # in a binding's values: the runtime axis combinations ({axis: value} each) the binding serves
 
 
 def draw_id(source: DrawSource) -> list:
@@ -41,7 +42,8 @@ def draw_of(ident, chunk: str, level: str) -> DrawSource:
 class KeyUses:
     """What a key is used for, the one shape every stage passes around: the draws that need it
     (``draws``; a fallback key no draw needs has none), the render states and specialization values
-    they draw it with, per draw both of these (``bindings``), and a draw's rule trace.
+    they draw it with, per draw both of these (``bindings``), and a draw's rule trace.  A binding of a
+    pass with runtime axes also lists, under :data:`AXES` in its values, the axis combinations it serves.
 
     Keys evaluated from draws, keys read back from a chunk's record (:mod:`pipeline.keys.incremental`)
     and the keys a cook writes into a chunk manifest (``ManifestEntry.of``) all take this shape."""
@@ -62,6 +64,8 @@ class KeyUses:
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
         spec = {n: v for n, (_, v) in use.specialization.items()}
+        if use.axes:
+            spec[AXES] = list(use.axes)
         self.bindings.extend((source, use.render_state, spec) for source in sources)
         self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
         if self.trace is None:

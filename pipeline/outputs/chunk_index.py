@@ -8,12 +8,12 @@ by its canonical JSON, and refers to it by position::
      "blobs":   [sha256, ...]                 the chunk's blobs in the library, sorted
      "keys":    [[pass, values, stages, draws, [render state], key specialization, targets?]]  by text
      "pipelines": [[key, render state, layout, specialization]]       the chunk's PSO list
-     "uses":    [[[pass, key, pipeline or null, fallback pipeline?], ...]]   per-pass choices of a draw
+     "uses":    [[[pass, key, pipeline or null, fallback pipeline?, axis rows?], ...]]   per-pass choices
      "draws":   [[file, node, mesh, primitive, material, variant, use]]
      "key_passes": [["shader/pass", [feature name, ...]]]   what a key row's values are values of
      "files", "passes": sorted lists; "render_states", "layouts", "specializations",
      "key_specializations": tables sorted by canonical JSON,
-     "fallbacks": {"shader/pass": key}, "errors": [{...}]}
+     "fallbacks": {"shader/pass": key}, "errors": [{...}], "axis_values"?: runtime axes (outputs/axis_table.py)}
 
 A key row names its shader, pass and feature names by position in ``key_passes`` and
 lists its values in that order: its text is ``shader/pass{NAME=value,...}`` (bools as
@@ -36,6 +36,7 @@ from typing import Any
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.keys.key import KEY_TEXT
 from pipeline.keys.required import DRAW_FIELDS
+from pipeline.outputs.axis_table import axis_values, decode_rows, encode_rows
 from pipeline.rules.emit import format_value
 
 TABLES = ("files", "passes", "render_states", "layouts", "specializations", "key_specializations", "uses",
@@ -134,13 +135,15 @@ def encode(m, library: str) -> dict:
         t.add_raw("render_states", canon(p["render_state"]), p["render_state"])
         t.add_raw("layouts", canon(p["vertex_layout"]), p["vertex_layout"])
         t.add_raw("specializations", canon(p["specialization"]), p["specialization"])
-    draw_uses = []
+    draw_uses, (combos, combo_at) = [], axis_values(m.draws)
     for d in m.draws:
         row = []
         for name, use in sorted(d["passes"].items()):
             choice = [pass_at[name], key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
-            if "fallback" in use:
-                choice.append(pipeline_at[use["fallback"]])
+            if "fallback" in use or "axes" in use:
+                choice.append(pipeline_at[use["fallback"]] if "fallback" in use else None)
+            if "axes" in use:
+                choice.append(encode_rows(use, combo_at, key_at, pipeline_at))
             row.append(choice)
         draw_uses.append(t.add("uses", row))
     t.freeze()
@@ -163,7 +166,7 @@ def encode(m, library: str) -> dict:
     return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
             "pipelines": pipelines, "draws": draws, **t.lists(), "files": files, "passes": passes,
             "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()},
-            "errors": sorted_unique(dict(e) for e in m.errors)}
+            "errors": sorted_unique(dict(e) for e in m.errors), **({"axis_values": combos} if combos else {})}
 
 
 def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
@@ -234,18 +237,18 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
         pid = stable_hash(state)
         pipelines[pid] = state
         ids.append(pid)
-    uses = []
+    uses, combos = [], where.get(doc, "axis_values", list) if "axis_values" in doc else []
     for n, row in enumerate(tables["uses"]):
         at = where.at("uses", n)
         one = {}
         for use in row if isinstance(row, list) else [None]:
-            if not (isinstance(use, list) and 3 <= len(use) <= 4):
-                raise at.error("expected [pass, key, pipeline, fallback?] per pass")
-            choice = {"key": _pick(texts, use[1], at)}
-            if use[2] is not None:
-                choice["pipeline"] = _pick(ids, use[2], at)
-            if len(use) == 4:
+            if not (isinstance(use, list) and 3 <= len(use) <= 5):
+                raise at.error("expected [pass, key, pipeline, fallback?, axes?] per pass")
+            choice = {"key": _pick(texts, use[1], at)} | ({"pipeline": _pick(ids, use[2], at)} if use[2] is not None else {})
+            if len(use) >= 4 and use[3] is not None:
                 choice["fallback"] = _pick(ids, use[3], at)
+            if len(use) == 5:
+                choice["axes"] = decode_rows(use[4], combos, texts, ids, _pick, at)
             one[_pick(tables["passes"], use[0], at)] = choice
         uses.append(one)
     draws = []

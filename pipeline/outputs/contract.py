@@ -10,6 +10,12 @@ contract"):
 - ``pipelines``: pipeline states by id, deduplicated: key + vertex layout (from the
   vertex blob's reflection) + render state + specialization constant values;
 - ``reflection``: per stage blob digest, its reflection (:mod:`pipeline.outputs.reflection`).
+
+A pass with runtime axes (:mod:`pipeline.rules.axes`) gives its draw an ``axes`` table:
+one ``{"values": {axis: value}, "key", "pipeline"}`` per allowed combination, sorted by
+its values; the pass's own ``key`` and ``pipeline`` are those of the first combination
+(every axis at its first allowed value).  The runtime picks a row by the current axis
+values; nothing re-runs the rules.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pipeline.outputs.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.keys.fallback import fallback_keys
-from pipeline.keys.required import DRAW_FIELDS, KeyUses, draw_id
+from pipeline.keys.required import AXES, DRAW_FIELDS, KeyUses, draw_id
+from pipeline.rules.axes import axes_of
 
 
 def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Mapping[str, tuple[int, object]]
@@ -53,7 +60,7 @@ class ContractBuilder:
 
     def _spec(self, shader: str, values: Mapping) -> dict[str, tuple[int, object]]:
         features = self.families[shader].features
-        return {n: (features[n].constant_id, v) for n, v in values.items()}
+        return {n: (features[n].constant_id, v) for n, v in values.items() if n != AXES}
 
     def _state(self, key, layout: list[dict], state: Mapping, spec: Mapping) -> tuple[str, dict]:
         """:func:`pipeline_state` of a draw, made once per distinct (key, render state, specialization
@@ -62,7 +69,7 @@ class ContractBuilder:
         if same is not None and same[0] is state and same[1] is spec:  # the draws of one use share these dicts
             return same[2]
         try:
-            memo = (key.text, tuple(sorted(state.items())), tuple(sorted(spec.items())))
+            memo = (key.text, tuple(sorted(state.items())), tuple(sorted(i for i in spec.items() if i[0] != AXES)))
             hash(memo)
         except TypeError:  # a value that is not hashable: made for this draw alone
             return pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
@@ -83,11 +90,33 @@ class ContractBuilder:
         for draw, state, spec in bindings:
             ident = draw_id(draw)
             record = self.draws.setdefault(tuple(ident), dict(zip(DRAW_FIELDS, ident)) | {"passes": {}})
-            use = record["passes"][f"{key.shader}/{key.pass_name}"] = {"key": key.text}
+            label = f"{key.shader}/{key.pass_name}"
+            combinations = spec.get(AXES) if spec else None
+            if combinations is None:
+                use = record["passes"][label] = {"key": key.text}
+            else:
+                use = record["passes"].setdefault(label, {})
+            pid = None
             if layout is not None:
                 pid, doc = self._state(key, layout, state, spec)
                 self.pipelines[pid] = doc
-                use["pipeline"] = pid
+                if combinations is None:
+                    use["pipeline"] = pid
+            if combinations is not None:
+                self._add_axes(key, use, combinations, pid)
+
+    def _add_axes(self, key, use: dict, combinations: list, pid: str | None) -> None:
+        allowed = axes_of(self.families[key.shader])
+        rows = use.setdefault("axes", [])
+        for values in combinations:
+            row = {"values": dict(values), "key": key.text}
+            if pid is not None:
+                row["pipeline"] = pid
+            rows.append(row)
+            if all(allowed.get(n, (v,))[0] == v and type(allowed.get(n, (v,))[0]) is type(v) for n, v in values.items()):
+                use["key"] = key.text
+                if pid is not None:
+                    use["pipeline"] = pid
 
     def add_fallback(self, key, stages: Mapping[str, str], by_pass: Mapping[str, list]) -> None:
         """The fallback pipeline state of every draw of the fallback key's family and pass."""
@@ -107,6 +136,10 @@ class ContractBuilder:
                 record["passes"][label]["fallback"] = pid
 
     def draw_list(self) -> list[dict]:
+        for record in self.draws.values():
+            for use in record["passes"].values():
+                if "axes" in use:
+                    use["axes"].sort(key=lambda row: canonical_bytes(row["values"]))
         return sorted(self.draws.values(), key=lambda d: canonical_bytes([d[f] for f in DRAW_FIELDS]))
 
 

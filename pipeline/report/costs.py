@@ -29,6 +29,25 @@ ZLIB_LEVEL = 6
 TOP_JOBS = 25
 
 
+def key_blob_sizes(plan: JobPlan, states: dict, store: Store | None):
+    """``key -> {blob digest: bytes}`` of its cooked stage blobs (None when the store has none of them)."""
+    sizes: dict[str, int | None] = {}
+
+    def of(key) -> dict | None:
+        out = {}
+        for job in plan.jobs_for(key).values():
+            state = states.get(job)
+            if store is None or state is None or not state.blob:
+                continue
+            if state.blob not in sizes:
+                data = store.get_blob(state.blob)
+                sizes[state.blob] = None if data is None else len(data)
+            if sizes[state.blob] is not None:
+                out[state.blob] = sizes[state.blob]
+        return dict(sorted(out.items())) or None
+    return of
+
+
 def binary_sizes(found: "KeysResult", plan: JobPlan, states: dict, store: Store | None,
                  chunk_levels: dict[str, str], library: Path | None = None) -> dict | None:
     """``{"chunks": [...], "levels": [...], "total": {...}}`` with blobs, bytes, compressed; None uncooked.

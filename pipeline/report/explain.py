@@ -30,6 +30,7 @@ from pipeline.facts import DrawFacts, DrawSource
 from pipeline.plan.jobs import JobPlan
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
+from pipeline.keys.fold import fold_keys
 from pipeline.keys.key import KEY_TEXT, PermutationKey
 from pipeline.report.funnel import ReportOptions, job_plan, job_state
 from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
@@ -120,27 +121,31 @@ class Explanation:
     render_states: list[dict]
     specialization: dict[str, list]
     stages: list[StageBlob] = field(default_factory=list)
+    folded: list[dict] = field(default_factory=list)  # the log lines that folded the key into the cook
 
     def to_json(self) -> dict:
         return {**self.key.to_json(), "draws": [d.model_dump(mode="json") for d in self.draws],
                 "rules": [r.to_json() for r in self.rules], "normalize": [n.to_json() for n in self.normalize],
                 "render_states": self.render_states, "specialization": self.specialization,
-                "stages": [s.to_json() for s in self.stages]}
+                "stages": [s.to_json() for s in self.stages], "folded": self.folded}
 
 
 def explain_key(world: "World", found: "KeysResult", query: str, store: Store | None = None,
                 options: ReportOptions | None = None, planned: tuple[JobPlan, str | None] | None = None) -> Explanation:
     """Explain the key ``query`` (text or hash prefix) among the keys ``found`` in ``world``
     (``planned``: a :func:`job_plan` holding the key, when the caller has one)."""
-    key = resolve_key(query, found.required.keys, world.rulesets)
-    info = found.required.keys[key]
-    traces = draw_traces(key, found, world.rulesets)
+    folded, extra = fold_keys(world, found)  # keys a log folded in (pipeline.toml include_logs) are explained too
+    keys = {**extra, **found.required.keys}
+    key = resolve_key(query, keys, world.rulesets)
+    info = keys[key]
+    traces = draw_traces(key, found, world.rulesets) if key in found.required.keys else []
     ruleset = world.families[key.shader]
     return Explanation(
         key=key, draws=sorted(info.draws, key=_draw_order), rules=rule_uses(key, traces, ruleset),
         normalize=normalize_uses(traces, ruleset), render_states=list(info.render_states),
         specialization=dict(sorted(info.specialization.items())),
-        stages=stage_blobs(world, key, store, options or ReportOptions(), planned))
+        stages=stage_blobs(world, key, store, options or ReportOptions(), planned),
+        folded=[f.to_json() for f in folded.keys().get(key.text, [])])
 
 
 def _draw_order(source: DrawSource) -> tuple:

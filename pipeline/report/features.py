@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from pipeline.facts import DrawSource
+from pipeline.digest import canonical_bytes
 from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import AXES
 from pipeline.keys.required import RequiredKeys
 from pipeline.report.rows import ContributorRow, FeatureRow, KeyRow
 
@@ -48,7 +50,15 @@ def _owner(source: DrawSource, by_material: bool) -> tuple[str, str | None]:
     return source.file, name + (f" [{source.variant}]" if source.variant else "")
 
 
-def key_rows(required: RequiredKeys) -> list[KeyRow]:
+def key_rows(required: RequiredKeys, blobs=None) -> list[KeyRow]:
+    """One row per required key; ``blobs(key)``: its stage blobs' sizes when cooked (else None)."""
     return [KeyRow(k.text, k.hash, k.shader, k.pass_name, len(i.draws),
-                   tuple(sorted({s.chunk for s in i.draws})), tuple(sorted({s.file for s in i.draws})))
+                   tuple(sorted({s.chunk for s in i.draws})), tuple(sorted({s.file for s in i.draws})),
+                   pipeline_states(i), blobs(k) if blobs else None)
             for k, i in required.sorted()]
+
+
+def pipeline_states(uses) -> int:
+    """The distinct (render state, specialization values) a key's draws are drawn with: its pipeline states."""
+    return len({canonical_bytes([state, {n: v for n, v in spec.items() if n != AXES}])
+                for _, state, spec in uses.bindings}) or len(uses.render_states)

@@ -43,6 +43,8 @@ from pipeline.keys.required import KeyUses, RequiredKeys
 from pipeline.outputs.manifest import library_path
 from pipeline.report.budget import budget_checks
 from pipeline.report.errors import ReportError  # noqa: F401  (re-exported)
+from pipeline.keys.fold import fold_keys
+from pipeline.report.axes import axis_rows
 from pipeline.report.fallbacks import fallback_rows
 from pipeline.report.features import contributor_rows, feature_rows, key_rows
 from pipeline.report.rows import (
@@ -54,7 +56,7 @@ from pipeline.report.rows import (
     KeyRow,
     SinceDiff,
 )
-from pipeline.report.costs import binary_sizes, compile_times
+from pipeline.report.costs import binary_sizes, compile_times, key_blob_sizes
 from pipeline.report.history import load_history
 from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 TOP_CULPRITS = 5
 REPORT_FORMAT = 3  # the JSON report's layout version ("format"); 2 added provenance, sizes, timings, names;
                   # 3 added fallback_keys and features[].name, and what-if overrides by family.FEATURE
+                  # (runtime axes added "axes" and what-if only:VALUES, keeping format 3: readers ignore new fields)
 
 
 # ------------------------------------------------------------------ the report
@@ -87,6 +90,8 @@ class Report:
     materials: list[ContributorRow]
     keys: list[KeyRow]
     fallback_keys: list[dict] = field(default_factory=list)  # fallbacks a cook adds that no draw requires
+    axes: list[dict] = field(default_factory=list)  # runtime axis multipliers per family and pass (report/axes.py)
+    folded: list[dict] = field(default_factory=list)  # keys pipeline.toml's include_logs folds into a cook
     what_if: WhatIf | None = None
     budgets: list[BudgetCheck] = field(default_factory=list)
     since: SinceDiff | None = None
@@ -118,7 +123,8 @@ class Report:
             "features": [r.to_json() for r in self.features],
             "contributors": {"files": [r.to_json() for r in self.files],
                              "materials": [r.to_json() for r in self.materials]},
-            "keys": [r.to_json() for r in self.keys], "fallback_keys": self.fallback_keys,
+            "keys": [r.to_json() for r in self.keys], "fallback_keys": self.fallback_keys, "axes": self.axes,
+            "folded": self.folded,
             "what_if": self.what_if.to_json() if self.what_if else None,
             "budgets": [b.to_json() for b in self.budgets],
             "since": self.since.to_json() if self.since else None,
@@ -154,11 +160,14 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
         families=funnel_rows(families, required, jobs, states, world.config.limits.max_count_cells), totals=[],
         levels=levels, chunks=chunks,
         features=feature_rows(families, required), files=contributor_rows(required, by_material=False),
-        materials=contributor_rows(required, by_material=True), keys=key_rows(required),
+        materials=contributor_rows(required, by_material=True),
+        keys=key_rows(required, key_blob_sizes(jobs, states, store) if states else None),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
     report.fallback_keys, fallback_errors = fallback_rows(families, required)
     report.diagnostics = list(report.diagnostics) + fallback_errors
+    report.axes = axis_rows(families, required)
+    report.folded = [f.to_json() for f in fold_keys(world, found)[0].folded]
     if options.what_if:
         report.what_if = what_if(families, found.scan, options.what_if, report.families,
                                  world.config.limits.max_count_cells)

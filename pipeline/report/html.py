@@ -47,7 +47,7 @@ def render_html(doc: dict) -> str:
     body = "\n".join([_header(doc), provenance_line(doc), filter_box(), action_section(doc), _cards(doc),
                       _budget_section(doc), _since_section(doc), history_section(doc, _section),
                       sizes_section(doc, _section, table_html), timings_section(doc, _section, table_html),
-                      _funnel_section(doc), _what_if_section(doc), _chunk_section(doc), _feature_section(doc),
+                      _funnel_section(doc), _axes_section(doc), _what_if_section(doc), _chunk_section(doc), _feature_section(doc),
                       _contributor_section(doc), _keys_section(doc), explanations_section(doc, _section),
                       _errors_section(doc)])
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -131,6 +131,17 @@ def _funnel_section(doc: dict) -> str:
                     funnel_svg(doc["families"]), table_html("funnel", headers, rows), ident="funnel")
 
 
+def _axes_section(doc: dict) -> str:
+    rows = [[f"{r['shader']}/{r['pass']}", a["axis"], ", ".join(map(str, a["values"])), a["mode"], a["multiplier"],
+             r["content_keys"], r["required"]] for r in doc.get("axes") or [] for a in r["axes"]]
+    if not rows:
+        return ""
+    return _section("Runtime axes", "Values the renderer sets at run time: every content key is cooked for each "
+                    "allowed combination (required keys = content keys x the axes' multipliers).",
+                    table_html("axes", ["family / pass", "axis", "values", "mode", "multiplier", "content keys",
+                                        "required"], rows), ident="axes")
+
+
 def _what_if_section(doc: dict) -> str:
     what = doc.get("what_if")
     if not what:
@@ -174,6 +185,11 @@ def _since_section(doc: dict) -> str:
     rows = [[f["file"], f["added"], f["removed"]] for f in since["files"]]
     intro = (f"Against <code>{path_html(since['old'])}</code>: <b>{len(since['added'])}</b> keys added, "
              f"<b>{len(since['removed'])}</b> removed.")
+    totals = since.get("totals") or {}
+    if totals:
+        states, size = totals["pipeline_states"], totals.get("bytes")
+        intro += (f" Pipeline states <b>+{states['added']:,}</b> &minus;{states['removed']:,}"
+                  + (f"; bytes <b>+{size['added']:,}</b> &minus;{size['removed']:,}." if size else "."))
     return _section("Since the earlier report", intro, f"<ul class=\"plain keys\">{''.join(keys)}</ul>",
                     table_html("since", ["file", "keys added", "keys removed"], rows), ident="since")
 

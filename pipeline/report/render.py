@@ -60,12 +60,33 @@ def table(headers: list[str], rows: Iterable[list[Any]]) -> list[str]:
 
 def render_table(doc: dict) -> str:
     out = [_title(doc), ""]
-    for section in (_status, _budgets, _since, _funnel, _generated, _what_if, _levels, _chunks, _features, _files,
-                    _materials):
+    for section in (_status, _budgets, _since, _funnel, _generated, _axes, _what_if, _levels, _chunks, _features,
+                    _files, _materials):
         lines = section(doc)
         if lines:
             out += lines + [""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _axes(doc: dict) -> list[str]:
+    """Runtime axes: per family and pass, content keys x the axes' combinations = required keys."""
+    rows = doc.get("axes") or []
+    if not rows and not doc.get("folded"):
+        return []
+    lines = ["runtime axes (required keys = content keys x axis multipliers)"]
+    for f in doc.get("folded") or []:
+        shown = ",".join(f"{n}={_value(v)}" for n, v in sorted(f["axes"].items()))
+        lines.append(f"  folded from {f['source']}: {f['key']} in {f['chunk']}" + (f" [{shown}]" if shown else ""))
+    for r in rows:
+        each = ", ".join(f"{a['axis']} [{'|'.join(_value(v) for v in a['values'])}] x{a['multiplier']:g}"
+                         + ("" if a["mode"] == "static" else f" ({a['mode']})") for a in r["axes"])
+        lines.append(f"  {r['shader']}/{r['pass']}: {r['content_keys']:,} content keys x{r['multiplier']:g} = "
+                     f"{r['required']:,} required; {each}")
+    return lines
+
+
+def _value(value) -> str:
+    return ("1" if value else "0") if isinstance(value, bool) else str(value)
 
 
 def _title(doc: dict) -> str:
@@ -192,6 +213,11 @@ def _since(doc: dict) -> list[str]:
     if not since:
         return []
     lines = [f"Since {since['old']}: {len(since['added'])} keys added, {len(since['removed'])} removed"]
+    totals = since.get("totals") or {}
+    if totals:
+        states, size = totals["pipeline_states"], totals.get("bytes")
+        lines.append(f"  pipeline states +{states['added']:,} -{states['removed']:,}"
+                     + (f"; bytes +{size['added']:,} -{size['removed']:,}" if size else ""))
     lines += [f"  + {k['key']}" for k in since["added"]] + [f"  - {k['key']}" for k in since["removed"]]
     if since["files"]:
         lines += [""] + table(["file", "added", "removed"], [[f["file"], f["added"], f["removed"]]

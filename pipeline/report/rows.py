@@ -95,6 +95,8 @@ class KeyRow:
     draws: int
     chunks: tuple[str, ...]
     files: tuple[str, ...]
+    pipelines: int = 0                  # distinct pipeline states (render state x specialization values)
+    blobs: dict | None = None           # stage blob digest -> bytes, when cooked (what --since sums)
 
     def to_json(self) -> dict:
         return _doc(self)
@@ -144,6 +146,7 @@ class SinceDiff:
     added: tuple[tuple[str, tuple[str, ...]], ...]
     removed: tuple[tuple[str, tuple[str, ...]], ...]
     warning: str | None = None  # the earlier report covered another scope
+    totals: dict | None = None  # keys, pipeline states and blob bytes added and removed (report/since.py)
 
     def by_file(self) -> list[dict]:
         counts: dict[str, Counter] = defaultdict(Counter)
@@ -158,7 +161,7 @@ class SinceDiff:
         return {"old": self.old,
                 "added": [{"key": k, "files": list(f)} for k, f in self.added],
                 "removed": [{"key": k, "files": list(f)} for k, f in self.removed],
-                "files": self.by_file(), "warning": self.warning}
+                "files": self.by_file(), "warning": self.warning, "totals": self.totals}
 
 
 def _doc(row: Any) -> dict:

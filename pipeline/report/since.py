@@ -1,4 +1,9 @@
-"""``--since OLD.json``: keys added and removed against an earlier JSON report."""
+"""``--since OLD.json``: keys added and removed against an earlier JSON report.
+
+Beside the keys: the pipeline states they add and remove, and the blob bytes a patch ships
+(blobs the new keys use that no key of the earlier report used) and no longer ships, when
+both reports were made with compile figures (``totals``).
+"""
 
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ def since_diff(old_path: Path, keys: list[KeyRow], scope: dict | None = None, *,
     key of the rest of the world would show as removed.  A folder chunk holds the files
     directly in its folder; a grid cell (``grid_cell``) any file of its level's folder.
     """
-    old = load_old_keys(old_path)
+    old_rows = load_old_rows(old_path)
+    old = {k: [str(f) for f in row.get("files") or []] for k, row in old_rows.items()}
     scope = _scope(scope)
     old_scope = _scope(_old_scope(old_path))
     warning = None
@@ -35,7 +41,16 @@ def since_diff(old_path: Path, keys: list[KeyRow], scope: dict | None = None, *,
     new = {row.key: row.files for row in keys}
     added = tuple((k, tuple(new[k])) for k in sorted(set(new) - set(old)))
     removed = tuple((k, tuple(old[k])) for k in sorted(set(old) - set(new)))
-    return SinceDiff(str(old_path), added, removed, warning)
+    now = {row.key: row for row in keys}
+    totals = {"keys": {"added": len(added), "removed": len(removed)},
+              "pipeline_states": {"added": sum(now[k].pipelines for k, _ in added),
+                                  "removed": sum(int(old_rows[k].get("pipelines") or 0) for k, _ in removed)}}
+    new_blobs = {d: n for row in keys for d, n in (row.blobs or {}).items()}
+    old_blobs = {d: n for k in old for d, n in (old_rows[k].get("blobs") or {}).items()}
+    if new_blobs and old_blobs:
+        totals["bytes"] = {"added": sum(n for d, n in new_blobs.items() if d not in old_blobs),
+                           "removed": sum(n for d, n in old_blobs.items() if d not in new_blobs)}
+    return SinceDiff(str(old_path), added, removed, warning, totals)
 
 
 def _scope(scope) -> dict:
@@ -72,6 +87,11 @@ def _in_scope(file: str, scope: dict, grid_cell: bool = False) -> bool:
 
 def load_old_keys(path: Path) -> dict[str, list[str]]:
     """key text -> files, from a ``pipeline report --format json`` document."""
+    return {k: [str(f) for f in row.get("files") or []] for k, row in load_old_rows(path).items()}
+
+
+def load_old_rows(path: Path) -> dict[str, dict]:
+    """key text -> its row (files, pipelines, blobs ...), from a ``pipeline report --format json`` document."""
     data = read_regular(path, str(path), error=ReportError, what="earlier report")
     try:
         doc = orjson.loads(data)
@@ -81,4 +101,4 @@ def load_old_keys(path: Path) -> dict[str, list[str]]:
     if not isinstance(keys, list) or not all(isinstance(k, dict) and isinstance(k.get("key"), str) for k in keys):
         raise ReportError(Diagnostic(Location(str(path), pointer="/keys"),
                                      "not a pipeline report: expected a 'keys' list of {\"key\", \"files\"}"))
-    return {k["key"]: [str(f) for f in k.get("files") or []] for k in keys}
+    return {k["key"]: k for k in keys}

@@ -2,7 +2,8 @@
 
 A feature is named ``family.FEATURE`` (``pbr.INSTANCING``), the name every report
 format prints; a bare ``FEATURE`` is accepted when exactly one family has it.  An
-override changes the family it names and no other.
+override changes the family it names and no other.  A runtime axis may also be
+restricted: ``pbr.QUALITY=only:HIGH`` cooks it for those values only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pipeline.errors import Diagnostic, Location
 from pipeline.keys.required import required_keys
 from pipeline.report.errors import ReportError
 from pipeline.report.rows import FunnelRow
+from pipeline.rules.axes import axes_of
 from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, count_space
 from pipeline.scan.scanner import ScanResult
 
@@ -66,7 +68,7 @@ def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: l
     per_family: dict[str, dict[str, Override]] = {}
     for name, how in resolved.items():
         shader, _, feature = name.partition(".")
-        per_family.setdefault(shader, {})[feature] = how
+        per_family.setdefault(shader, {})[feature] = _only(families[shader], feature, how)
     rows = []
     for shader, rs in sorted(families.items()):
         mine = per_family.get(shader)
@@ -76,7 +78,8 @@ def what_if(families, scan: ScanResult, overrides: dict[str, Override], today: l
             if mine is None:
                 rows.append(WhatIfRow(shader, row.pass_name, now, now))
                 continue
-            space = count_space(rs, row.pass_name, overrides=mine, max_cells=max_cells)
+            counted = {f: how for f, how in mine.items() if isinstance(how, str)}  # only: keeps the space
+            space = count_space(rs, row.pass_name, overrides=counted, max_cells=max_cells)
             count = sum(1 for k in required if k.pass_name == row.pass_name)
             rows.append(WhatIfRow(shader, row.pass_name, now, (space.possible, space.valid, count)))
     return WhatIf(resolved, tuple(rows))
@@ -96,9 +99,12 @@ def resolve_overrides(families, overrides: dict[str, Override]) -> dict[str, Ove
     given: dict[str, str] = {}
     for name, how in sorted(overrides.items()):
         item = f"{name}={how}"
-        if how not in HOWS:
-            raise _error(f"{item}: expected dynamic or removed")
+        if how not in HOWS and not how.startswith("only:"):
+            raise _error(f"{item}: expected dynamic, removed or only:VALUE,... (a runtime axis)")
         full = _qualified(families, owners, name, item)
+        if how.startswith("only:"):
+            shader, _, feature = full.partition(".")
+            _only(families[shader], feature, how, item)
         if full in resolved and resolved[full] != how:
             raise _error(f"{item}: {full} is also given as {given[full]}")
         resolved[full], given[full] = how, item
@@ -128,6 +134,23 @@ def _qualified(families, owners: dict[str, list[str]], name: str, item: str) -> 
     hint = f" (did you mean {' or '.join(repr(feature_name(s, close[0])) for s in owners[close[0]])}?)" \
         if close else ""
     raise _error(f"{item}: no family has a feature {name!r}{hint}")
+
+
+def _only(rs, feature: str, how: str, item: str = "") -> Override:
+    """``only:V1,V2`` of a runtime axis as ``("only", (values...))``; other overrides as they are."""
+    if not how.startswith("only:"):
+        return how
+    if feature not in axes_of(rs):
+        raise _error(f"{item}: {rs.shader}.{feature} is not a runtime axis: only: restricts a runtime axis")
+    domain = rs.compiled.domains[feature].values
+    values = []
+    for raw in how[len("only:"):].split(","):
+        match = [v for v in domain if (("1" if v else "0") if isinstance(v, bool) else str(v)) == raw.strip()]
+        if not match:
+            shown = ", ".join(("1" if v else "0") if isinstance(v, bool) else str(v) for v in domain)
+            raise _error(f"{item}: {raw.strip()!r} is not a value of {rs.shader}.{feature} (values: {shown})")
+        values.append(match[0])
+    return ("only", tuple(values))
 
 
 def _did_you_mean(word: str, candidates: list[str], prefix: str = "") -> str:

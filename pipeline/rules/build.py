@@ -81,6 +81,10 @@ class _Builder:
         self.check_sources()
         select = self.expr(self.rs.select, ("select",), self.facts)
         derive = {n: self.derive(n) for n in self.rs.derive if self.feature_ref(n, ("derive", n), key=True)}
+        for name in derive:
+            if self.rs.features[name].runtime:
+                self.error(self.doc.at(("derive", name), key=True), f"{name} is a runtime axis: the renderer sets "
+                           "its value, so it has no derive (drop the entry, or the feature's runtime: true)")
         feature_when, implicit = self.feature_conditions()
         family_rules = self.rules(self.rs.normalize, ("normalize",), None) + implicit
         passes = {name: self.pass_(name, family_rules) for name in self.rs.passes}
@@ -96,6 +100,7 @@ class _Builder:
             feature_locations={n: self.doc.at(("features", n), key=True) for n in self.rs.features},
             fragments=fragments,
             feature_when=feature_when,
+            axes={n: self.domains[n].values for n, f in self.rs.features.items() if f.runtime},
         )
 
     def feature_conditions(self) -> tuple[dict[str, Located], tuple[CompiledRule, ...]]:

@@ -98,6 +98,7 @@ class Compiled:
     feature_locations: dict[str, Location]
     fragments: tuple[tuple[str, Located | None], ...] = ()  # (file, when over features), chain order
     feature_when: dict[str, Located] = None  # type: ignore[assignment]  # feature -> its when: condition
+    axes: dict[str, tuple] = None  # type: ignore[assignment]  # runtime axis -> the values cooked (rules/axes.py)
 
     def fact_paths(self) -> frozenset[str]:
         """Every fact path an expression of the family reads."""

@@ -88,7 +88,8 @@ def _never_derived(rs: RuleSet) -> list[Diagnostic]:
     compiled = rs.compiled
     return [Diagnostic(compiled.feature_locations[name],
                        f"feature '{name}' is never derived (always {format_value(default_value(domain))})")
-            for name, domain in compiled.domains.items() if name not in compiled.derive]
+            for name, domain in compiled.domains.items()
+            if name not in compiled.derive and name not in (compiled.axes or {})]  # the renderer sets an axis
 
 
 def _unread(rs: RuleSet) -> list[Diagnostic]:

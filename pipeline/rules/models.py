@@ -11,6 +11,7 @@ exist and what each reads, and the render state of each draw.  The format::
       NORMAL_MAP: {type: bool}
       ALPHA_MODE: {values: [OPAQUE, MASK, BLEND]}       # enum (type inferred)
       DOUBLE_SIDED: {type: bool, mode: specialization, constant_id: 0}
+      SHADOWS: {type: bool, runtime: true, when: "not UNLIT"}  # set by the renderer, not derived
     derive:                                             # facts -> feature values
       NORMAL_MAP: material.normalTexture is not None and mesh.normals
       SKINNING:                                         # first matching case wins
@@ -122,6 +123,9 @@ class Feature(Model):
                           description="set features over a mapping: the template name of an entry's key")
     when: Expression | None = Field(None, description="condition over features: otherwise the feature takes its "
                                                        "default and emits no define")
+    runtime: bool = Field(False, description="a runtime axis: the renderer sets its value (no derive); every "
+                                             "content key is cooked for each allowed value (pipeline.toml [axes] "
+                                             "may restrict them)")
     description: str = Field("", description="what the feature means")
 
     @model_validator(mode="before")
@@ -164,6 +168,8 @@ class Feature(Model):
             raise ValueError("a set feature is static (its defines are its value)")
         if self.emit == "symbol" and self.type != "enum":
             raise ValueError("emit: symbol is for enum features (NAME NAME_<VALUE>)")
+        if self.runtime and (self.open or self.type in ("set", "name")):
+            raise ValueError("a runtime axis lists its values (bool, int or enum)")
         if (self.mode == "specialization") != (self.constant_id is not None):
             raise ValueError("constant_id is required with mode specialization, and only there")
         return self

@@ -12,6 +12,16 @@ world's content as it is now (scan + rules, through :func:`pipeline.api.keys`):
   the content's key and, for each feature that differs, the rule that set it.  Covered
   only when some cooked chunk holds the key.
 
+A miss of a runtime axis combination (the record's ``axes``: the draw's axes table had no
+row for the values the renderer asked for) is, by the draw's table in the outputs now and
+the combinations the content's rules allow (docs/runtime-axes.md):
+
+- ``axis``: the rules allow the combination and the outputs hold its row: covered by an axis;
+- ``stale``: the rules allow it and the outputs lack it: cook again;
+- ``folded``: the rules (or pipeline.toml ``[axes]``) do not allow it, but a log folded into
+  the cook added its row: covered;
+- ``uncovered``: neither: fold the log into the next cook (``pipeline cook --include-log``).
+
 A miss that is not covered makes the check fail (exit 1): strict matching, offline.
 """
 
@@ -25,6 +35,8 @@ from pipeline.outputs.contract import DRAW_FIELDS
 from pipeline.outputs.pak import read_index
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.runtime.check import chunk_names
+from pipeline.keys.required import AXES
+from pipeline.rules.axes import axes_of
 from pipeline.runtime.misses import read_log
 
 
@@ -35,16 +47,18 @@ class MissVerdict:
     chunk: str
     draw: dict
     pass_name: str | None
-    status: str                 # stale | cooked | runtime
+    status: str                 # stale | cooked | runtime | axis | folded | uncovered
     covered: bool
     reason: str
     content_key: str | None = None
     rules: list[dict] = field(default_factory=list)
 
+    axes: dict | None = None
+
     def to_json(self) -> dict:
         return {"line": self.line, "key": self.key, "chunk": self.chunk, "draw": self.draw, "pass": self.pass_name,
                 "status": self.status, "covered": self.covered, "reason": self.reason,
-                "content_key": self.content_key, "rules": self.rules}
+                "content_key": self.content_key, "rules": self.rules} | ({"axes": self.axes} if self.axes else {})
 
 
 @dataclass
@@ -87,7 +101,7 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
         chunk = record["chunk"]
         if chunk not in content and chunk not in unknown:
             try:
-                content[chunk] = _content_uses(keys_of_chunk(chunk))
+                content[chunk] = _content_uses(keys_of_chunk(chunk), world.families)
             except PipelineError as exc:  # no such chunk in the world: this line's error, the rest still read
                 unknown[chunk] = exc.diagnostics[0].message if exc.diagnostics else str(exc)
             else:
@@ -95,18 +109,71 @@ def check_log(world, log: Path | str, out: Path | str, keys_of_chunk) -> CheckLo
         if chunk in unknown:
             errors.append(Diagnostic(Location(str(log), line), unknown[chunk]))
             continue
+        if record.get("axes"):
+            verdicts.append(axis_verdict(line, record, content[chunk], cooked[chunk], rows_of(out, chunk)))
+            continue
         verdicts.append(_verdict(line, record, content[chunk], cooked[chunk], cooked_anywhere))
     return CheckLogResult(str(log), verdicts, errors)
 
 
-def _content_uses(required) -> dict[tuple, dict[str, tuple]]:
-    """draw id -> shader/pass -> (key, trace) as the content requires now."""
-    uses: dict[tuple, dict[str, tuple]] = {}
+def _content_uses(required, families) -> dict[tuple, dict[str, tuple]]:
+    """draw id -> shader/pass -> (key, trace) as the content requires now, and under ``(draw id, "axes")``
+    shader/pass -> [({axis: value}, key text)] for the passes with runtime axes."""
+    uses: dict[tuple, dict] = {}
     for key, info in required.keys.items():
-        for src in info.draws:
+        label = f"{key.shader}/{key.pass_name}"
+        for src, _, spec in info.bindings:
             draw = (src.file, src.node, src.mesh, src.primitive, src.material, src.variant)
-            uses.setdefault(draw, {})[f"{key.shader}/{key.pass_name}"] = (key, info.trace)
+            combos = (spec or {}).get(AXES)
+            if combos:
+                rows = uses.setdefault((draw, "axes"), {}).setdefault(label, [])
+                rows += [(dict(c), key.text) for c in combos]
+                allowed = axes_of(families[key.shader])
+                if not any(all(_same_value(allowed[n][0], v) for n, v in c.items()) for c in combos):
+                    continue  # the pass's own key is that of its first combination
+            uses.setdefault(draw, {})[label] = (key, info.trace)
     return uses
+
+
+def _same_value(a, b) -> bool:
+    return a == b and type(a) is type(b)
+
+
+def rows_of(out: Path, chunk: str) -> dict[tuple, dict[str, list[dict]]]:
+    """draw id -> shader/pass -> the axis rows of the chunk's index whose key is cooked (blobs in the library)."""
+    try:
+        manifest = mf.load_chunk_manifest(mf.chunk_manifest_path(out, chunk))
+    except (mf.ManifestError, OSError):
+        return {}
+    cooked = _cooked_keys(out, chunk)
+    return {tuple(r[f] for f in DRAW_FIELDS): {label: [row for row in use.get("axes", ()) if row["key"] in cooked]
+                                               for label, use in r["passes"].items()} for r in manifest.draws}
+
+
+def axis_verdict(line: int, record: dict, content: dict, cooked: set[str], rows: dict) -> MissVerdict:
+    """The verdict of a miss of a runtime axis combination (see the module's doc)."""
+    draw, label, axes = record["draw"], record.get("pass"), dict(record["axes"])
+    draw_id = tuple(draw.get(f) for f in DRAW_FIELDS)
+    base = dict(line=line, key=record["key"], chunk=record["chunk"], draw=draw, pass_name=label, axes=axes)
+    allowed = [key for values, key in content.get((draw_id, "axes"), {}).get(label, []) if _same(values, axes)]
+    held = [row["key"] for row in rows.get(draw_id, {}).get(label, []) if _same(row["values"], axes)]
+    shown = ", ".join(f"{n}={int(v) if isinstance(v, bool) else v}" for n, v in sorted(axes.items()))
+    if allowed and held:
+        return MissVerdict(**base, status="axis", covered=True, content_key=allowed[0],
+                           reason=f"covered by an axis: the cook holds {shown} for this draw now")
+    if allowed:
+        return MissVerdict(**base, status="stale", covered=False, content_key=allowed[0],
+                           reason=f"the rules allow {shown} but the cooked chunk lacks its row: cook again")
+    if held:
+        return MissVerdict(**base, status="folded", covered=True, content_key=held[0],
+                           reason=f"folded from a log: the rules do not cook {shown} for this draw, a log did")
+    return MissVerdict(**base, status="uncovered", covered=False,
+                       reason=f"the rules (or pipeline.toml [axes]) do not cook {shown} for this draw: fold this "
+                              "log into the next cook (pipeline cook --include-log)")
+
+
+def _same(values: dict, wanted: dict) -> bool:
+    return all(values.get(n) == v and type(values.get(n)) is type(v) for n, v in wanted.items())
 
 
 def _cooked_keys(out: Path, chunk: str) -> set[str]:

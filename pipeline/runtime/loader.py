@@ -10,6 +10,7 @@ log (:mod:`pipeline.runtime.misses`) instead of failing the draw.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,16 +101,19 @@ class Loader:
         for message in self.device.messages[before:]:
             loaded.messages.append(Failure(loaded.manifest.chunk, pid, state["key"], message))
 
-    def pipeline_for(self, chunk: str, draw_id: tuple, label: str) -> tuple[Created | None, dict | None, bool]:
-        """(pipeline, its state, used the fallback) for one draw in one ``shader/pass``."""
+    def pipeline_for(self, chunk: str, draw_id: tuple, label: str, axes: Mapping | None = None
+                     ) -> tuple[Created | None, dict | None, bool]:
+        """(pipeline, its state, used the fallback) for one draw in one ``shader/pass``; ``axes``: the runtime
+        axis values now (a pass with an axes table takes the row of those values, :func:`pick`)."""
         loaded = self.load(chunk)
         record = loaded.draw(draw_id)
         use = (record or {}).get("passes", {}).get(label)
-        if use is not None and use.get("pipeline") in loaded.pipelines:
-            return loaded.pipelines[use["pipeline"]], loaded.manifest.pipelines[use["pipeline"]], False
+        row, asked = pick(use, axes)
+        if row is not None and row.get("pipeline") in loaded.pipelines:
+            return loaded.pipelines[row["pipeline"]], loaded.manifest.pipelines[row["pipeline"]], False
         key = use["key"] if use else None
         if self.misses is not None:
-            self.misses.append(key=key, chunk=chunk, draw=dict(zip(DRAW_FIELDS, draw_id)), pass_=label)
+            self.misses.append(key=key, chunk=chunk, draw=dict(zip(DRAW_FIELDS, draw_id)), pass_=label, axes=asked)
         fallback = (use or {}).get("fallback")
         if fallback is None or fallback not in loaded.pipelines:
             return None, None, True
@@ -117,6 +121,21 @@ class Loader:
 
     def close(self) -> None:
         self.factory.close()
+
+
+def pick(use: Mapping | None, axes: Mapping | None) -> tuple[Mapping | None, dict | None]:
+    """(the choice for the axis values ``axes``, the values asked when no row holds them): a pass without
+    an axes table is its own choice; with one, the row whose values all equal ``axes``' (an axis not given
+    takes its value in the pass's own choice, the first combination)."""
+    if use is None or "axes" not in use or not axes:
+        return use, None
+    own = [r for r in use["axes"] if r["key"] == use["key"] and r.get("pipeline") == use.get("pipeline")]
+    first = (own or use["axes"] or [{"values": {}}])[0]["values"]
+    wanted = {n: axes.get(n, v) for n, v in first.items()}
+    for row in use["axes"]:
+        if all(row["values"].get(n) == v and type(row["values"].get(n)) is type(v) for n, v in wanted.items()):
+            return row, None
+    return None, wanted
 
 
 def _why(exc: Exception) -> str:

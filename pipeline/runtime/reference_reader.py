@@ -62,6 +62,16 @@ class Pass:
     stages: dict              # stage name -> blob sha256 (in the library)
     pipeline: dict | None     # the pipeline state (key, render_state, specialization, vertex_layout), or None
     fallback: dict | None     # the fallback key's pipeline state for this draw, or None
+    axes: list | None = None  # runtime axes: [(values {axis: value}, key text, stages, pipeline state or None)]
+
+    def pick(self, values: dict) -> tuple:
+        """(key text, stages, pipeline state) for the runtime axis values ``values``; None when not cooked."""
+        if not self.axes:
+            return self.key, self.stages, self.pipeline
+        for row_values, key, stages, pipeline in self.axes:
+            if all(v == row_values.get(n) and type(v) is type(row_values.get(n)) for n, v in values.items()):
+                return key, stages, pipeline
+        return None
 
 
 class Chunk:
@@ -71,7 +81,7 @@ class Chunk:
         doc = json.loads(Path(path).read_bytes())
         if doc.get("format") != INDEX_FORMAT:
             raise OutputError(f"{path}: chunk index format {doc.get('format')} is not {INDEX_FORMAT}")
-        self.name, self.blobs = doc["chunk"], doc["blobs"]
+        self.name, self.blobs, self.axis_values = doc["chunk"], doc["blobs"], doc.get("axis_values", [])
         self.keys = [self._key(row, doc) for row in doc["keys"]]
         self.pipelines = [{"key": self.keys[k]["text"], "render_state": doc["render_states"][r],
                            "specialization": doc["specializations"][s], "vertex_layout": doc["layouts"][lay]}
@@ -93,8 +103,12 @@ class Chunk:
     def _pass(self, use: list) -> Pass:
         key = self.keys[use[1]]
         pipeline = self.pipelines[use[2]] if use[2] is not None else None
-        fallback = self.pipelines[use[3]] if len(use) > 3 else None
-        return Pass(key["text"], key["stages"], pipeline, fallback)
+        fallback = self.pipelines[use[3]] if len(use) > 3 and use[3] is not None else None
+        axes = None
+        if len(use) > 4:  # [axis values, key, pipeline or null] per allowed combination
+            axes = [(self.axis_values[v], self.keys[k]["text"], self.keys[k]["stages"],
+                     self.pipelines[p] if p is not None else None) for v, k, p in use[4]]
+        return Pass(key["text"], key["stages"], pipeline, fallback, axes)
 
 
 def pipeline_id(state: dict) -> str:

@@ -81,8 +81,20 @@ def camera(points: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, np.nd
     return view, projection, eye
 
 
+def relative_file(root: Path, file: str) -> str:
+    """A file named on the command line (absolute, or relative to here or to the world root) from the root."""
+    path = Path(file)
+    if path.is_absolute() or path.exists():
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return Path(file).as_posix()
+
+
 def render(world_root: Path, file: str, out: Path, size: tuple[int, int] = (256, 256),
-           miss_log: Path | None = None, limits=None) -> RenderResult:
+           miss_log: Path | None = None, limits=None, axes: dict | None = None) -> RenderResult:
+    """``axes``: the runtime axis values the renderer draws with (each draw's pass picks its row)."""
     scene = load_scene(world_root, file, limits)
     chunk = posixpath.dirname(file)
     points = np.concatenate([p.world_positions() for p in scene.primitives]) if scene.primitives else np.zeros((1, 3))
@@ -91,7 +103,9 @@ def render(world_root: Path, file: str, out: Path, size: tuple[int, int] = (256,
         loader = Loader(device, out, MissLog(miss_log) if miss_log else None)
         res = Resources(device)
         try:
-            result = _Renderer(device, loader, res, scene, chunk, size).run(view, projection, eye)
+            renderer = _Renderer(device, loader, res, scene, chunk, size)
+            renderer.axes = axes
+            result = renderer.run(view, projection, eye)
         finally:
             res.close()
             loader.close()
@@ -107,6 +121,7 @@ class _Renderer:
         self.white = res.texture(np.full((1, 1, 4), 255, np.uint8))
         self.black_cube = res.texture(np.zeros((1, 1, 4), np.uint8), cube=True)
         self.images: dict[int, object] = {}
+        self.axes: dict | None = None  # runtime axis values (None: each pass's first combination)
 
     def run(self, view, projection, eye) -> RenderResult:
         vk, w, h = self.vk, *self.size
@@ -115,7 +130,7 @@ class _Renderer:
         lights = self.res.buffer(light_block(LIGHT_DIRECTION), "uniform")
         draws = []
         for prim in self.scene.primitives:
-            created, state, fell_back = self.loader.pipeline_for(self.chunk, prim.draw_id, FORWARD)
+            created, state, fell_back = self.loader.pipeline_for(self.chunk, prim.draw_id, FORWARD, self.axes)
             if created is None or not created.color:
                 result.not_drawn.append(f"{prim.draw_id}: no pipeline for {FORWARD}")
                 continue

@@ -35,6 +35,23 @@ OLD = ("pbr/forward{ALPHA_MODE=OPAQUE,ANISOTROPY=0,BASE_COLOR_MAP=1,CLEARCOAT=0,
 NEW = OLD.replace("OCCLUSION_MAP=0", "OCCLUSION_MAP=1")
 
 
+# A build of one quality tier without shadows: the edit gives one new key (not one per runtime axis value).
+DEFAULT_AXES = '\n[axes]\nSHADOWS = [false]\nQUALITY = ["HIGH"]\n'
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch) -> Path:
+    """A copy of the sample world at ``tmp_path / "world"`` with its runtime axes at their defaults, and
+    ``tmp_path`` the working folder."""
+    from paths import SAMPLE_WORLD
+
+    shutil.copytree(SAMPLE_WORLD, tmp_path / "world")
+    with open(tmp_path / "world" / "pipeline.toml", "a") as f:
+        f.write(DEFAULT_AXES)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def cook(*extra: str):
     result = CliRunner().invoke(main, ["cook", "world", "--cache", "cache", "--out", "build", "-j", "1",
                                        "--color", "never", *extra])

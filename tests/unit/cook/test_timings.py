@@ -27,6 +27,8 @@ def two_cooks(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("timings")
     world, cache = tmp / "world", tmp / "cache"
     shutil.copytree(SAMPLE, world)
+    with open(world / "pipeline.toml", "a") as f:  # one tier, no shadows: the edit is one new job
+        f.write('\n[axes]\nSHADOWS = [false]\nQUALITY = ["HIGH"]\n')
     common = ("--cache", cache, "--out", tmp / "out", "-j", "1", "--json")
     first = json.loads(cli("cook", world, *common).stdout)
     rocks = world / "forest" / "c01" / "rocks.gltf"

@@ -134,7 +134,8 @@ def test_rules_run_once_per_signature():
     draws = [draw(same, node=i) for i in range(50)] + [draw(other, node=99)]
     result = required_keys([pbr()], draws)
     assert result.signatures_evaluated == 2
-    assert len(result.keys) == 6
+    # depth and shadow: one key per signature; forward: one per signature and SHADOWS x QUALITY combination
+    assert len(result.keys) == 2 + 2 + 2 * 4
     fwd = next(k for k in result.keys if k.pass_name == "forward" and k.value("ALPHA_MODE") == "OPAQUE")
     assert len(result.keys[fwd].draws) == 50
 
@@ -240,7 +241,9 @@ def corpus_keys(corpus, tmp_path_factory):
 
 
 def forward_keys(result):
-    return sorted((k for k in result.keys if k.pass_name == "forward"), key=lambda k: k.text)
+    """The forward keys of the renderer's default axis values (a runtime axis at its default is not in the key)."""
+    return sorted((k for k in result.keys if k.pass_name == "forward"
+                   and not {"SHADOWS", "QUALITY"} & dict(k.features).keys()), key=lambda k: k.text)
 
 
 def test_corpus_normal_mapped_textured_model(corpus_keys):
@@ -306,6 +309,7 @@ def test_keys_command_json_and_text(corpus, tmp_path):
     assert doc["errors"] == []
     first = doc["keys"][0]
     assert {"key", "hash", "shader", "pass", "features", "render_state", "draws"} <= set(first)
-    assert sum(k["draws"] for k in doc["keys"] if k["pass"] == "forward") == 9
+    # each lit draw uses one forward key per runtime axis combination (SHADOWS x QUALITY)
+    assert sum(k["draws"] for k in doc["keys"] if k["pass"] == "forward") == 9 * 4
     text = runner.invoke(main, ["keys", str(world), "--cache", str(tmp_path)])
     assert text.exit_code == 0 and "keys for 9 draws" in text.output

@@ -36,7 +36,7 @@ def test_a_bad_what_if_is_a_report_error_at_its_argument() -> None:
     with pytest.raises(ReportError) as info:
         resolve_overrides(families, {"t.A": "sometimes"})
     (d,) = info.value.diagnostics
-    assert d.location == Location.argument("what_if") and d.message == "t.A=sometimes: expected dynamic or removed"
+    assert d.location == Location.argument("what_if") and d.message == "t.A=sometimes: expected dynamic, removed or only:VALUE,... (a runtime axis)"
 
 
 def test_a_missing_since_file_is_a_report_error_naming_it(tmp_path) -> None:

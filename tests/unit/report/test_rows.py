@@ -26,7 +26,8 @@ def test_rows_are_frozen() -> None:
 def test_a_row_document_names_every_field_with_pass_for_pass_name_and_lists_for_tuples() -> None:
     row = KeyRow("pbr/forward{A=1}", "abc", "pbr", "forward", 2, ("c1",), ("c1/a.gltf", "c1/b.gltf"))
     assert row.to_json() == {"key": "pbr/forward{A=1}", "hash": "abc", "shader": "pbr", "pass": "forward",
-                             "draws": 2, "chunks": ["c1"], "files": ["c1/a.gltf", "c1/b.gltf"]}
+                             "draws": 2, "chunks": ["c1"], "files": ["c1/a.gltf", "c1/b.gltf"],
+                             "pipelines": 0, "blobs": None}
     funnel = FunnelRow("pbr", "*", 2, 100, 40, 9, 5, None, None, None, None, None)
     doc = funnel.to_json()
     assert set(doc) == {f.name for f in dataclasses.fields(FunnelRow)} - {"pass_name"} | {"pass"}

@@ -97,3 +97,18 @@ def test_a_folder_chunk_holds_only_its_own_files_and_a_grid_cell_those_of_its_le
     path = old_report(tmp_path, {"cell": ["open/a.gltf"], "other level": ["town/b.gltf"]})
     diff = since_diff(path, [], {"level": "open", "chunk": "open/x0_z1"}, grid_cell=True)
     assert [k for k, _ in diff.removed] == ["cell"]
+
+
+def test_pipeline_states_and_bytes_a_patch_adds_and_removes(tmp_path) -> None:
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"keys": [
+        {"key": "k1", "files": ["a/x.gltf"], "pipelines": 2, "blobs": {"v": 100, "f1": 40}},
+        {"key": "k2", "files": ["a/x.gltf"], "pipelines": 3, "blobs": {"v": 100, "f2": 50}}]}))
+    now = [KeyRow("k1", "h", "pbr", "forward", 1, ("a",), ("a/x.gltf",), 2, {"v": 100, "f1": 40}),
+           KeyRow("k3", "h", "pbr", "forward", 1, ("a",), ("a/x.gltf",), 4, {"v": 100, "f3": 70})]
+    diff = since_diff(path, now)
+    assert diff.totals == {"keys": {"added": 1, "removed": 1}, "pipeline_states": {"added": 4, "removed": 3},
+                           "bytes": {"added": 70, "removed": 50}}
+    assert diff.to_json()["totals"] == diff.totals
+    uncooked = since_diff(old_report(tmp_path, {"k1": ["a/x.gltf"]}), [row("k1", "a/x.gltf")])
+    assert "bytes" not in uncooked.totals  # no compile figures in the earlier report: no byte delta

@@ -150,7 +150,7 @@ def test_pbr_depth_counts_are_exact():
 def test_pbr_forward_counts_and_what_if():
     rs = pbr()
     full = count_space(rs, "forward")
-    assert full.possible == 3 ** 4 * 5 * 2 ** 18
+    assert full.possible == 3 ** 4 * 5 * 2 ** 18 * 2 * 2  # the runtime axes SHADOWS and QUALITY
     assert 0 < full.valid < full.possible
     assert len(list(enumerate_valid(rs, "forward", limit=50))) == 50
     dynamic = count_space(rs, "forward", overrides={"CLEARCOAT": "dynamic"})

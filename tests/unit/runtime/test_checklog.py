@@ -100,3 +100,31 @@ def test_unreadable_lines_and_unknown_chunks_are_errors_at_their_line(cooked, tm
     assert [e.location.line for e in result.errors] == [2, 3]
     assert all(e.location.file == str(tmp_path / "misses.jsonl") for e in result.errors)
     assert not result.ok and [e["line"] for e in result.to_json()["errors"]] == [2, 3]
+
+
+def test_an_axis_miss_is_covered_by_an_axis_stale_or_uncovered(cooked, tmp_path) -> None:
+    world, out = cooked
+    record = first_draw(out)
+    base = {k: record[k] for k in DRAW_FIELDS}
+    key = record["passes"][FORWARD]["key"]
+    line = {"chunk": "c02", "draw": base, "key": key, "pass": FORWARD, "axes": {"QUALITY": "LOW", "SHADOWS": True}}
+    [verdict] = run(cooked, tmp_path, [line]).misses
+    assert (verdict.status, verdict.covered, verdict.axes) == ("axis", True, {"QUALITY": "LOW", "SHADOWS": True})
+    assert verdict.content_key == next(r["key"] for r in record["passes"][FORWARD]["axes"]
+                                       if r["values"] == {"QUALITY": "LOW", "SHADOWS": True})
+    # the outputs lack that row: stale (the rules allow it)
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    manifest = chunk_index(broken, "c02")
+    from dataclasses import replace
+
+    from pipeline.outputs import manifest as mf
+
+    draws = tuple({**d, "passes": {p: {**u, "axes": [r for r in u.get("axes", ()) if r["values"]["QUALITY"] != "LOW"]}
+                                   if "axes" in u else u for p, u in d["passes"].items()}} for d in manifest.draws)
+    mf.chunk_manifest_path(broken, "c02").write_bytes(mf.dump_json(replace(manifest, draws=draws).to_json()))
+    [stale] = run(cooked, tmp_path, [line], out=broken).misses
+    assert (stale.status, stale.covered) == ("stale", False)
+    # a value no rule set has: uncovered, and the check fails
+    result = run(cooked, tmp_path, [line | {"axes": {"QUALITY": "ULTRA"}}])
+    assert [(m.status, m.covered) for m in result.misses] == [("uncovered", False)] and not result.ok

@@ -87,7 +87,8 @@ def test_a_key_that_failed_to_compile_takes_the_pass_fallback_and_is_logged(out:
     use = record["passes"][FORWARD]
     own = manifest.keys[use["key"]].stages
     fallback_key = manifest.pipelines[use["fallback"]]["key"]
-    dropped = set(own.values()) - set(manifest.keys[fallback_key].stages.values())
+    others = {d for k, e in manifest.keys.items() if k != use["key"] for d in e.stages.values()}
+    dropped = set(own.values()) - others  # its runtime axis variants share its vertex blob
     assert dropped, "the draw's key shares every blob with the fallback"
     broken = tmp_path / "out"
     shutil.copytree(out, broken)
@@ -129,3 +130,15 @@ def test_a_library_lacking_a_blob_of_the_index_is_an_error_not_a_silent_fallback
 
 def test_failure_to_json() -> None:
     assert Failure("c", "p", "k", "m").to_json() == {"chunk": "c", "pipeline": "p", "key": "k", "message": "m"}
+
+
+def test_pick_takes_the_row_of_the_axis_values_or_names_what_was_asked() -> None:
+    from pipeline.runtime.loader import pick
+
+    rows = [{"values": {"QUALITY": "HIGH", "SHADOWS": False}, "key": "k0", "pipeline": "p0"},
+            {"values": {"QUALITY": "HIGH", "SHADOWS": True}, "key": "k1", "pipeline": "p1"}]
+    use = {"key": "k0", "pipeline": "p0", "axes": rows}
+    assert pick(use, None) == (use, None) and pick({"key": "k"}, {"SHADOWS": True}) == ({"key": "k"}, None)
+    assert pick(use, {"SHADOWS": True}) == (rows[1], None)  # QUALITY: the pass's own (first) combination's
+    assert pick(use, {"QUALITY": "LOW"}) == (None, {"QUALITY": "LOW", "SHADOWS": False})
+    assert pick(use, {"SHADOWS": 1}) == (None, {"QUALITY": "HIGH", "SHADOWS": 1})  # 1 is not true

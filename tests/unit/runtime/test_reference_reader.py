@@ -49,6 +49,19 @@ def test_every_draw_resolves_to_the_same_key_pipeline_state_and_blobs(out):
                 for digest in use.stages.values():
                     assert ref_library.blob(digest) == library.get(digest)
                     assert ref_library.reflection(digest) == manifest.reflection.get(digest)
+                rows = expected.get("axes") or []
+                assert [(v, k) for v, k, _, _ in use.axes or []] == [(r["values"], r["key"]) for r in rows]
+                for r in rows:  # each runtime axis combination picks its own key and pipeline state
+                    key, stages, state = use.pick(r["values"])
+                    assert (key, stages) == (r["key"], dict(manifest.keys[r["key"]].stages))
+                    assert ref.pipeline_id(state) == r["pipeline"]
+
+
+def test_a_combination_without_a_row_is_not_cooked():
+    passes = ref.Pass("k0", {}, None, None, [({"SHADOWS": False}, "k0", {}, None), ({"SHADOWS": True}, "k1", {}, None)])
+    assert passes.pick({"SHADOWS": True})[0] == "k1" and passes.pick({"SHADOWS": 1}) is None
+    assert passes.pick({"SHADOWS": False, "QUALITY": "LOW"}) is None
+    assert ref.Pass("k", {}, None, None).pick({"SHADOWS": True}) == ("k", {}, None)  # a pass without axes
 
 
 def test_it_imports_nothing_but_the_standard_library():

@@ -1,0 +1,48 @@
+"""Runtime axis tables in the chunk index (format 4): a pass choice's combination -> key rows.
+
+A draw's choice for a pass with runtime axes carries a fifth item, its axis rows
+``[[axis values, key, pipeline or null], ...]`` by positions in the index's
+``axis_values`` table (the distinct ``{axis: value}`` combinations, sorted by canonical
+JSON), ``keys`` and ``pipelines``; its fourth item (the fallback pipeline) is then
+null when the pass declares no fallback.  An index without runtime axes has no
+``axis_values`` table and is byte-identical to one written before axes existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipeline.digest import canonical_bytes
+
+
+def axis_values(draws) -> tuple[list[dict], dict[bytes, int]]:
+    """The distinct combinations the draws' axis rows name, sorted, and each one's position."""
+    found: dict[bytes, dict] = {}
+    for d in draws:
+        for use in d["passes"].values():
+            for row in use.get("axes", ()):
+                found.setdefault(canonical_bytes(row["values"]), row["values"])
+    order = sorted(found)
+    return [found[raw] for raw in order], {raw: i for i, raw in enumerate(order)}
+
+
+def encode_rows(use: Mapping, at: Mapping[bytes, int], key_at: Mapping[str, int],
+                pipeline_at: Mapping[str, int]) -> list[list]:
+    return [[at[canonical_bytes(row["values"])], key_at[row["key"]], pipeline_at.get(row.get("pipeline"))]
+            for row in use["axes"]]
+
+
+def decode_rows(rows: Any, table: list, texts: list, ids: list, pick: Callable[..., Any], at) -> list[dict]:
+    """A choice's axis rows back into ``{"values", "key", "pipeline"?}`` objects; a bad row is a located error."""
+    if not isinstance(rows, list):
+        raise at.error("expected [[axis values, key, pipeline], ...] as a pass's fifth item")
+    out = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3):
+            raise at.error("expected [axis values, key, pipeline] per axis row")
+        item = {"values": dict(pick(table, row[0], at)), "key": pick(texts, row[1], at)}
+        if row[2] is not None:
+            item["pipeline"] = pick(ids, row[2], at)
+        out.append(item)
+    return out
