@@ -165,7 +165,7 @@ def test_a_mistake_every_permutation_includes_is_one_error_naming_how_many_keys_
     assert (group["file"], group["line"], group["message"]) == \
         ("shaders/pbr/common.glsl", line, "syntax error: unexpected '}', expected ',' or ';'")
     assert {job[:12] for job in group["jobs"]} == failed and len(group["jobs"]) == len(failed)
-    assert group["keys"] == sorted(keys) and group["count"] == len(keys) < len(failed)
+    assert group["keys"] == sorted(keys) and group["count"] == len(keys) > 0  # keys and jobs: many to many
     assert group["key"] == min(keys)
     assert error_lines(done.stderr) == [
         f"shaders/pbr/common.glsl:{line}: error: syntax error: unexpected '}}', expected ',' or ';' "
