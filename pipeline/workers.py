@@ -27,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -37,6 +38,28 @@ from collections.abc import Callable, Iterator
 
 PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-death signal
+
+
+def fork_context():
+    """fork where there is one (workers start at once and inherit the loaded modules), else None."""
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+
+
+@contextlib.contextmanager
+def frozen_for_fork() -> Iterator[None]:
+    """The body with this process's heap out of the collector's sight (``gc.freeze``), so forked workers'
+    collections do not touch (and copy) the parent's objects; a heap frozen already (a cook's,
+    :mod:`pipeline.heap`) is left for its owner to unfreeze."""
+    outer = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not outer:
+            gc.unfreeze()
 
 
 @contextlib.contextmanager

@@ -16,7 +16,6 @@ are done in this process.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import gc
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -27,9 +26,9 @@ from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, 
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.scan.buffers import preload
 from pipeline.scan.gltf.draws import SharedFacts
-from pipeline.scan.pool import _batches, _pool_context, pool_workers
+from pipeline.scan.pool import _batches, pool_workers
 from pipeline.scan.scanner import scan_chunk
-from pipeline.workers import process_pool
+from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
 
 @dataclass
@@ -119,15 +118,13 @@ def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list
 def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: frozenset[str], base: str,
              prints: dict, workers: int, records: dict, step: Callable[[ChunkInfo], None], interned: dict) -> None:
     """Chunks done on a pool land in ``records``; a pool that cannot start or breaks leaves the rest."""
-    context = _pool_context()
+    context = fork_context()
     if context is None:
         return
     preload(optional)  # imported once here, not once per worker
-    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap)
-    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:
-        with process_pool(workers, mp_context=context, initializer=_start_worker,
-                          initargs=(world, root, store.directory, base, optional)) as pool:
+        with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
+                                             initargs=(world, root, store.directory, base, optional)) as pool:
             futures = {}
             for batch in _batches(missing, list(range(len(missing))), workers):
                 chunks = [missing[i] for i in batch]
@@ -141,6 +138,3 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
                     step(info)
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
         pass
-    finally:
-        if not outer:
-            gc.unfreeze()

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
-import gc
-import multiprocessing
 from collections.abc import Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -28,7 +26,7 @@ from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
-from pipeline.workers import process_pool
+from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
 POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
 
@@ -125,17 +123,14 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
              built: dict, step: Callable[[], None]) -> None:
     """Build ``tasks`` on a pool into ``built``; whatever it could not build is left out."""
     global _SHARED
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:
+    context = fork_context()
+    if context is None:
         return
     _SHARED = (jobs, tasks, out, has_blob)
-    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap)
-    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     size = max(1, len(tasks) // (4 * workers))
     try:
-        with process_pool(workers, mp_context=context, initializer=_start_worker,
-                          initargs=(store.directory,)) as pool:
+        with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
+                                             initargs=(store.directory,)) as pool:
             futures = [pool.submit(_task, list(range(i, min(i + size, len(tasks)))))
                        for i in range(0, len(tasks), size)]
             for future in cf.as_completed(futures):
@@ -152,5 +147,3 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
         pass
     finally:
         _SHARED = None
-        if not outer:
-            gc.unfreeze()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-import gc
-import multiprocessing
 import typing
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -15,7 +13,7 @@ from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.gltf.draws import SharedFacts
-from pipeline.workers import process_pool
+from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
 if typing.TYPE_CHECKING:
     from pipeline.world import Selection
@@ -32,14 +30,6 @@ def pool_workers(jobs: int | None, cold_files: int) -> int:
     if jobs <= 1 or cold_files < POOL_MIN_FILES:
         return 1
     return max(1, min(jobs, cold_files // (POOL_MIN_FILES // 2)))
-
-
-def _pool_context():
-    """fork where there is one: workers start at once and inherit the loaded modules."""
-    try:
-        return multiprocessing.get_context("fork")
-    except ValueError:
-        return None
 
 
 _WORKER_SHARED: SharedFacts | None = None
@@ -84,10 +74,8 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
 
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
-    outer = gc.get_freeze_count() > 0  # a cook froze its heap already (pipeline.heap): it unfreezes
-    gc.freeze()  # forked workers: their collections do not touch (and copy) the parent's objects
     try:
-        with process_pool(workers, mp_context=_pool_context(), initializer=_reset_worker) as pool:
+        with frozen_for_fork(), process_pool(workers, mp_context=fork_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional,
                                    [olds[i] for i in batch] if olds is not None else None): batch
                        for batch in _batches(target.chunks, cold, workers)}
@@ -99,9 +87,6 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
                     step(len(chunk.files))
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
         pass  # chunks without a result are scanned in this process
-    finally:
-        if not outer:
-            gc.unfreeze()
 
 
 def _reset_worker() -> None:
