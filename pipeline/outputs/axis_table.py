@@ -16,20 +16,28 @@ from typing import Any
 from pipeline.digest import canonical_bytes
 
 
-def axis_values(draws) -> tuple[list[dict], dict[bytes, int]]:
-    """The distinct combinations the draws' axis rows name, sorted, and each one's position."""
+def axis_values(draws) -> tuple[list[dict], dict[int, int]]:
+    """The distinct combinations the draws' axis rows name, sorted, and each one's position by the
+    ``id`` of a row's values (the draws of a use share their rows: each is serialized once)."""
     found: dict[bytes, dict] = {}
+    raw_of: dict[int, bytes] = {}
     for d in draws:
         for use in d["passes"].values():
             for row in use.get("axes", ()):
-                found.setdefault(canonical_bytes(row["values"]), row["values"])
+                values = row["values"]
+                raw = raw_of.get(id(values))
+                if raw is None:
+                    raw = raw_of[id(values)] = canonical_bytes(values)
+                    found.setdefault(raw, values)
     order = sorted(found)
-    return [found[raw] for raw in order], {raw: i for i, raw in enumerate(order)}
+    at = {raw: i for i, raw in enumerate(order)}
+    return [found[raw] for raw in order], {ident: at[raw] for ident, raw in raw_of.items()}
 
 
-def encode_rows(use: Mapping, at: Mapping[bytes, int], key_at: Mapping[str, int],
+def encode_rows(use: Mapping, at: Mapping[int, int], key_at: Mapping[str, int],
                 pipeline_at: Mapping[str, int]) -> list[list]:
-    return [[at[canonical_bytes(row["values"])], key_at[row["key"]], pipeline_at.get(row.get("pipeline"))]
+    """A choice's axis rows by positions (``at``: :func:`axis_values`'s, by the ``id`` of a row's values)."""
+    return [[at[id(row["values"])], key_at[row["key"]], pipeline_at.get(row.get("pipeline"))]
             for row in use["axes"]]
 
 

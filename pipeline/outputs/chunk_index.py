@@ -29,9 +29,12 @@ library, aside).  docs/formats.md describes every field.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
+
+import orjson
 
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.keys.key import KEY_TEXT
@@ -67,9 +70,13 @@ class _Tables:
         return {name: [values[raw] for raw in sorted(values)] for name, values in self.items.items()}
 
 
+_canon = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)  # canonical_bytes, without a Python frame
+
+
 def sorted_unique(items) -> list:
     """Distinct items sorted by their canonical bytes."""
-    by_bytes = {canonical_bytes(item): item for item in items}
+    items = list(items)
+    by_bytes = dict(zip(map(_canon, items), items))
     return [by_bytes[k] for k in sorted(by_bytes)]
 
 
@@ -87,8 +94,21 @@ def key_text(pass_label: str, names: list[str], values: list) -> str:
     return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
 
 
+_SPLITS: dict[tuple, list | None] = {}  # (text, feature names): the same key in every chunk splits the same way
+
+
 def _splits(text: str, e) -> list | None:
     """[shader/pass, names] when the key's text is exactly what its names and values give, else None."""
+    memo = (text, e.shader, e.pass_name, tuple(e.features))
+    if memo not in _SPLITS:
+        if len(_SPLITS) >= 65536:
+            _SPLITS.clear()
+        _SPLITS[memo] = _split(text, e)
+    found = _SPLITS[memo]
+    return None if found is None else [found[0], list(found[1])]
+
+
+def _split(text: str, e) -> list | None:
     names = feature_names(text)
     label = f"{e.shader}/{e.pass_name}"
     if names is None or names != list(e.features) or key_text(label, names, [e.features[n] for n in names]) != text:

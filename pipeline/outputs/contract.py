@@ -49,6 +49,8 @@ class ContractBuilder:
         self.draws: dict[tuple, dict] = {}
         self._states: dict[tuple, tuple[str, dict]] = {}  # (key, render state, spec values) -> (id, document)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
+        self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
+        self.row_bytes: dict[int, bytes] = {}  # id of an axis row -> canonical bytes of its values (rows live in _rows)
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
         for digest in stages.values():
@@ -106,17 +108,30 @@ class ContractBuilder:
                 self._add_axes(key, use, combinations, pid)
 
     def _add_axes(self, key, use: dict, combinations: list, pid: str | None) -> None:
+        memo = (key.text, id(combinations), pid)
+        found = self._rows.get(memo)
+        if found is None or found[0] is not combinations:  # the draws of one use share its combinations
+            found = self._rows[memo] = (combinations, *self._axis_rows(key, combinations, pid))
+        use.setdefault("axes", []).extend(found[1])
+        if found[2]:
+            use["key"] = key.text
+            if pid is not None:
+                use["pipeline"] = pid
+
+    def _axis_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
+        """The rows ``combinations`` give a draw (shared by every draw of the use: never changed), and
+        whether one of them is the pass's first combination (every axis at its first allowed value)."""
         allowed = axes_of(self.families[key.shader])
-        rows = use.setdefault("axes", [])
+        rows, first = [], False
         for values in combinations:
             row = {"values": dict(values), "key": key.text}
             if pid is not None:
                 row["pipeline"] = pid
             rows.append(row)
+            self.row_bytes[id(row)] = canonical_bytes(row["values"])
             if all(allowed.get(n, (v,))[0] == v and type(allowed.get(n, (v,))[0]) is type(v) for n, v in values.items()):
-                use["key"] = key.text
-                if pid is not None:
-                    use["pipeline"] = pid
+                first = True
+        return rows, first
 
     def add_fallback(self, key, stages: Mapping[str, str], by_pass: Mapping[str, list]) -> None:
         """The fallback pipeline state of every draw of the fallback key's family and pass."""
@@ -139,7 +154,7 @@ class ContractBuilder:
         for record in self.draws.values():
             for use in record["passes"].values():
                 if "axes" in use:
-                    use["axes"].sort(key=lambda row: canonical_bytes(row["values"]))
+                    use["axes"].sort(key=lambda row: self.row_bytes[id(row)])
         return sorted(self.draws.values(), key=lambda d: canonical_bytes([d[f] for f in DRAW_FIELDS]))
 
 

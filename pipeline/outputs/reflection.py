@@ -106,17 +106,31 @@ def prefetch(store, digests, load_blob, workers: int) -> int:
     return sum(doc is not None for doc in docs)
 
 
+_SEEN: dict[str, dict] = {}  # reflections this process read or made: a blob's never changes (content-addressed)
+_SEEN_MAX = 8192
+
+
 def reflect_cached(store, digest: str, load_blob) -> dict:
-    """Reflection of the blob ``digest`` from the store, else reflected now (``load_blob(digest)``) and stored."""
+    """Reflection of the blob ``digest`` from the store, else reflected now (``load_blob(digest)``) and stored.
+
+    Each reflection is read from the store once per process: every chunk index of a cook
+    names most of the same blobs.  Callers must not change the document returned."""
     key = f"{digest}:{tool_version()}"
+    doc = _SEEN.get(key)
+    if doc is not None:
+        return doc
     cached = store.get(REFLECTION, key)
     if isinstance(cached, dict):
-        return cached
-    blob = load_blob(digest)
-    if blob is None:
-        raise ReflectionError.at(digest, "blob missing from the cache; cannot reflect it")
-    doc = reflect(blob)
-    store.set(REFLECTION, key, doc)
+        doc = cached
+    else:
+        blob = load_blob(digest)
+        if blob is None:
+            raise ReflectionError.at(digest, "blob missing from the cache; cannot reflect it")
+        doc = reflect(blob)
+        store.set(REFLECTION, key, doc)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = doc
     return doc
 
 
