@@ -17,6 +17,7 @@ so is :meth:`SourceTree.used_identifiers`, the names stage projection keeps.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass
@@ -89,6 +90,8 @@ class SourceTree:
         # machine's root for a tree rebuilt elsewhere (a build-farm worker's)
         self.named_root = named_root if named_root is not None else canonical_folder(self.root)
         self._files: dict[str, tuple[tuple[int, int, int, int], ParsedFile]] = {}
+        self._prefix = os.path.join(str(self.root), "")  # root + separator: a file's path is prefix + relpath
+        self._candidates: dict[tuple[str, str, bool], tuple[str, ...]] = {}  # what an #include may name
 
     def name(self, relpath: str) -> str:
         """The canonical name a diagnostic carries for a file: its absolute path under the root."""
@@ -99,15 +102,14 @@ class SourceTree:
 
     def parsed(self, relpath: str) -> ParsedFile:
         """The parse of one file, re-read only when its stat signature changed."""
-        path = self.path(relpath)
-        named = self.name(relpath)
         try:
-            signature = of_stat(path.stat())
+            signature = of_stat(os.stat(self._prefix + relpath))
         except OSError as exc:
-            raise CompileError.at(named, f"cannot read shader source: {exc.strerror or exc}") from None
+            raise CompileError.at(self.name(relpath), f"cannot read shader source: {exc.strerror or exc}") from None
         cached = self._files.get(relpath)
         if cached and cached[0] == signature:
             return cached[1]
+        path, named = self.path(relpath), self.name(relpath)
         check_inside(path, self.allowed, named, error=CompileError, what="shader source")
         entry = parse_source(read_text(path, named, limit=MAX_SOURCE_BYTES, error=CompileError,
                                        what="shader source"))
@@ -120,18 +122,23 @@ class SourceTree:
 
     def resolve(self, name: str, includer: str, system: bool = False) -> str | None:
         """Root-relative path an ``#include`` names, or ``None`` if no such file."""
-        folders = [""] if system else [posixpath.dirname(includer), ""]
-        for folder in folders:
-            candidate = posixpath.normpath(posixpath.join(folder, name.replace("\\", "/")))
-            if candidate.startswith("../") or candidate == ".." or posixpath.isabs(candidate):
-                continue
+        folder = "" if system else posixpath.dirname(includer)
+        candidates = self._candidates.get((name, folder, system))
+        if candidates is None:
+            found = []
+            for base in ([""] if system else [folder, ""]):
+                candidate = posixpath.normpath(posixpath.join(base, name.replace("\\", "/")))
+                if not (candidate.startswith("../") or candidate == ".." or posixpath.isabs(candidate)):
+                    found.append(candidate)
+            candidates = self._candidates[(name, folder, system)] = tuple(found)
+        for candidate in candidates:
             if self.has_file(candidate):
                 return candidate
         return None
 
     def has_file(self, relpath: str) -> bool:
         """True when the tree holds a file at this root-relative path."""
-        return self.path(relpath).is_file()
+        return os.path.isfile(self._prefix + relpath)
 
     def resolve_include(self, include: Include, includer: str) -> str:
         """Like :meth:`resolve` but a missing file is a located :class:`CompileError`."""
