@@ -91,4 +91,4 @@ def naga_skip_reason() -> str | None:
 EGL_REASON, WGPU_REASON, NAGA_REASON = egl_skip_reason(), wgpu_skip_reason(), naga_skip_reason()
 needs_egl = pytest.mark.skipif(EGL_REASON is not None, reason=f"no GL context through EGL here: {EGL_REASON}")
 needs_wgpu = pytest.mark.skipif(WGPU_REASON is not None, reason=f"no wgpu device here: {WGPU_REASON}")
-needs_naga = pytest.mark.skipif(NAGA_REASON is not None, reason=f"no naga translator here: {NAGA_REASON}")
+needs_naga = pytest.mark.skipif(NAGA_REASON is not None, reason=f"naga-wasm or Node.js not installed: {NAGA_REASON}")
