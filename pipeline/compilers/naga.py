@@ -84,7 +84,8 @@ def summary(message: str) -> str:
 OP_TYPE_SAMPLED_IMAGE, OP_TYPE_POINTER, OP_VARIABLE = 27, 32, 59
 COMBINED = "WebGPU has no combined image samplers (sampler2D): declare a texture and a sampler apart"
 # an HLSL cbuffer packs a float3 right after a float (offset 20), which no WGSL uniform struct can hold
-UNIFORM_ALIGNMENT = "WGSL aligns uniform vec3/vec4 members to 16 bytes, vec2 to 8: write a float3 after a float as three floats"
+UNIFORM_ALIGNMENT = ("WGSL aligns uniform vec3/vec4 members to 16 bytes, vec2 to 8: "
+                     "write a float3 after a float as three floats")
 
 
 def hint(message: str, spirv: bytes) -> str:

@@ -19,6 +19,7 @@ digest) is in every ``webgpu`` job key, so another naga recompiles.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import json
@@ -28,6 +29,7 @@ import select
 import shutil
 import struct
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -105,8 +107,9 @@ class Translator:
 
     def __init__(self) -> None:
         entry = package_dir() / "dist" / "node.js"
+        self.errors = tempfile.TemporaryFile()  # node's own messages: a file, so no pipe fills up unread
         self.process = subprocess.Popen([node(), str(DRIVER), str(entry)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                        stdout=subprocess.PIPE, stderr=self.errors)
         self.lock = threading.Lock()
         self.translations = 0
         status, text = self._receive()
@@ -153,9 +156,16 @@ class Translator:
 
     def _ended(self, how: str):
         self.process.wait(timeout=TIMEOUT)
-        err = self.process.stderr.read().decode(errors="replace").strip().splitlines()
+        self.errors.seek(0)
+        err = self.errors.read().decode(errors="replace").strip().splitlines()
         raise ToolchainError(f"naga's driver (node) {how}, exit {self.process.returncode}: "
                              f"{err[-1] if err else 'no message'}", PACKAGE)
+
+    def release(self) -> None:
+        """Close this process's ends of the pipes (a dead driver's unsent bytes are dropped)."""
+        for pipe in (self.process.stdin, self.process.stdout, self.errors):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
     @property
     def alive(self) -> bool:
@@ -163,8 +173,7 @@ class Translator:
 
     def close(self) -> None:
         """End the process (its stdin closed: it exits) and wait for it."""
-        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
-            pipe.close()
+        self.release()
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -184,8 +193,7 @@ def translator() -> Translator:
         current = _TRANSLATORS.get(pid)
         if current is None or not current.alive:
             for stale in _TRANSLATORS.values():
-                for pipe in (stale.process.stdin, stale.process.stdout, stale.process.stderr):
-                    pipe.close()  # only this process's copies: the parent keeps its own
+                stale.release()  # only this process's copies: a parent keeps its own
             _TRANSLATORS.clear()
             current = _TRANSLATORS[pid] = Translator()
     return current

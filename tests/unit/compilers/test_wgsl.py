@@ -125,3 +125,15 @@ def test_the_identity_names_the_package_the_naga_it_carries_and_the_driver(monke
     finally:
         monkeypatch.undo()
         wgsl.identity.cache_clear()
+
+
+@needs_naga
+def test_a_driver_that_died_is_a_toolchain_error_and_the_next_call_starts_another() -> None:
+    outputs = compile_pair("portable", "vulkan1.2", PLAIN, **GL_ERA)
+    dead = wgsl.translator()
+    dead.process.kill()
+    dead.process.wait()
+    with pytest.raises(ToolchainError, match=r"naga's driver \(node\) (ended|stopped), exit -9"):
+        dead.translate(outputs["vertex"].spirv)
+    fresh = wgsl.translator()
+    assert fresh is not dead and "@vertex" in wgsl.to_wgsl(outputs["vertex"].spirv)
