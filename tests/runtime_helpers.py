@@ -77,6 +77,18 @@ def wgpu_skip_reason() -> str | None:
     return available()
 
 
-EGL_REASON, WGPU_REASON = egl_skip_reason(), wgpu_skip_reason()
+def naga_skip_reason() -> str | None:
+    """Why the webgpu target cannot translate to WGSL here: no Node.js or no naga-wasm (None: it can)."""
+    from pipeline.compilers import wgsl
+    from pipeline.compilers.toolchain import ToolchainError
+    try:
+        wgsl.node(), wgsl.package_dir()
+    except ToolchainError as exc:
+        return str(exc)
+    return None
+
+
+EGL_REASON, WGPU_REASON, NAGA_REASON = egl_skip_reason(), wgpu_skip_reason(), naga_skip_reason()
 needs_egl = pytest.mark.skipif(EGL_REASON is not None, reason=f"no GL context through EGL here: {EGL_REASON}")
 needs_wgpu = pytest.mark.skipif(WGPU_REASON is not None, reason=f"no wgpu device here: {WGPU_REASON}")
+needs_naga = pytest.mark.skipif(NAGA_REASON is not None, reason=f"naga-wasm or Node.js not installed: {NAGA_REASON}")

@@ -9,7 +9,8 @@ microseconds and without running the compiler, what the job fixes:
   a header of five words) whose entry point has the execution model of the job's
   stage, under the job's entry-point name (glslang keeps the name given);
 - a GLSL text target (``webgl2``, ``es3.0``) gets UTF-8 text without NUL bytes;
-- ``metal`` gets MSL text (UTF-8, no NUL bytes) declaring the stage's entry point.
+- ``metal`` gets MSL text (UTF-8, no NUL bytes) declaring the stage's entry point;
+- ``webgpu`` gets WGSL text (UTF-8, no NUL bytes) declaring the stage's entry point.
 
 ``validate=True`` also runs spirv-val for the job's target (SPIRV-Tools, in process),
 for blobs whose origin did not already run it.
@@ -50,7 +51,7 @@ def blob_problem(request: CompileRequest, blob: bytes, *, validate: bool = False
         return None
     kind = target_info(request.target).blob
     if kind != "spirv":
-        name = "an MSL" if kind == "msl" else "a GLSL"
+        name = {"msl": "an MSL", "wgsl": "a WGSL"}.get(kind, "a GLSL")
         if b"\0" in blob:
             return f"{name} text blob holds NUL bytes"
         try:
@@ -60,6 +61,9 @@ def blob_problem(request: CompileRequest, blob: bytes, *, validate: bool = False
         if kind == "msl":
             from pipeline.compilers.msl import text_problem
             return text_problem(request, text)
+        if kind == "wgsl":
+            from pipeline.compilers.wgsl import text_problem as wgsl_problem
+            return wgsl_problem(request, text)
         return None
     if len(blob) < 20 or len(blob) % 4:
         return f"not a SPIR-V module ({len(blob)} bytes)"

@@ -1,19 +1,16 @@
-"""The ``webgpu`` target's check: naga (inside wgpu-native, through the ``wgpu`` package) accepts the SPIR-V.
+"""The ``webgpu`` target's check: naga (inside wgpu-native, through the ``wgpu`` package) accepts the WGSL.
 
-A ``webgpu`` job compiles and validates SPIR-V exactly as ``vulkan1.2`` does, then hands
-the module to ``GPUDevice.createShaderModule`` of a ``wgpu`` device (Mesa lavapipe on a
-machine without a GPU).  wgpu-native parses SPIR-V with naga's SPIR-V front end and
-validates it against WebGPU's rules: what WebGPU cannot express (a matrix varying, a
-combined image sampler, a uniform block member off WGSL's alignment) is refused here,
-as a located error of the ``webgpu`` target alone.
-
-The blob is that SPIR-V.  It loads in native WebGPU (wgpu, and Dawn with its SPIR-V
-feature); a browser takes WGSL only, and no SPIR-V -> WGSL translator installs from the
-registries this project builds from (naga's and Tint's command-line tools are not
-packaged there), so the WGSL text a browser needs is not written here.
+A ``webgpu`` job compiles and validates SPIR-V exactly as ``vulkan1.2`` does, naga-wasm
+translates it to WGSL (:mod:`pipeline.compilers.wgsl`), and the WGSL goes to
+``GPUDevice.createShaderModule`` of a ``wgpu`` device (Mesa lavapipe on a machine without
+a GPU).  wgpu-native parses it with naga's WGSL front end, the one a browser's WebGPU
+(Firefox) runs, and validates it against WebGPU's rules: what WebGPU cannot express is
+refused here, as a located error of the ``webgpu`` target alone.  What naga cannot
+translate from SPIR-V (a combined image sampler, a matrix varying) is refused one step
+earlier, by the translator; :data:`COMBINED` says what to write instead.
 
 :func:`identity` (the ``wgpu`` package and its wgpu-native build) is in every ``webgpu``
-job key.
+job key, beside the translator's.
 """
 
 from __future__ import annotations
@@ -86,6 +83,18 @@ def summary(message: str) -> str:
 
 OP_TYPE_SAMPLED_IMAGE, OP_TYPE_POINTER, OP_VARIABLE = 27, 32, 59
 COMBINED = "WebGPU has no combined image samplers (sampler2D): declare a texture and a sampler apart"
+# an HLSL cbuffer packs a float3 right after a float (offset 20), which no WGSL uniform struct can hold
+UNIFORM_ALIGNMENT = ("WGSL aligns uniform vec3/vec4 members to 16 bytes, vec2 to 8: "
+                     "write a float3 after a float as three floats")
+
+
+def hint(message: str, spirv: bytes) -> str:
+    """What to write instead, for the refusals a GLSL or HLSL author meets most (empty when none applies)."""
+    if declares_combined_sampler(spirv):
+        return f" ({COMBINED})"
+    if "Alignment requirements for address space Uniform" in message:
+        return f" ({UNIFORM_ALIGNMENT})"
+    return ""
 
 
 def declares_combined_sampler(spirv: bytes) -> bool:
@@ -109,11 +118,10 @@ def declares_combined_sampler(spirv: bytes) -> bool:
     return False
 
 
-def check(spirv: bytes, label: str = "") -> None:
-    """Raise :class:`NagaError` when naga refuses the module for WebGPU."""
+def check(wgsl: str, label: str = "") -> None:
+    """Raise :class:`NagaError` when naga (wgpu-native's WGSL front end and validator) refuses the WGSL."""
     dev = device()
     try:
-        dev.create_shader_module(label=label, code=bytes(spirv))
+        dev.create_shader_module(label=label, code=wgsl)
     except Exception as exc:  # noqa: BLE001 - wgpu raises GPUValidationError (or a panic's RuntimeError)
-        why = summary(str(exc))
-        raise NagaError(f"{why} ({COMBINED})" if declares_combined_sampler(bytes(spirv)) else why) from None
+        raise NagaError(summary(str(exc))) from None

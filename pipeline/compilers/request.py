@@ -21,8 +21,8 @@ HLSL on a SPIR-V target: each register class is shifted by its entry of ``regist
 ``metal`` and ``webgpu`` compile to SPIR-V for the Vulkan 1.2 environment (validated by
 spirv-val as ``vulkan1.2``), then finish for their platform (``Target.finish``,
 :mod:`pipeline.compilers.targets`): ``metal`` translates it to MSL text with SPIRV-Cross
-(``msl_version``, ``argument_buffers``); ``webgpu`` keeps the SPIR-V once naga (through
-``wgpu``) has accepted it for WebGPU.
+(``msl_version``, ``argument_buffers``); ``webgpu`` translates it to WGSL text with naga
+(naga-wasm), which naga inside ``wgpu`` then accepts for WebGPU.
 
 ``link``: an ``auto_map`` stage on a SPIR-V target carries the other stage of its
 program (a vertex stage its fragment stage and the reverse): see
@@ -58,7 +58,7 @@ class Target:
     spirv_version: int   # glslang_target_language_version_t
     client: str = "vulkan"  # 'vulkan' | 'opengl' | 'none'
     default_version: str = "100"  # #version of a source without one when the request gives none
-    finish: str | None = None  # after spirv-val: 'msl' (SPIRV-Cross to MSL text) or 'naga' (accepted for WebGPU)
+    finish: str | None = None  # after spirv-val: 'msl' (SPIRV-Cross to MSL text) or 'naga' (naga to WGSL text)
 
     @property
     def is_spirv(self) -> bool:
@@ -67,8 +67,9 @@ class Target:
 
     @property
     def blob(self) -> str:
-        """What the blob is: ``spirv``, ``glsl`` (GLSL ES text) or ``msl`` (Metal Shading Language text)."""
-        return "msl" if self.finish == "msl" else "spirv" if self.is_spirv else "glsl"
+        """What the blob is: ``spirv``, ``glsl`` (GLSL ES text), ``msl`` (Metal Shading Language text) or
+        ``wgsl`` (WebGPU Shading Language text)."""
+        return {"msl": "msl", "naga": "wgsl"}.get(self.finish or "", "spirv" if self.is_spirv else "glsl")
 
 
 def _target(name: str, vulkan_minor: int, spirv_minor: int) -> Target:
@@ -185,7 +186,8 @@ def links_program(request: CompileRequest) -> bool:
 
 @dataclass(frozen=True)
 class CompileOutput:
-    """The blob (SPIR-V, GLSL ES text for webgl2, MSL text for metal; ``None`` when compilation failed) plus located
+    """The blob (SPIR-V, GLSL ES text for webgl2, MSL text for metal, WGSL text for webgpu; ``None`` when
+    compilation failed) plus located
     diagnostics (errors and warnings)."""
 
     spirv: bytes | None

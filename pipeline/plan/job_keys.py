@@ -22,7 +22,8 @@ def _flags(request: CompileRequest) -> dict:
     The optimizer is named when it runs (``-O``, or the removal of unused interface variables of
     ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
     stages it links with (:func:`pipeline.plan.jobs._linked`); a ``metal`` or ``webgpu`` request names the tool
-    that finishes its blob (SPIRV-Cross's build, the wgpu-native whose naga checks) and ``metal`` its MSL options."""
+    that finishes its blob (SPIRV-Cross's build; naga-wasm and its driver, and the wgpu-native whose naga checks) and
+    ``metal`` its MSL options."""
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
     spirv = request.backend is None and target_info(request.target).is_spirv  # a plug-in target: its own
     if request.auto_map:

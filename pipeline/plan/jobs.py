@@ -13,10 +13,11 @@ optimizer's (:func:`~pipeline.compilers.spirv_tools.optimizer_version`) when it 
 HLSL register shifts, the stages a stage is linked with (``CompileRequest.link``:
 their sources and defines, and their files in the closure), for ``metal`` its MSL
 version and argument-buffer choice and the SPIRV-Cross build, for ``webgpu`` the
-wgpu-native build whose naga checks it, the cache format version, and for a job that
-went through plug-ins (docs/plugins.md) each one's name, version and source hash plus
-the text they made.  Change any of them and the key changes; change nothing and it is
-the same on every machine.
+naga-wasm that writes its WGSL (with its driver) and the wgpu-native whose naga checks
+it, the cache format version, and for a job that went through plug-ins
+(docs/plugins.md) each one's name, version and source hash plus the text they made.
+Change any of them and the key changes; change nothing and it is the same on every
+machine.
 
 Exact sources: when glslang's C API loads in the planning process, every GLSL job
 is preprocessed there (defines and includes applied, well under a compile's time:

@@ -6,8 +6,8 @@ target is checked once, named by the first chunk and key that use it:
 
 - ``webgl2`` / ``es3.0``: the vertex and fragment text linked as one program by Mesa's
   GL driver through EGL (:mod:`pipeline.runtime.gl_client`);
-- ``webgpu``: shader modules and a render pipeline created through ``wgpu`` on
-  lavapipe (:mod:`pipeline.runtime.webgpu_client`);
+- ``webgpu``: shader modules of the WGSL text and a render pipeline created through
+  ``wgpu`` on lavapipe (:mod:`pipeline.runtime.webgpu_client`);
 - ``metal``, ``opengl4.5``: no client runs here; the result says so (a Metal blob was
   only checked at cook time, for its entry point).
 
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.outputs.read_outputs import load_chunk
-from pipeline.outputs.reflection import ReflectionError, reflect
 from pipeline.runtime.loader import Failure
 
 NO_CLIENT = {"metal": "no Metal compiler or device runs here: the MSL text was checked at cook time only "
@@ -126,11 +125,6 @@ def _webgpu(label: str, programs: dict) -> TargetCheck:
     if client is None:
         return result
     for chunk, key, blobs in programs.values():
-        try:
-            reflections = {stage: reflect(blob) for stage, blob in blobs.items()}
-        except ReflectionError as exc:
-            result.failed.append(Failure(chunk, None, key, f"{label}: {exc}"))
-            continue
-        refused = client.create(blobs, reflections)
+        refused = client.create(blobs)
         _refused(result, chunk, key, refused and f"{label} {refused[0]}: wgpu: {refused[1]}")
     return result

@@ -1,4 +1,4 @@
-"""The WebGPU client: a key's ``webgpu`` blobs made shader modules and a render pipeline through ``wgpu``.
+"""The WebGPU client: a key's ``webgpu`` blobs (WGSL text) made shader modules and a render pipeline through ``wgpu``.
 
 The cook already had naga accept each stage alone; a render pipeline also needs the
 two stages to agree (every fragment input fed by a vertex output of the same location
@@ -6,11 +6,14 @@ and type, the bind groups of both stages one layout).  :class:`WebGpuClient` mak
 the first adapter wgpu-native finds (Mesa lavapipe on a machine without a GPU), each
 key's shader modules and one render pipeline with ``layout="auto"``: vertex buffers
 from the vertex stage's inputs (one buffer per location), a color target per fragment
-output, triangles, no depth.  :func:`available` says why no client can run here.
+output, triangles, no depth.  A WGSL blob has no reflection in the library, so the
+entry point, inputs and outputs are read from the text (:func:`interface`), as a WebGPU
+engine reads its own modules.  :func:`available` says why no client can run here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pipeline.compilers.naga import device as naga_device, summary
@@ -25,6 +28,62 @@ VERTEX_FORMATS = {"float": ("float32", 4), "vec2": ("float32x2", 8), "vec3": ("f
 COLOR_FORMATS = {"float": "r32float", "vec2": "rg32float", "vec3": "rgba32float", "vec4": "rgba8unorm",
                  "int": "r32sint", "ivec2": "rg32sint", "ivec4": "rgba32sint", "uint": "r32uint",
                  "uvec2": "rg32uint", "uvec4": "rgba32uint"}
+
+
+WGSL_SCALARS = {"f32": "", "i32": "i", "u32": "u"}
+ITEM = re.compile(r"^((?:@\w+(?:\([^)]*\))?\s*)*)(?:(\w+)\s*:\s*)?(.+)$", re.S)
+
+
+def wgsl_type(text: str) -> str:
+    """A WGSL type in the reflection's words: ``vec3<f32>`` -> ``vec3``, ``u32`` -> ``uint``, ``vec2i`` -> ``ivec2``."""
+    text = text.strip()
+    scalar = {"f32": "float", "i32": "int", "u32": "uint"}.get(text)
+    if scalar is not None:
+        return scalar
+    match = re.fullmatch(r"vec([234])(?:<(f32|i32|u32)>|([fiu]))", text)
+    if match is None:
+        return text
+    kind = match.group(2) or {"f": "f32", "i": "i32", "u": "u32"}[match.group(3)]
+    return f"{WGSL_SCALARS[kind]}vec{match.group(1)}"
+
+
+def _split(text: str) -> list[str]:
+    """Top-level comma-separated items (commas inside ``<>`` or ``()`` kept)."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def _located(text: str, structs: Mapping[str, str]) -> list[dict]:
+    """Each ``@location(n)`` item of a parameter list or struct body (struct-typed items opened)."""
+    found = []
+    for item in _split(text):
+        attributes, _, kind = ITEM.match(item).groups()
+        location = re.search(r"@location\(\s*(\d+)", attributes or "")
+        if location is not None:
+            found.append({"location": int(location.group(1)), "type": wgsl_type(kind)})
+        elif kind.strip() in structs:
+            found += _located(structs[kind.strip()], structs)
+    return sorted(found, key=lambda v: v["location"])
+
+
+def interface(text: str, stage: str) -> dict:
+    """The entry point, located inputs and located outputs of a WGSL stage (the reflection's keys)."""
+    structs = {m.group(1): m.group(2) for m in re.finditer(r"struct\s+(\w+)\s*\{([^}]*)\}", text)}
+    entry = re.search(rf"@{stage}\s+fn\s+(\w+)\s*\(([^{{]*?)\)\s*(?:->\s*([^{{]+?))?\s*\{{", text)
+    if entry is None:
+        return {"entry": "main", "inputs": [], "outputs": []}
+    result = (entry.group(3) or "").strip()
+    return {"entry": entry.group(1), "inputs": _located(entry.group(2), structs),
+            "outputs": _located(result, structs) if result else []}
 
 
 class WebGpuUnavailable(RuntimeError):
@@ -72,12 +131,15 @@ class WebGpuClient:
         info = self.device.adapter.info
         self.name = f"{info.get('device', 'adapter')} ({info.get('backend_type', '')}) through wgpu".replace(" ()", "")
 
-    def create(self, blobs: Mapping[str, bytes], reflections: Mapping[str, Mapping]) -> tuple[str, str] | None:
-        """None when the modules and the render pipeline are made, else (stage or 'pipeline', why)."""
-        modules = {}
+    def create(self, blobs: Mapping[str, bytes]) -> tuple[str, str] | None:
+        """None when the modules and the render pipeline of a key's WGSL stages are made, else (stage or
+        'pipeline', why)."""
+        modules, reflections = {}, {}
         for stage in ("vertex", "fragment"):
             try:
-                modules[stage] = self.device.create_shader_module(label=stage, code=bytes(blobs[stage]))
+                text = bytes(blobs[stage]).decode("utf-8")
+                reflections[stage] = interface(text, stage)
+                modules[stage] = self.device.create_shader_module(label=stage, code=text)
             except Exception as exc:  # noqa: BLE001 - wgpu raises GPUValidationError with naga's words
                 return stage, summary(str(exc))
         vertex = {"module": modules["vertex"], "entry_point": reflections["vertex"].get("entry", "main"),

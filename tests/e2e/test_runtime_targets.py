@@ -1,7 +1,7 @@
 """Every target of one rule file cooked and loaded by its real client: a GL-era pair (tests/data/targets)
 cooked for relaxed Vulkan 1.2, webgl2, metal and webgpu; ``pipeline runtime check`` creates its Vulkan
 pipeline states on lavapipe, links its GLSL ES programs in Mesa's GL driver through EGL, makes its WebGPU
-modules and render pipelines through wgpu, and says Metal has no client here.  What one target cannot
+modules (WGSL written by naga) and render pipelines through wgpu, and says Metal has no client here.  What one target cannot
 express fails that target alone; what only a client sees (a varying whose type differs) fails the check."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from family_worlds import triangle_world
-from runtime_helpers import needs_egl, needs_vulkan, needs_wgpu
+from runtime_helpers import needs_egl, needs_naga, needs_vulkan, needs_wgpu
 from target_helpers import MATERIALS, TARGETS_DATA
 
 from pipeline.cli import main
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.pak import PakReader
 
-pytestmark = [needs_vulkan, needs_egl, needs_wgpu]
+pytestmark = [needs_vulkan, needs_egl, needs_wgpu, needs_naga]
 PLAIN = [({"name": "plain"}, ()), ({"name": "colored"}, ("COLOR_0",))]
 TEXTURED = ({"name": "textured", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}, ("TEXCOORD_0",))
 GL_ERA = 'relaxed = true, auto_map = true, version = "310 es"'
@@ -45,7 +45,9 @@ def test_one_family_cooks_for_every_target_and_each_client_loads_it(tmp_path: Pa
     pak = PakReader(mf.library_path(tmp_path / "out"))
     entry = manifest.keys["portable/forward{TEXTURED=0,VERTEX_COLOR=1}"]
     assert pak.get(entry.targets["metal-relaxed-msl2.1"]["vertex"]).startswith(b"#include <metal_stdlib>")
-    assert pak.get(entry.targets["webgpu-relaxed"]["fragment"])[:4] == b"\x03\x02\x23\x07"
+    wgsl = pak.get(entry.targets["webgpu-relaxed"]["fragment"]).decode()
+    assert "@fragment \nfn main(@location(0) v_color: vec4<f32>" in wgsl  # WGSL text, for a browser too
+    assert pak.reflection(entry.targets["webgpu-relaxed"]["fragment"]) is None  # text: no reflection, as MSL
     assert pak.get(entry.targets["webgl2"]["vertex"]).startswith(b"#version 300 es")
     report, code, text = check(tmp_path / "out")
     assert code == 0 and report["pipelines"] == report["created"] == 2 and report["validation_errors"] == []
@@ -63,7 +65,7 @@ def test_what_webgpu_cannot_express_fails_that_target_only(tmp_path: Path) -> No
     cooked, manifest = cook(tmp_path, TARGETS_DATA / "rules", [*PLAIN, TEXTURED])
     assert cooked.exit_code == 1
     errors = [line for line in cooked.output.splitlines() if ": error: " in line]
-    assert len(errors) == 1 and "portable.frag: error: webgpu: naga refuses the SPIR-V" in errors[0]
+    assert len(errors) == 1 and "portable.frag: error: webgpu: naga cannot translate the SPIR-V to WGSL" in errors[0]
     assert "combined image samplers" in errors[0] and "TEXTURED=1" in errors[0]
     entry = manifest.keys["portable/forward{TEXTURED=1,VERTEX_COLOR=0}"]
     assert set(entry.targets["webgpu-relaxed"]) == {"vertex"}  # the fragment stage failed, for webgpu alone

@@ -115,4 +115,17 @@ def test_a_metal_blob_is_msl_text_declaring_the_stage_s_entry_point(blobs) -> No
     assert "no fragment function" in blob_problem(metal, text.replace(b"fragment ", b"vertex "))
     assert "NUL" in blob_problem(metal, text + b"\0") and "not UTF-8" in blob_problem(metal, b"\xff\xfe")
     assert "empty" in blob_problem(metal, b"  \n")
-    assert "not a SPIR-V module" in blob_problem(CompileRequest(request.source, "fragment", target="webgpu"), text)
+    assert "not a SPIR-V module" in blob_problem(CompileRequest(request.source, "fragment", target="vulkan1.2"), text)
+
+
+def test_a_webgpu_blob_is_wgsl_text_declaring_the_stage_s_entry_point(blobs) -> None:
+    request, spirv = blobs["fragment"]
+    webgpu = CompileRequest(request.source, "fragment", target="webgpu")
+    text = b"@fragment \nfn main() -> @location(0) vec4<f32> {\n    return vec4<f32>(1f);\n}\n"
+    assert blob_problem(webgpu, text, validate=True) is None
+    assert blob_problem(webgpu, text.replace(b"main", b"PSMain")) == \
+        "the WGSL text declares no @fragment function 'main'"
+    assert blob_problem(CompileRequest(request.source, "vertex", target="webgpu"), text) == \
+        "the WGSL text declares no @vertex function 'main'"
+    assert blob_problem(webgpu, spirv) == "a WGSL text blob holds NUL bytes"  # the SPIR-V it was translated from
+    assert "not UTF-8" in blob_problem(webgpu, b"\xff\xfe")

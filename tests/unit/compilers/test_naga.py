@@ -1,10 +1,10 @@
-"""The webgpu target's check (compilers/naga.py): naga, through wgpu, accepts the SPIR-V WebGPU can express
-and refuses the rest with its own words, one line."""
+"""The webgpu target's check (compilers/naga.py): naga, through wgpu, accepts the WGSL WebGPU can express
+and refuses the rest with its own words, one line; the hints for what GLSL and HLSL authors meet most."""
 
 from __future__ import annotations
 
 import pytest
-from runtime_helpers import needs_wgpu
+from runtime_helpers import needs_naga, needs_wgpu
 from target_helpers import GL_ERA, compile_pair
 
 from pipeline.compilers import naga
@@ -49,27 +49,26 @@ def test_a_combined_image_sampler_is_found_in_the_module() -> None:
     assert separate.ok and not naga.declares_combined_sampler(separate.spirv)  # Texture2D + SamplerState
 
 
+def test_the_hints_name_what_to_write_instead() -> None:
+    textured = compile_pair("portable", "vulkan1.2", (("TEXTURED", "1"), ("VERTEX_COLOR", "0")), **GL_ERA)
+    plain = compile_pair("portable", "vulkan1.2", (("TEXTURED", "0"), ("VERTEX_COLOR", "0")), **GL_ERA)
+    assert naga.hint("parse: InvalidId(27)", textured["fragment"].spirv) == f" ({naga.COMBINED})"
+    aligned = naga.hint("Alignment requirements for address space Uniform are not met by [4]", plain["fragment"].spirv)
+    assert aligned == f" ({naga.UNIFORM_ALIGNMENT})" and naga.hint("anything else", plain["fragment"].spirv) == ""
+
+
 @needs_wgpu
-def test_naga_accepts_what_webgpu_expresses_and_refuses_the_rest() -> None:
+@needs_naga
+def test_naga_accepts_the_wgsl_webgpu_expresses_and_refuses_the_rest() -> None:
+    from pipeline.compilers.wgsl import to_wgsl
+
     plain = compile_pair("portable", "vulkan1.2", (("TEXTURED", "0"), ("VERTEX_COLOR", "1")), **GL_ERA)
     for output in plain.values():
-        naga.check(output.spirv)
-    textured = compile_pair("portable", "vulkan1.2", (("TEXTURED", "1"), ("VERTEX_COLOR", "0")), **GL_ERA)
-    with pytest.raises(naga.NagaError, match="no combined image samplers"):
-        naga.check(textured["fragment"].spirv)
-
-
-@needs_wgpu
-def test_a_matrix_varying_is_refused_for_webgpu() -> None:
-    from pipeline.compilers.backends import compile_one, get_backend
-    from pipeline.compilers.sources import SourceTree
-    from paths import TESTS
-
-    request = CompileRequest("glpair/pair.vert", "vertex", defines=(("TEXTURED", "0"), ("VERTEX_COLOR", "0")),
-                             target="vulkan1.2", **GL_ERA)
-    output = compile_one(request, SourceTree(TESTS / "data" / "glpair" / "materials"), get_backend("capi"))
-    with pytest.raises(naga.NagaError, match="Only numeric scalars and vectors"):
-        naga.check(output.spirv)
+        naga.check(to_wgsl(output.spirv))
+    strided = ("@group(0) @binding(0) var<uniform> u: array<f32, 4>;\n"
+               "@fragment fn main() -> @location(0) vec4<f32> { return vec4<f32>(u[0]); }\n")
+    with pytest.raises(naga.NagaError, match="The array stride 4 is not a multiple of the required alignment 16"):
+        naga.check(strided)
 
 
 @needs_wgpu

@@ -121,7 +121,7 @@ def test_binding_shifts_give_hlsl_register_classes_their_ranges_over_the_stage_b
 def test_metal_and_webgpu_compile_vulkan_1_2_spirv_and_finish_it_for_their_platform() -> None:
     from pipeline.compilers.request import TARGETS
 
-    for name, finish, blob in (("metal", "msl", "msl"), ("webgpu", "naga", "spirv")):
+    for name, finish, blob in (("metal", "msl", "msl"), ("webgpu", "naga", "wgsl")):
         target = TARGETS[name]
         assert (target.name, target.spirv, target.client) == ("vulkan1.2", (1, 5), "vulkan")  # spirv-val's env
         assert (target.finish, target.blob, target.is_spirv) == (finish, blob, True)

@@ -3,7 +3,7 @@ what a target cannot express fails that target's job alone, located at the stage
 
 from __future__ import annotations
 
-from runtime_helpers import needs_wgpu
+from runtime_helpers import needs_naga, needs_wgpu
 from target_helpers import GL_ERA, MATERIALS, compile_pair, pair
 
 from pipeline.compilers import targets
@@ -41,12 +41,36 @@ def test_a_module_spirv_cross_refuses_fails_the_metal_job_located_at_its_file() 
 
 
 @needs_wgpu
+@needs_naga
 def test_what_webgpu_cannot_express_fails_the_webgpu_job_only() -> None:
     webgpu = compile_pair("portable", "webgpu", TEXTURED, **GL_ERA)
     vulkan = compile_pair("portable", "vulkan1.2", TEXTURED, **GL_ERA)
     assert webgpu["vertex"].ok and all(o.ok for o in vulkan.values())
     (error,) = webgpu["fragment"].errors
-    assert error.message.startswith("webgpu: naga refuses the SPIR-V:") and "combined image samplers" in error.message
-    assert error.location.file.endswith("portable/portable.frag")
+    assert error.message.startswith("webgpu: naga cannot translate the SPIR-V to WGSL: parse: InvalidId(")
+    assert "combined image samplers" in error.message and error.location.file.endswith("portable/portable.frag")
     plain = compile_pair("portable", "webgpu", (("TEXTURED", "0"), ("VERTEX_COLOR", "1")), **GL_ERA)
-    assert all(o.ok and o.spirv[:4] == b"\x03\x02\x23\x07" for o in plain.values())  # the SPIR-V naga accepted
+    assert all(o.ok for o in plain.values())
+    assert plain["fragment"].spirv.decode().endswith("return _e5;\n}\n") and b"@fragment" in plain["fragment"].spirv
+
+
+@needs_naga
+def test_a_webgpu_job_s_wgsl_that_wgpu_refuses_fails_that_job(monkeypatch) -> None:
+    from pipeline.compilers import naga
+
+    def refuse(text: str, label: str = "") -> None:
+        assert text.startswith("struct ") and "fn main(" in text  # the WGSL is what wgpu's naga is given
+        if label.endswith(":fragment"):
+            raise naga.NagaError("Shader validation error: refused")
+
+    monkeypatch.setattr(naga, "check", refuse)
+    outputs = compile_pair("portable", "webgpu", (("TEXTURED", "0"), ("VERTEX_COLOR", "1")), **GL_ERA)
+    (error,) = outputs["fragment"].errors
+    assert error.message == "webgpu: naga refuses the WGSL: Shader validation error: refused"
+    assert outputs["vertex"].ok and outputs["fragment"].spirv is None
+
+
+@needs_naga
+def test_a_webgpu_finisher_names_the_translator_and_the_validator() -> None:
+    identity = targets.finisher_identity("webgpu")
+    assert identity.startswith("naga-wasm 30.1.0 (naga 30.0.1); driver sha256:") and "; wgpu " in identity

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from family_worlds import triangle_world
-from runtime_helpers import needs_egl
+from runtime_helpers import needs_egl, needs_naga, needs_wgpu
 from target_helpers import MATERIALS, TARGETS_DATA
 
 from pipeline import api
@@ -50,3 +50,13 @@ def test_metal_has_no_client_here_and_says_so(tmp_path: Path) -> None:
     (check,) = check_targets(out, ["level/props"])
     assert (check.target, check.client, check.programs, check.ok) == ("metal-relaxed", None, 2, True)
     assert check.note == NO_CLIENT["metal"] and "no Metal compiler or device runs here" in check.note
+
+
+@needs_wgpu
+@needs_naga
+def test_webgpu_programs_are_made_from_their_wgsl_by_the_wgpu_client(tmp_path: Path) -> None:
+    out = _cook(tmp_path, TARGETS_DATA / "rules", '[cook.compile]\nportable = [{target = "webgpu", relaxed = true, '
+                                                   'auto_map = true, version = "310 es"}]\n')
+    (check,) = check_targets(out, ["level/props"])
+    assert (check.target, check.programs, check.created, check.failed) == ("webgpu-relaxed", 2, 2, [])
+    assert "through wgpu" in check.client
