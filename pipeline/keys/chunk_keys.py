@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from pipeline.cache.store import Store
-from pipeline.digest import stable_hash
+from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
@@ -42,15 +42,26 @@ class ChunkKeys:
         :mod:`pipeline.keys.records`): what a cook merges, and the per-draw bindings only output
         writers read."""
         keys, bindings = [], []
+        tables: tuple[dict, dict] = ({}, {})  # render states, specialization values: canonical bytes -> (position, it)
+        seen: dict[int, tuple[object, int]] = {}  # id of a dict -> (it, position): a use's draws share theirs
+
+        def at(table: dict, value: dict) -> int:
+            found = seen.get(id(value))
+            if found is None or found[0] is not value:
+                found = seen[id(value)] = (value, table.setdefault(canonical_bytes(value), (len(table), value))[0])
+            return found[1]
+
         for k, u in self.keys.items():
             made = u.bindings
             keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made), u.render_states,
                          u.specialization])
-            bindings.append([[draw_id(d), st, sp] for d, st, sp in made])
+            bindings.append([[draw_id(d), at(tables[0], st), at(tables[1], sp)] for d, st, sp in made])
         summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
                    "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                    "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
-        return summary, {"keys": [k.hash for k in self.keys], "bindings": bindings}
+        states, specs = ([value for _, value in table.values()] for table in tables)
+        return summary, {"keys": [k.hash for k in self.keys], "bindings": bindings, "render_states": states,
+                         "specializations": specs}
 
     @classmethod
     def from_records(cls, record: dict, interned: dict, draws: "dict | StoredDraws") -> "ChunkKeys":
@@ -92,16 +103,18 @@ class StoredDraws:
     @classmethod
     def holding(cls, record: dict) -> "StoredDraws":
         held = cls(None, None)
-        held._data = record["bindings"]
+        held._data = record
         return held
 
     def bindings(self, i: int, count: int) -> list:
-        """Key ``i``'s bindings, its draws made (each once per chunk)."""
+        """Key ``i``'s bindings, its draws made (each once per chunk); the draws of one render state
+        (or specialization values) share one dict of it, which nobody changes."""
         if self._data is None:
             self._data = self._read()
-        raw = self._data[i]
+        raw = self._data["bindings"][i]
         if len(raw) != count:
             raise ValueError("a chunk-draws record whose bindings are not one per draw")
+        states, specs = self._data["render_states"], self._data["specializations"]
         name, level = self.chunk
         made = []
         for ident, state, spec in raw:
@@ -109,7 +122,7 @@ class StoredDraws:
             source = self._sources.get(at)
             if source is None:
                 source = self._sources[at] = draw_of(ident, name, level)
-            made.append((source, dict(state), dict(spec)))
+            made.append((source, states[state], specs[spec]))
         return made
 
     def release(self) -> None:
@@ -125,7 +138,7 @@ class StoredDraws:
         if not isinstance(data, dict) or data.get("keys") != self.hashes:
             raise OSError(errno.ENOENT, f"the cache no longer holds the draws of chunk {self.chunk[0]!r} "
                                         "(cleared during the cook?); cook again", str(store.directory))
-        return data["bindings"]
+        return data
 
 
 _STORES: dict[tuple[int, str], Store] = {}

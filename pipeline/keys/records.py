@@ -9,11 +9,14 @@
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
 
-``chunk-draws:<fingerprint>`` (version 1), beside it: each key's draws, in the order of
-the ``keys`` above, read only by whatever writes the chunk's outputs::
+``chunk-draws:<fingerprint>`` (version 2), beside it: each key's draws, in the order of
+the ``keys`` above, read only by whatever writes the chunk's outputs; a draw's render
+state and specialization values are positions in the record's tables (the draws of a
+material share them, so each is stored and decoded once)::
 
     {"keys": [key hash, ...],
-     "bindings": [[[[file, node, mesh, primitive, material, variant], render state, {feature: value}], ...], ...]}
+     "bindings": [[[[file, node, mesh, primitive, material, variant], render state, specialization], ...], ...],
+     "render_states": [{...}, ...], "specializations": [{feature: value}, ...]}
 
 ``evaluations:<hash of rules, config, code and projected facts>`` (version 2): the
 keys one distinct projected fact combination needs (rule errors are not stored)::
@@ -35,7 +38,7 @@ from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey
 
 CHUNK_KEYS = RecordKind("chunk-keys", 4)  # 2: per-draw bindings; 3: file stamps; 4: bindings in chunk-draws
-CHUNK_DRAWS = RecordKind("chunk-draws", 1)
+CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
 EVALUATIONS = RecordKind("evaluations", 2)  # 2: runtime axis combinations
 
 
