@@ -43,19 +43,29 @@ class ChunkKeys:
         writers read."""
         keys, bindings = [], []
         tables: tuple[dict, dict] = ({}, {})  # render states, specialization values: canonical bytes -> (position, it)
-        seen: dict[int, tuple[object, int]] = {}  # id of a dict -> (it, position): a use's draws share theirs
+        at: tuple[dict, dict] = ({}, {})  # id of a dict -> its position: a use's draws share theirs
+        ids: dict[int, list] = {}  # id of a draw -> its draw_id (a draw has a binding per pass and axis key)
+        alive = []  # what the ids above name, kept alive while they are in use
 
-        def at(table: dict, value: dict) -> int:
-            found = seen.get(id(value))
-            if found is None or found[0] is not value:
-                found = seen[id(value)] = (value, table.setdefault(canonical_bytes(value), (len(table), value))[0])
-            return found[1]
+        def place(n: int, value: dict) -> int:
+            alive.append(value)
+            found = at[n][id(value)] = tables[n].setdefault(canonical_bytes(value), (len(tables[n]), value))[0]
+            return found
 
         for k, u in self.keys.items():
             made = u.bindings
+            alive.append(made)
             keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made), u.render_states,
                          u.specialization])
-            bindings.append([[draw_id(d), at(tables[0], st), at(tables[1], sp)] for d, st, sp in made])
+            rows = []
+            for d, st, sp in made:
+                ident = ids.get(id(d))
+                if ident is None:
+                    ident = ids[id(d)] = draw_id(d)
+                a = at[0].get(id(st))
+                b = at[1].get(id(sp))
+                rows.append([ident, place(0, st) if a is None else a, place(1, sp) if b is None else b])
+            bindings.append(rows)
         summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
                    "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                    "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
