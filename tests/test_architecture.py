@@ -25,7 +25,8 @@ MAX_LINES = 400
 
 STAGES = [
     ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
-              "pipeline.progress", "pipeline.fileio", "pipeline.heap", "pipeline.stamps", "pipeline.cache", "pipeline.facts"]),
+              "pipeline.progress", "pipeline.fileio", "pipeline.heap", "pipeline.stamps", "pipeline.cache", "pipeline.facts",
+              "pipeline.plugin_loader", "pipeline.fact_providers"]),
     ("rules", ["pipeline.rules"]),
     ("world", ["pipeline.world", "pipeline.chunks"]),
     ("scan", ["pipeline.scan"]),
