@@ -159,7 +159,7 @@ def check_value(kind: str | tuple[str, ...], value: Any) -> FactValue:
             return float(value)
     elif isinstance(value, str):
         return value
-    raise ValueError(f"{value!r} ({type(value).__name__}) is not a {type_text(kind)}")
+    raise ValueError(f"{value!r} ({type(value).__name__}), not of type {type_text(kind)}")
 
 
 @functools.cache

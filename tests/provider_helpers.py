@@ -18,13 +18,14 @@ FRAG = ("#version 450\nlayout(location = 0) out vec4 color;\n"
 PROVIDER = "../plugins/sidecar_facts.py:Wetness"
 
 
-def wet_rules(provider: str = PROVIDER, wetness: str = "min(ext.wetness.level, 2)") -> str:
+def wet_rules(provider: str = PROVIDER, wetness: str = "min(ext.wetness.level, 2)",
+              soaked: str = "ext.wetness.surface == 'soaked'") -> str:
     return ("shader: wet\n"
             f'fact_providers: ["{provider}"]\n'
             "sources: {vertex: wet.vert, fragment: wet.frag}\n"
             "compile: [{target: vulkan1.2}]\n"
             "features:\n  WETNESS: {values: [0, 1, 2]}\n  SOAKED: {type: bool}\n"
-            f"derive:\n  WETNESS: {wetness}\n  SOAKED: ext.wetness.surface == 'soaked'\n"
+            f"derive:\n  WETNESS: {wetness}\n  SOAKED: {soaked}\n"
             "passes: {forward: {}}\n")
 
 
