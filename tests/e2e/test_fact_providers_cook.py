@@ -155,3 +155,13 @@ def test_forked_chunk_workers_and_a_local_farm_write_the_same_bytes(tmp_path, mo
     assert set(farm.run.where.values()) != {"local"}  # the farm compiled jobs
     assert files_of(tmp_path / "o1") and files_of(tmp_path / "o1") == files_of(tmp_path / "o2") == \
         files_of(tmp_path / "o3")
+
+
+def test_keys_and_explain_read_the_provided_facts(tmp_path) -> None:
+    world = make_world(tmp_path)
+    keys = run_cli("keys", world, cwd=world)
+    assert keys.returncode == 0, keys.stderr
+    assert sorted(re.findall(r"wet/forward\{[^}]*\}", keys.stdout)) == sorted([A_KEY, B_KEY, C_KEY])
+    explained = run_cli("explain", world, B_KEY, cwd=world)
+    assert explained.returncode == 0, explained.stderr
+    assert "ext.wetness.level = 2" in explained.stdout and "ext.wetness.surface = 'soaked'" in explained.stdout
