@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from provider_helpers import make_world, sidecar, wet_rules
+from provider_helpers import PLUGINS, make_world, sidecar, wet_rules
 from robust_helpers import one_error_line, run_cli
 
 from pipeline import api
@@ -165,3 +165,12 @@ def test_keys_and_explain_read_the_provided_facts(tmp_path) -> None:
     explained = run_cli("explain", world, B_KEY, cwd=world)
     assert explained.returncode == 0, explained.stderr
     assert "ext.wetness.level = 2" in explained.stdout and "ext.wetness.surface = 'soaked'" in explained.stdout
+
+
+def test_no_noop_stamp_is_kept_for_a_provider_outside_the_world(tmp_path) -> None:
+    world = make_world(tmp_path, rules=wet_rules(f"{PLUGINS / 'sidecar_facts.py'}:Wetness"))
+    args = ("cook", world, "--out", tmp_path / "build", "--cache", tmp_path / "cache", "--json")
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 4
+    assert json.loads(run_cli(*args, cwd=world).stdout)["compiled"] == 0
+    stamps = tmp_path / "cache" / "noop-stamps"
+    assert not stamps.exists() or not list(stamps.iterdir())  # its edits would not be seen by file stats
