@@ -8,9 +8,11 @@ store as a ``chunk-keys`` record (:mod:`pipeline.keys.records`) under a *fingerp
 - :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
-  folder) and the optional facts they read;
+  folder), the optional facts they read and the ``(name, version, code)`` of each
+  fact provider they name (:mod:`pipeline.scan.provided`);
 - the chunk's name, level and ``(file, *stamp)`` of each of its glTF files
-  (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test).
+  (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test), with
+  the stamp of each of the file's fact provider sidecars.
 
 The record also lists the external buffers its files read for optional facts
 (``(path, *stamp)``, from the scan cache entry); a changed buffer is a miss.
