@@ -2,7 +2,8 @@
 
 The stages follow the data flow (docs/architecture.md):
 
-    base (errors, config, digest, builtin, progress, fileio, cache, facts) -> rules -> world (world, chunks)
+    base (errors, config, digest, builtin, progress, fileio, cache, facts, plugin_loader, fact_providers) -> rules
+    -> world (world, chunks)
     -> scan -> keys -> compilers -> plan -> compile -> outputs -> cook -> report -> runtime -> api -> cli
 
 A rule set is read before any content, so the fact vocabulary the rules read (``facts``) is
