@@ -95,6 +95,8 @@ def test_provided_facts_are_typed_by_their_provider_s_declaration(tmp_path: Path
         "7:10 unknown fact 'ext.wetnes' (did you mean 'ext.wetness'?)"]
     assert wet_problems(tmp_path, ok, "1 if ext.wetness.surface > 1 else 0")[0].startswith(
         "7:15 '>' cannot compare 'ext.wetness.surface' (a string) with '1' (a number)")
+    assert wet_problems(tmp_path, ok, "1 if ext.wetness.surface == 'wet' else 0") == [
+        "7:38 'wet' is not a value of ext.wetness.surface"]  # an enum: its declared values
 
 
 def test_facts_of_no_named_provider_and_unloadable_providers_are_located(tmp_path: Path) -> None:
