@@ -44,8 +44,8 @@ from pipeline.stamps import stamp_of
 from pipeline.world import World
 
 FORMAT_VERSION = 1
-_KEY_MODULES = ("facts.py", "fact_providers.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py", "keys/chunk_keys.py",
-                "world.py", "config.py", "digest.py", "errors.py")
+_KEY_MODULES = ("facts.py", "fact_providers.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py",
+                "keys/chunk_keys.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
 @dataclass
