@@ -77,7 +77,8 @@ class _Builder:
                 continue
             if spec.name in specs:
                 self.error(self.doc.at(("fact_providers", i)), f"two fact providers are named '{spec.name}' "
-                           f"({specs[spec.name].ref.name} and {spec.ref.name}): their facts would share ext.{spec.name}")
+                           f"({specs[spec.name].ref.spec} and {spec.ref.spec}): their facts would share "
+                           f"ext.{spec.name}")
                 continue
             specs[spec.name] = spec
         return tuple(specs[name] for name in sorted(specs))

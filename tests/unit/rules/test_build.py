@@ -106,3 +106,9 @@ def test_facts_of_no_named_provider_and_unloadable_providers_are_located(tmp_pat
     assert [d.message for d in info.value.diagnostics] == ["unknown fact 'ext.wetness'"]
     found = wet_problems(tmp_path, "../plugins/sidecar_facts.py:Gone", "ext.wetness.level")
     assert found[0].startswith("2:18 fact provider plug-in: ") and found[0].endswith("has no attribute 'Gone'")
+
+
+def test_two_providers_of_one_name_are_located_at_the_second(tmp_path: Path) -> None:
+    ok = "../plugins/sidecar_facts.py:Wetness"
+    found = wet_problems(tmp_path, f'{ok}", "{ok}', "ext.wetness.level")
+    assert len(found) == 1 and found[0].startswith("2:57 two fact providers are named 'wetness' (")
