@@ -233,6 +233,15 @@ class ChunkFacts(Frozen):
                            "the scan reaches in its files (each node once), or in the grid cell")
 
 
+FactValue = bool | int | float | str | None
+
+
+class ProvidedFacts(Frozen):
+    """The facts of a rule set's fact providers (``ext.<provider>.<fact>``): this model has none; a rule
+    set that names providers checks its expressions against one made from their declarations
+    (:func:`pipeline.fact_providers.provided_model`)."""
+
+
 class DrawFacts(Frozen):
     """Everything rules may read about one draw.  Source location is kept apart."""
 
@@ -242,6 +251,10 @@ class DrawFacts(Frozen):
     scene: SceneFacts = SceneFacts()
     chunk: ChunkFacts
     draw: DrawInfo = DrawInfo()
+    ext: dict[str, dict[str, FactValue]] = Field(
+        default_factory=dict, exclude_if=lambda value: not value,
+        description="facts of the rule set's fact providers, read as ext.<provider>.<fact> and typed by the "
+                    "provider's declaration (docs/plugins.md); None when unknown")
 
     def signature(self) -> str:
         """Stable hash of the canonical serialization: draws with equal facts share it."""
@@ -255,6 +268,10 @@ class DrawFacts(Frozen):
         doc = {}
         for name in type(self).model_fields:
             part = getattr(self, name)
+            if name == "ext":  # provided facts are JSON values already, and left out when there are none
+                if part:
+                    doc[name] = {provider: dict(values) for provider, values in part.items()}
+                continue
             found = parts.get(id(part))
             if found is None:
                 found = parts[id(part)] = part.model_dump(mode="json")

@@ -2,7 +2,8 @@
 
 The stages follow the data flow (docs/architecture.md):
 
-    base (errors, config, digest, builtin, progress, fileio, cache, facts) -> rules -> world (world, chunks)
+    base (errors, config, digest, builtin, progress, fileio, cache, facts, plugin_loader, fact_providers) -> rules
+    -> world (world, chunks)
     -> scan -> keys -> compilers -> plan -> compile -> outputs -> cook -> report -> runtime -> api -> cli
 
 A rule set is read before any content, so the fact vocabulary the rules read (``facts``) is
@@ -25,7 +26,8 @@ MAX_LINES = 400
 
 STAGES = [
     ("base", ["pipeline", "pipeline.errors", "pipeline.config", "pipeline.digest", "pipeline.builtin",
-              "pipeline.progress", "pipeline.fileio", "pipeline.heap", "pipeline.stamps", "pipeline.cache", "pipeline.facts"]),
+              "pipeline.progress", "pipeline.fileio", "pipeline.heap", "pipeline.stamps", "pipeline.cache", "pipeline.facts",
+              "pipeline.plugin_loader", "pipeline.fact_providers"]),
     ("rules", ["pipeline.rules"]),
     ("world", ["pipeline.world", "pipeline.chunks"]),
     ("scan", ["pipeline.scan"]),

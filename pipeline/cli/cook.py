@@ -185,11 +185,13 @@ def _plugins_elsewhere(w: api.World, result: api.CookResult) -> bool:
     """True when a plug-in the cook used has source outside the world, rules and shader library, whose
     edits the stamp would not see."""
     from pipeline.compilers.plugins import source_paths
+    from pipeline.scan.provided import providers_of
 
     roots = [w.root.resolve(), w.rules_dir.resolve(), w.materials_dir.resolve()]
     job = next(iter(result.plan.jobs.values()), None)
-    return job is not None and any(not any(path.resolve().is_relative_to(root) for root in roots)
-                                   for ref in job.options.plugins.refs() for path in source_paths(ref.spec))
+    refs = [*(job.options.plugins.refs() if job is not None else ()), *(p.ref for p in providers_of(w.rulesets))]
+    return any(not any(path.resolve().is_relative_to(root) for root in roots)
+               for ref in refs for path in source_paths(ref.spec))
 
 
 def noop_document(doc: dict) -> dict | None:

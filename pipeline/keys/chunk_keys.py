@@ -23,6 +23,7 @@ from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of, required_keys
+from pipeline.scan.provided import with_provided_facts
 
 
 @dataclass
@@ -262,6 +263,7 @@ def evaluate_chunk(rulesets, info, found, optional: frozenset[str], memo: dict) 
     files = set(info.files)
     if any(d.location.file not in files for d in found.diagnostics):
         raise Unattributed(info.name)
+    found = with_provided_facts(found, rulesets)
     draws = [d for d in found.draws if d.source.chunk == info.name]
     required = required_keys(rulesets, draws, memo) if draws else RequiredKeys()
     level = draws[0].source.level if draws else None

@@ -8,9 +8,11 @@ store as a ``chunk-keys`` record (:mod:`pipeline.keys.records`) under a *fingerp
 - :data:`FORMAT_VERSION`, the source of the modules that turn files into keys (scanner,
   glTF reader, facts, rule evaluation), the facts schema;
 - the world root, its configuration, the rule sets' files (every byte of the rules
-  folder) and the optional facts they read;
+  folder), the optional facts they read and the ``(name, version, code)`` of each
+  fact provider they name (:mod:`pipeline.scan.provided`);
 - the chunk's name, level and ``(file, *stamp)`` of each of its glTF files
-  (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test).
+  (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test), with
+  the stamp of each of the file's fact provider sidecars.
 
 The record also lists the external buffers its files read for optional facts
 (``(path, *stamp)``, from the scan cache entry); a changed buffer is a miss.
@@ -37,12 +39,13 @@ from pipeline.keys.key import PermutationKey
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.keys.required import KeyUses, RequiredKeys, optional_facts
 from pipeline.scan import scanner as _scan
+from pipeline.scan.provided import providers_of, sidecar_stamps
 from pipeline.stamps import stamp_of
 from pipeline.world import World
 
 FORMAT_VERSION = 1
-_KEY_MODULES = ("facts.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py", "keys/chunk_keys.py",
-                "world.py", "config.py", "digest.py", "errors.py")
+_KEY_MODULES = ("facts.py", "fact_providers.py", "chunks.py", "scan", "rules", "keys/evaluate.py", "keys/required.py",
+                "keys/chunk_keys.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
 @dataclass
@@ -99,21 +102,23 @@ def _folder_hash(folder: Path) -> str:
 
 
 def _base(world, root: Path, optional: frozenset[str]) -> str:
+    providers = [spec.identity for spec in providers_of(world.rulesets)]  # their code and version
     return stable_hash({
         "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
         "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
-    })
+    } | ({"fact_providers": providers} if providers else {}))
 
 
-def _fingerprint(base: str, root: Path, chunk) -> str | None:
-    """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans)."""
+def _fingerprint(base: str, root: Path, chunk, providers: tuple = ()) -> str | None:
+    """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans); with fact
+    ``providers``, each file's sidecars' stamps too."""
     stats = []
     for file in chunk.files:
         stamp = stamp_of(os.path.join(root, file))
         if stamp is None:
             return None
-        stats.append((file, *stamp))
+        stats.append((file, *stamp, *sidecar_stamps(providers, root, file)))
     return stable_hash([base, chunk.name, chunk.level, stats])
 
 
@@ -150,8 +155,9 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     missing = []
     prints = {}
     interned: dict = {}
+    providers = providers_of(rulesets)
     for info in target.chunks:
-        prints[info.name] = fp = _fingerprint(base, root, info)
+        prints[info.name] = fp = _fingerprint(base, root, info, providers)
         record = _load(store, fp, info.name, interned)
         if record is None:
             missing.append(info)

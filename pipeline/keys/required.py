@@ -20,6 +20,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
 from pipeline.rules.expr_runtime import get_attr, parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
+from pipeline.scan.provided import with_provided_facts
 from pipeline.scan.scanner import ScanResult
 
 
@@ -296,6 +297,7 @@ class KeysResult:
 
 def keys_of(scanned: ScanResult, rulesets: list[RuleSet]) -> KeysResult:
     """Evaluate rule sets over scanned draws per chunk (sharing evaluations), and their union."""
+    scanned = with_provided_facts(scanned, rulesets)
     chunks: dict[str, list[Draw]] = defaultdict(list)
     for draw in scanned.draws:
         chunks[draw.source.chunk].append(draw)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import Diagnostic, Location, RuleError
+from pipeline.fact_providers import ProviderSpec, provided_model, provider_spec
+from pipeline.plugin_loader import PluginError, resolve
 from pipeline.rules.compiled import (
     RENDER_STATE,
     Compiled,
@@ -42,9 +44,11 @@ class _Builder:
         self.rs, self.doc, self.materials_dir = rs, doc, materials_dir
         self.errors: list[Diagnostic] = []
         self.domains = {n: _domain(n, f) for n, f in rs.features.items()}
-        self.facts = Scope(facts=True, features=self.domains, read_features=False)
+        self.providers = self.fact_providers()
+        ext = provided_model(self.providers)
+        self.facts = Scope(facts=True, features=self.domains, read_features=False, ext=ext)
         self.feats = Scope(facts=False, features=self.domains)
-        self.both = Scope(facts=True, features=self.domains)
+        self.both = Scope(facts=True, features=self.domains, ext=ext)
 
     def error(self, location: Location, message: str) -> None:
         diagnostic = Diagnostic(location, message)
@@ -59,6 +63,25 @@ class _Builder:
             self.error(self.doc.expr_location(node, exc.line, exc.col), exc.message)
             return None
         return Located(compiled, self.doc.expr_location(node))
+
+    def fact_providers(self) -> tuple[ProviderSpec, ...]:
+        """The rule set's ``fact_providers:`` resolved (relative to its file) and their declarations
+        checked; each one that does not is a located error at its line."""
+        base = Path(self.rs.path).parent if self.rs.path else Path.cwd()
+        specs: dict[str, ProviderSpec] = {}
+        for i, reference in enumerate(self.rs.fact_providers):
+            try:
+                spec = provider_spec(resolve("facts", reference, base))
+            except PluginError as exc:
+                self.error(self.doc.at(("fact_providers", i)), f"fact provider plug-in: {exc}")
+                continue
+            if spec.name in specs:
+                self.error(self.doc.at(("fact_providers", i)), f"two fact providers are named '{spec.name}' "
+                           f"({specs[spec.name].ref.spec} and {spec.ref.spec}): their facts would share "
+                           f"ext.{spec.name}")
+                continue
+            specs[spec.name] = spec
+        return tuple(specs[name] for name in sorted(specs))
 
     def feature_ref(self, name: str, loc: tuple, *, key: bool) -> bool:
         if name in self.domains:
@@ -101,6 +124,7 @@ class _Builder:
             fragments=fragments,
             feature_when=feature_when,
             axes={n: self.domains[n].values for n, f in self.rs.features.items() if f.runtime},
+            providers=self.providers,
         )
 
     def feature_conditions(self) -> tuple[dict[str, Located], tuple[CompiledRule, ...]]:

@@ -99,6 +99,7 @@ class Compiled:
     fragments: tuple[tuple[str, Located | None], ...] = ()  # (file, when over features), chain order
     feature_when: dict[str, Located] = None  # type: ignore[assignment]  # feature -> its when: condition
     axes: dict[str, tuple] = None  # type: ignore[assignment]  # runtime axis -> the values cooked (rules/axes.py)
+    providers: tuple = ()  # the fact providers its expressions may read (pipeline.fact_providers.ProviderSpec)
 
     def fact_paths(self) -> frozenset[str]:
         """Every fact path an expression of the family reads."""

@@ -70,7 +70,8 @@ class Compiler:
             if not self.scope.facts:
                 self.fail(node, f"facts cannot be read here ('{name}'): this expression reads features only")
             self.facts.add(name)
-            return (lambda env: getattr(env[0], name)), SType("model", FACT_ROOTS[name], path=name)
+            model = self.scope.ext if name == "ext" else FACT_ROOTS[name]
+            return (lambda env: getattr(env[0], name)), SType("model", model, path=name)
         if name in self.scope.features:
             if not self.scope.read_features:
                 self.fail(node, f"features cannot be read here ('{name}'): this expression reads facts only")

@@ -15,14 +15,14 @@ from typing import Mapping
 
 from pydantic import BaseModel
 
-from pipeline.facts import DrawFacts
+from pipeline.facts import DrawFacts, ProvidedFacts
 from pipeline.rules.expr_types import Domain
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100
 FACT_ROOTS: dict[str, type[BaseModel]] = {
     name: info.annotation for name, info in DrawFacts.model_fields.items()  # type: ignore[misc]
-}
+} | {"ext": ProvidedFacts}  # provided facts: a rule set's own model (Scope.ext), from its fact providers
 HELPERS = {"has": (1, 1), "count": (1, 1), "min": (1, None), "max": (1, None), "bucket": (2, 2)}
 
 
@@ -41,6 +41,7 @@ class Scope:
     facts: bool
     features: Mapping[str, Domain] = field(default_factory=dict)
     read_features: bool = True
+    ext: type[BaseModel] = ProvidedFacts  # what ``ext.<provider>.<fact>`` may read: the rule set's fact providers
 
 
 REFUSED = {

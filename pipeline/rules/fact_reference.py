@@ -55,6 +55,7 @@ ROOTS = {
     "scene": "the scene the draw comes from: identity, lights, aggregates over its draws",
     "chunk": "the chunk (output unit) the draw belongs to",
     "draw": "the draw itself (which KHR_materials_variants mapping it is)",
+    "ext": "facts of fact provider plug-ins (docs/plugins.md)",
 }
 
 

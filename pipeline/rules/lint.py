@@ -1,7 +1,8 @@
 """``pipeline rules check``: load rule sets, then lint what loading alone accepts.
 
 Loading already rejects unknown facts and features, values outside a domain, bad
-render state and normalize cycles.  Lint adds: features never derived, normalize
+render state, normalize cycles and fact providers that do not load.  Lint adds: every
+other plug-in the rule set names resolves (:mod:`pipeline.rules.plugin_check`), features never derived, normalize
 rules that can never fire or never change anything, and static features that no
 pass reads (a warning; a pass reads its ``features``, and what its ``skip_when`` and
 its defines' ``when`` test).
@@ -19,6 +20,7 @@ from pipeline.rules.compiled import CompiledRule, default_value, format_value
 from pipeline.rules.counts import CountLimitError, count_space, truth_table
 from pipeline.rules.load import display_path, load_rulesets
 from pipeline.rules.models import RuleSet
+from pipeline.rules.plugin_check import plugin_problems, world_of
 
 
 @dataclass
@@ -69,8 +71,9 @@ def lint_rules(folder: Path, *, materials_dir: Path | None = None) -> LintReport
     except RuleError as exc:
         report.diagnostics = list(exc.diagnostics)
         return report
+    world = world_of(Path(folder))
     for rs in report.rulesets:
-        report.diagnostics.extend(lint_ruleset(rs))
+        report.diagnostics.extend(plugin_problems(rs, world) + lint_ruleset(rs))
     return report
 
 

@@ -275,6 +275,9 @@ class RuleSet(Model):
     transforms: tuple[str, ...] = Field(
         (), description="source transform plug-ins run on this family's stage text, in order, after pipeline.toml's "
                         "(entry-point names, module:attr, or path.py:attr relative to this file)")
+    fact_providers: tuple[str, ...] = Field(
+        (), description="fact provider plug-ins whose facts (ext.<provider>.<fact>) this family's expressions read "
+                        "(entry-point names, module:attr, or path.py:attr relative to this file)")
     sources: dict[Literal["vertex", "fragment"], Source] = Field({}, description="stage -> source (ubershader)")
     fragments: tuple[Fragment, ...] = Field((), description="fragment files in chain order (kind fragments)")
     select: Expression = Field("True", description="which draws use this family (facts)")

@@ -15,7 +15,7 @@ def test_equal_facts_share_a_signature_wherever_the_draw_comes_from() -> None:
 
 
 def test_the_fact_groups_are_what_rules_may_read() -> None:
-    assert list(DrawFacts.model_fields) == ["mesh", "material", "node", "scene", "chunk", "draw"]
+    assert list(DrawFacts.model_fields) == ["mesh", "material", "node", "scene", "chunk", "draw", "ext"]
     assert facts().material.clearcoat is None  # an absent extension is None
 
 

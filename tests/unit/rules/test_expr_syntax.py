@@ -11,7 +11,7 @@ from pipeline.rules.expr_syntax import (FACT_ROOTS, HELPERS, MAX_DEPTH, REFUSED,
 
 
 def test_fact_roots_are_the_draw_fact_groups() -> None:
-    assert sorted(FACT_ROOTS) == ["chunk", "draw", "material", "mesh", "node", "scene"]
+    assert sorted(FACT_ROOTS) == ["chunk", "draw", "ext", "material", "mesh", "node", "scene"]
     assert FACT_ROOTS["mesh"].__name__ == "MeshFacts"
 
 
