@@ -6,7 +6,8 @@ and type, the bind groups of both stages one layout).  :class:`WebGpuClient` mak
 the first adapter wgpu-native finds (Mesa lavapipe on a machine without a GPU), each
 key's shader modules and one render pipeline with ``layout="auto"``: vertex buffers
 from the vertex stage's inputs (one buffer per location), a color target per fragment
-output, triangles, no depth.  :func:`available` says why no client can run here.
+output (a fragment stage writing none, as in a depth or shadow pass: a depth attachment),
+triangles.  :func:`available` says why no client can run here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ VERTEX_FORMATS = {"float": ("float32", 4), "vec2": ("float32x2", 8), "vec3": ("f
 COLOR_FORMATS = {"float": "r32float", "vec2": "rg32float", "vec3": "rgba32float", "vec4": "rgba8unorm",
                  "int": "r32sint", "ivec2": "rg32sint", "ivec4": "rgba32sint", "uint": "r32uint",
                  "uvec2": "rg32uint", "uvec4": "rgba32uint"}
+
+
+# a fragment stage that writes no color (a depth or shadow pass) renders into a depth attachment
+DEPTH_ONLY = {"format": "depth32float", "depth_write_enabled": True, "depth_compare": "less"}
 
 
 class WebGpuUnavailable(RuntimeError):
@@ -86,7 +91,8 @@ class WebGpuClient:
                     "targets": color_targets(reflections["fragment"])}
         try:
             self.device.create_render_pipeline(layout="auto", vertex=vertex, fragment=fragment,
-                                               primitive={"topology": "triangle-list"})
+                                               primitive={"topology": "triangle-list"}, depth_stencil=None
+                                               if any(fragment["targets"]) else DEPTH_ONLY)
         except Exception as exc:  # noqa: BLE001 - a refused pipeline is a result
             return "pipeline", summary(str(exc))
         return None
