@@ -60,3 +60,16 @@ def test_a_module_naga_refuses_is_named_by_its_stage(client) -> None:
     outputs = compile_pair("portable", "vulkan1.2", (("TEXTURED", "1"), ("VERTEX_COLOR", "0")), **GL_ERA)
     stage, why = client.create(*_blobs(outputs))
     assert stage == "fragment" and "invalid id" in why
+
+
+@needs_wgpu
+def test_a_depth_only_pass_renders_into_a_depth_attachment(client, tmp_path) -> None:
+    (tmp_path / "d.vert").write_text("#version 450\nlayout(location = 0) in vec3 p;\n"
+                                     "void main() { gl_Position = vec4(p, 1.0); }\n")
+    (tmp_path / "d.frag").write_text("#version 450\nvoid main() { }\n")  # a depth or shadow pass: no color
+    tree = SourceTree(tmp_path)
+    outputs = {stage: compile_one(CompileRequest(f"d.{ext}", stage, target="webgpu"), tree, get_backend("capi"))
+               for stage, ext in (("vertex", "vert"), ("fragment", "frag"))}
+    blobs, reflections = _blobs(outputs)
+    assert color_targets(reflections["fragment"]) == []
+    assert client.create(blobs, reflections) is None
