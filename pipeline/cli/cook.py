@@ -114,12 +114,12 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
                       remote_cache_mode=remote_cache_mode, verify=verify, audit=audit, include_logs=include_logs,
                       platform=platforms)
-    folded = result.folded
+    folded, cooked = result.folded, api.cooked_targets(w, platform=platforms)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
         logs = {"folded": [f.to_json() for f in folded.folded], "rejected": [d.to_json() for d in folded.rejected]}
-        doc = result.to_json() | api.cooked_targets(w, platform=platforms)
+        doc = result.to_json() | cooked
         echo_json(shown_document(doc | (logs if folded.folded or folded.rejected else {}), w.root))
     else:
         for d in folded.rejected:
@@ -129,7 +129,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                        f"({len(folded.keys())} key(s); `pipeline explain` names each one's log line)")
         _render(result, explain, verbosity(quiet), w.root)
     _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected
-           or platforms, started_ns)  # a cook of some platforms is no stamp for the cook of all
+           or platforms, started_ns, cooked)  # a cook of some platforms is no stamp for the cook of all
     return EXIT_USER if result.errors else EXIT_OK
 
 
@@ -158,10 +158,10 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     return EXIT_USER if doc["errors"] else EXIT_OK
 
 
-def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int, cooked: dict) -> None:
     """After a local cook: the stamp that answers the next identical cook by file stats
     (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`)."""
-    doc = noop_document(shown_document(result.to_json(), w.root))
+    doc = noop_document(shown_document(result.to_json() | cooked, w.root))
     if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots or _plugins_elsewhere(w, result):
         return noop.forget(args)
     try:
