@@ -45,6 +45,7 @@ from pipeline.keys import fold as _fold
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
 from pipeline.keys.required import optional_facts as _optional_facts
+from pipeline.plan import matrix as _matrix
 from pipeline.progress import NullProgress, Progress
 from pipeline.progress import scan_progress as _scan_progress
 from pipeline.scan.scanner import ScanResult
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
 __all__ = [
     # what a caller runs
     "open_world", "open_store", "check_rules", "scan", "keys", "keys_of", "transformed_texts", "cook", "clean", "show", "EXPLAIN_KEYS",
-    "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render", "check_log",
-    "verify_ship",
+    "cooked_targets", "cache_stats", "cache_gc", "report", "timings", "explain", "runtime_check", "runtime_render",
+    "check_log", "verify_ship",
     # what they take and return
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
     "DryRunResult", "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
@@ -159,7 +160,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
          remote_options: dict | None = None, verify: bool = False, dry_run: bool = False,
-         audit: float = 0, include_logs: tuple = ()) -> CookResult | DryRunResult:
+         audit: float = 0, include_logs: tuple = (), platform: str | tuple[str, ...] = ()) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look): the
@@ -174,10 +175,11 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     back in mode ``readwrite``; ``remote_options`` go to fsspec.  ``audit`` (percent) recompiles that share
     of the farm's results here and compares the bytes (:mod:`pipeline.compile.farm_trust`).
     ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
-    ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).
+    ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).  ``platform``: the platforms of
+    pipeline.toml's target matrix to cook (a name or several; default all, :mod:`pipeline.plan.matrix`).
     """
     started = time.perf_counter()
-    w = _world(world, cache)
+    w = _matrix.with_platforms(_world(world, cache), platform)
     chosen_scheduler, audit = _chosen_scheduler(scheduler, w.config.farm.scheduler), _check_audit(audit)
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
@@ -209,6 +211,11 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     if result.published_at is not None:  # the chunk indexes in place, before the level manifests
         result.outputs_seconds = round(result.published_at - started, 3)
     return result
+
+
+def cooked_targets(world: World | Path | str, *, platform: str | tuple[str, ...] = ()) -> dict:
+    """What a cook of ``platform`` (default: all) compiles, per platform and family (:mod:`pipeline.plan.matrix`)."""
+    return _matrix.cooked_targets(_matrix.with_platforms(_world(world), platform))
 
 
 def _library(w: World, compiler) -> str:
@@ -300,17 +307,17 @@ def __getattr__(name: str):
 def report(world: World | Path | str, *, level: str | None = None, chunk: str | None = None,
            cache: Path | str | None = None, what_if: dict[str, str] | None = None, budget: int | None = None,
            since: Path | str | None = None, backend: str = "capi", history: Path | str | None = None,
-           explain_keys: int = EXPLAIN_KEYS, out: Path | str | None = None) -> Report:
+           explain_keys: int = EXPLAIN_KEYS, out: Path | str | None = None,
+           platform: str | tuple[str, ...] = ()) -> Report:
     """The funnel report of a world (or level, or chunk); compile figures come from the cache, and a whole
     world's total binary size from the shader library of its cooked outputs ``out`` (when given and current).
 
     The first ``explain_keys`` keys (by text) carry their explanation (``explanations``,
-    by key hash), so the HTML page can show why each key exists."""
-    from pipeline.report import (
-        funnel as _report,  # imported here: it pulls in numpy, which cook does not need
-    )
+    by key hash), so the HTML page can show why each key exists.  ``platform``: as the cook of those
+    platforms plans (``targets``: the funnel and sizes per compile target)."""
+    from pipeline.report import funnel as _report  # imported here: it pulls in numpy, which cook does not need
 
-    w = _world(world, cache)
+    w = _matrix.with_platforms(_world(world, cache), platform)
     options = _report.ReportOptions(what_if=dict(what_if or {}), budget=budget, out=Path(out) if out else None,
                                     since=Path(since) if since is not None else None, backend=backend,
                                     history=Path(history) if history is not None else None)

@@ -27,6 +27,21 @@ Format (TOML, at the world root; every key optional, unknown keys are errors)::
     [cook.compile]                 # compile targets by family (replace the rule set's compile:)
     legacy = [{ target = "webgl2" }, { target = "vulkan1.2", relaxed = true, auto_map = true, version = "310 es" }]
 
+    [platforms.desktop]            # the target matrix: one cook makes every platform's outputs
+    targets = ["vulkan1.2"]        # the same entries as [cook.compile]: names or tables
+    [platforms.web]
+    targets = ["webgl2", "webgpu"]
+    families = ["pbr", "legacy"]   # the families this platform ships (default: all)
+
+With ``[platforms]`` the matrix decides *which* targets a family is compiled for: the
+targets of every platform that includes it (platforms by name, each platform's targets
+in order, a label once).  The family's own entries (``[cook.compile]``, else its rule
+set's ``compile:``) decide *how*: a platform target the family also names is compiled
+with the family's options (relaxed, version, registers ...), the others with the
+platform's.  Two platforms giving one target label different options is an error, and
+so is a platform naming no family of the world (at plan time).  ``pipeline cook
+--platform NAME`` cooks only the named platforms' targets.
+
     [farm]
     scheduler = "tcp://farm:8786"  # compile on this Dask scheduler (or "local:4"); $PIPELINE_SCHEDULER wins
 
@@ -117,8 +132,8 @@ class CompileTarget(_Config):
 
     target: Annotated[str, AfterValidator(_target_name)] = Field(
         description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
-                    "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: SPIR-V "
-                    "naga accepts; any other name: a compile backend plug-in's target")
+                    "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: WGSL "
+                    "text written and accepted by naga; any other name: a compile backend plug-in's target")
     relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
     auto_map: bool = Field(False, description="assign bindings and locations automatically")
     version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
@@ -169,6 +184,18 @@ class CookConfig(_Config):
         default_factory=dict, description="family -> compile target(s), replacing the rule set's compile:")
 
 
+_PLATFORM_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+
+
+class PlatformConfig(_Config):
+    """One platform of the target matrix: its compile targets, for all families or the ones named."""
+
+    targets: Annotated[CompileTargets, Field(min_length=1)] = Field(
+        description="compile target(s) of this platform, the entries of [cook.compile]")
+    families: tuple[str, ...] | None = Field(None, min_length=1,
+                                             description="the families this platform ships (default: all)")
+
+
 class FarmConfig(_Config):
     scheduler: str | None = Field(None, description="Dask scheduler address (tcp://HOST:8786) or local:N")
     batch_timeout: float | None = Field(None, gt=0, le=86400, description="seconds a farm batch may take at least "
@@ -204,11 +231,19 @@ class WorldConfig(_Config):
     farm: FarmConfig = Field(FarmConfig(), description="build farm")
     cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
     plugins: PluginsConfig = Field(PluginsConfig(), description="a studio's plug-ins")
+    platforms: dict[Annotated[str, Field(pattern=_PLATFORM_NAME)], PlatformConfig] = Field(
+        default_factory=dict, description="the target matrix: platform name -> its targets and families")
     axes: dict[str, tuple[bool | int | str, ...]] = Field(
         default_factory=dict, description="runtime axis -> the values this world's game uses (default: all of "
                                           "the axis's values); a platform or quality tier's build restricts them here")
     include_logs: Path | None = Field(None, description="a folder of runtime miss logs and key lists (*.jsonl, "
                                                         "*.json) whose valid keys every cook adds")
+
+    def for_platforms(self, names) -> "WorldConfig":
+        """This configuration with only the platforms ``names`` in its matrix (all when empty)."""
+        if not names:
+            return self
+        return self.model_copy(update={"platforms": {n: p for n, p in self.platforms.items() if n in set(names)}})
 
     def allowed_paths(self, root: Path) -> tuple[Path, ...]:
         """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""
@@ -259,9 +294,24 @@ def parse_world_config(text: str, file: str = CONFIG_NAME) -> WorldConfig:
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise ConfigError.at(file, f"invalid TOML: {str(exc).splitlines()[0][:200]}") from None
     try:
-        return WorldConfig.model_validate(data)
+        config = WorldConfig.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(exc, text, file) from None
+    _check_labels(config, text, file)
+    return config
+
+
+def _check_labels(config: WorldConfig, text: str, file: str) -> None:
+    """One target label means one set of options across the platforms (else which would a family get?)."""
+    seen: dict[str, tuple[str, CompileTarget]] = {}
+    for name, platform in sorted(config.platforms.items()):
+        for target in platform.targets:
+            first = seen.setdefault(target.label, (name, target))
+            if first[1] != target:
+                line, col = _find_key(text, ("platforms", name, "targets"))
+                raise ConfigError.at(file, f"platforms.{name}.targets: target {target.label} differs from the "
+                                           f"{target.label} of platform {first[0]}: one label, one set of options",
+                                     line=line, col=col)
 
 
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
@@ -285,6 +335,9 @@ def _validation_error(exc: ValidationError, text: str, file: str) -> ConfigError
     while named and named[-1].isdigit():  # an array element (or a whole-target check): its array's key
         named = named[:-1]
     line, col = _find_key(text, named)
+    while line is None and len(named) > 1:  # a key left out, or a bad table name: the table that holds it
+        named = named[:-1]
+        line, col = _find_key(text, named)
     return ConfigError.at(file, message, line=line, col=col)
 
 

@@ -68,13 +68,15 @@ from pipeline.report.render import render_json
 @click.option("--include-log", "include_logs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               metavar="FILE", help="A runtime miss log (JSON lines) or key list (.json, {\"keys\": [...]}) whose "
                                    "keys the rules accept are cooked too (repeatable; docs/runtime-axes.md).")
+@click.option("--platform", "platforms", multiple=True, metavar="NAME",
+              help="Cook only this platform's targets (pipeline.toml [platforms.NAME]; repeatable) [default: all].")
 @rules_option
 @materials_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary document on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no change block.")
 @guarded
 def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_cache, remote_cache_mode, audit, explain,
-            fail_fast, dry_run, verify, include_logs, rules, materials, as_json, quiet):
+            fail_fast, dry_run, verify, include_logs, platforms, rules, materials, as_json, quiet):
     """Compile the permutations WORLD requires into per-chunk SPIR-V outputs.
 
     Scans the world (cached), evaluates the rule sets into permutation keys,
@@ -101,7 +103,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     a shared cache is asked for the local misses before anything compiles.
     """
     if dry_run:
-        return _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet)
+        return _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet, platforms)
     stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
                       materials=materials, backend=backend)
     noop.forget(stamp_args)  # until this cook has finished cleanly
@@ -110,13 +112,15 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
-                      remote_cache_mode=remote_cache_mode, verify=verify, audit=audit, include_logs=include_logs)
-    folded = result.folded
+                      remote_cache_mode=remote_cache_mode, verify=verify, audit=audit, include_logs=include_logs,
+                      platform=platforms)
+    folded, cooked = result.folded, api.cooked_targets(w, platform=platforms)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors
             click.echo(color_severity(_located(e.to_json(), w.root)), err=True)
         logs = {"folded": [f.to_json() for f in folded.folded], "rejected": [d.to_json() for d in folded.rejected]}
-        echo_json(shown_document(result.to_json() | (logs if folded.folded or folded.rejected else {}), w.root))
+        doc = result.to_json() | cooked
+        echo_json(shown_document(doc | (logs if folded.folded or folded.rejected else {}), w.root))
     else:
         for d in folded.rejected:
             click.echo(f"{d}", err=True)
@@ -124,16 +128,16 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
             click.echo(f"folded {len(folded.folded)} key use(s) from logs "
                        f"({len(folded.keys())} key(s); `pipeline explain` names each one's log line)")
         _render(result, explain, verbosity(quiet), w.root)
-    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected,
-           started_ns)
+    _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected
+           or platforms, started_ns, cooked)  # a cook of some platforms is no stamp for the cook of all
     return EXIT_USER if result.errors else EXIT_OK
 
 
-def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet) -> int:
+def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json, quiet, platforms=()) -> int:
     """``--dry-run``: what a cook would do, from ``api.cook(..., dry_run=True)``; nothing is changed."""
     w = api.open_world(world, rules=rules, materials=materials)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, backend=backend,
-                      progress=for_stream(quiet=quiet or as_json), dry_run=True)
+                      progress=for_stream(quiet=quiet or as_json), dry_run=True, platform=platforms)
     doc = shown_document(result.to_json(), w.root)
     _problems(doc, w.root)
     if as_json:
@@ -154,10 +158,10 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     return EXIT_USER if doc["errors"] else EXIT_OK
 
 
-def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int) -> None:
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int, cooked: dict) -> None:
     """After a local cook: the stamp that answers the next identical cook by file stats
     (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`)."""
-    doc = noop_document(shown_document(result.to_json(), w.root))
+    doc = noop_document(shown_document(result.to_json() | cooked, w.root))
     if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots or _plugins_elsewhere(w, result):
         return noop.forget(args)
     try:

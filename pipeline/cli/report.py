@@ -71,6 +71,8 @@ def _what_if(ctx, param, values) -> dict[str, str]:
               help="The compiler whose cached binaries to count (as given to pipeline cook).")
 @click.option("--history", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="Earlier --format json reports: the page charts required keys, binaries and bytes per build.")
+@click.option("--platform", "platforms", multiple=True, metavar="NAME",
+              help="Plan only these platforms' targets, as `cook --platform` does (repeatable) [default: all].")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--timings", is_flag=True,
               help="Show the slowest compile jobs and families of the last cook (from the timing log in the "
@@ -81,7 +83,7 @@ def _what_if(ctx, param, values) -> dict[str, str]:
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Jobs listed by --timings.")
 @guarded
 def command(world, level, chunk, fmt, output, what_if, budget, since, rules, materials, cache, out, backend, history,
-            as_json, timings, cooks, top):
+            platforms, as_json, timings, cooks, top):
     """Report the permutation funnel of WORLD: possible -> valid -> required -> unique
     sources -> unique binaries, per shader family and pass, level and chunk.
 
@@ -92,6 +94,9 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
       unique sources   stage compile jobs after per-stage define projection
       unique binaries  distinct SPIR-V blobs in the cache (once cooked)
       pso              distinct vertex blob + fragment blob + render state
+
+    With several compile targets (pipeline.toml [platforms], [cook.compile] or a rule
+    set's compile:) the funnel, binaries and bytes are also shown per target.
 
     Needs only the scan and the rule sets; compile figures are added when the cache
     holds them (run pipeline cook first).  Also lists the keys each level and chunk
@@ -108,7 +113,8 @@ def command(world, level, chunk, fmt, output, what_if, budget, since, rules, mat
     if timings:
         return _timings(api.timings(w, cache=cache, top=top, cooks=cooks or 1), fmt)
     result = api.report(w, level=level, chunk=chunk, cache=cache, what_if=what_if, budget=budget, since=since,
-                        backend=backend, history=history, out=out or ("build" if os.path.isdir("build") else None))
+                        backend=backend, history=history, out=out or ("build" if os.path.isdir("build") else None),
+                        platform=platforms)
     doc = result.to_json()
     text = render_html(doc) if fmt == "html" else render(doc, fmt)
     if output:

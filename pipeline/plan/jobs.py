@@ -65,12 +65,16 @@ class JobOptions:
     plugins: Plugins = NO_PLUGINS  # the world's plug-ins (pipeline.plan.plugins.world_plugins)
 
     def targets(self, ruleset: RuleSet) -> tuple[CompileTarget, ...]:
-        """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``)."""
-        return dict(self.compile).get(ruleset.shader) or ruleset.compile or (CompileTarget(target=self.target),)
+        """The family's compile targets, in order (the first Vulkan one's blobs are the key's ``stages``);
+        none for a family the target matrix leaves out (:mod:`pipeline.plan.matrix`)."""
+        configured = dict(self.compile)
+        if ruleset.shader in configured:
+            return configured[ruleset.shader]
+        return ruleset.compile or (CompileTarget(target=self.target),)
 
     def explicit(self, ruleset: RuleSet) -> bool:
         """True when the family names its targets (its keys then list blobs per target)."""
-        return bool(dict(self.compile).get(ruleset.shader) or ruleset.compile)
+        return ruleset.shader in dict(self.compile) or bool(ruleset.compile)
 
 
 @dataclass(frozen=True)
@@ -266,7 +270,7 @@ def _planned(plan: JobPlan, job: StageJob) -> str:
 def primary_stages(per_target: dict[str, dict[str, str]]) -> dict[str, str]:
     """The stages a key's outputs name as its ``stages``: its first Vulkan target's, else its first target's."""
     return next((stages for label, stages in per_target.items() if label.startswith("vulkan")),
-                next(iter(per_target.values())))
+                next(iter(per_target.values()), {}))
 
 
 STAGE_SUFFIX = {"vertex": "vert", "fragment": "frag", "compute": "comp"}

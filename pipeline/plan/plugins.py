@@ -35,6 +35,7 @@ from pipeline.compilers.plugins import (
 from pipeline.config import CONFIG_NAME
 from pipeline.errors import CompileError, ConfigError, Diagnostic, Location, RuleError
 from pipeline.plan.generate import GENERATORS, GeneratedStage
+from pipeline.plan.matrix import family_targets
 from pipeline.rules.models import RuleSet
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ def world_plugins(world: "World", families: dict[str, RuleSet]) -> Plugins:
     config, toml = world.config.plugins, world.root / CONFIG_NAME
     transforms = tuple(_resolved("transform", ref, world.root, toml, ConfigError) for ref in config.transforms)
     kinds = {r.kind for r in families.values()} - set(GENERATORS)
-    compile_config = dict(world.config.cook.compile)
-    targets = {t.target for name, r in families.items() for t in compile_config.get(name) or r.compile if t.plugin}
+    compile_config = family_targets(world.config, families)
+    targets = {t.target for name, r in families.items() for t in compile_config.get(name, r.compile) if t.plugin}
     # installed generators and backends are loaded only for the kinds and targets the families use
     generators = {k: v for k, v in entry_point_names("generator").items() if k in kinds} | dict(config.generators)
     backends = {t: v for t, v in entry_point_names("backend").items() if t in targets} | dict(config.backends)
@@ -94,9 +95,9 @@ def _locate(file: Path, text: str) -> tuple[int | None, int | None]:
 
 def _check_targets(world: "World", families: dict[str, RuleSet], plugins: Plugins) -> None:
     """Every plug-in target a family compiles for has a backend."""
-    compile_config = dict(world.config.cook.compile)
+    compile_config = family_targets(world.config, families)
     for name, ruleset in sorted(families.items()):
-        targets = compile_config.get(name) or ruleset.compile
+        targets = compile_config.get(name, ruleset.compile)
         for target in targets:
             if target.plugin and plugins.backend(target.target) is None:
                 file = world.root / CONFIG_NAME if name in compile_config else Path(ruleset.path)

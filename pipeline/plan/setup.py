@@ -2,7 +2,8 @@
 
 A :class:`JobSetup` is everything a plan depends on besides the keys: the families, the
 shader library with the folders its sources may lead to (``allowed_roots``), and the :class:`~pipeline.plan.jobs.JobOptions` (target, optimize,
-compiler identity, pipeline.toml ``[cook.compile]``).  :func:`world_setup` is the only
+compiler identity, each family's targets: pipeline.toml ``[cook.compile]`` and the
+``[platforms]`` target matrix, :mod:`pipeline.plan.matrix`).  :func:`world_setup` is the only
 way to make one, always from a world (its library, allowed roots and ``[cook]``
 settings); :func:`plan_for` plans a world's keys (cook, dry run, report, explain) and
 :meth:`JobSetup.planner` streams keys one at a time (``verify-family``).
@@ -26,6 +27,7 @@ from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
 from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
 from pipeline.plan.jobs import key_defines as _key_defines
+from pipeline.plan.matrix import check_platform_families, family_targets
 from pipeline.plan.plugins import key_stage_texts, world_plugins
 from pipeline.digest import code_hash, stable_hash
 from pipeline.rules.models import RuleSet
@@ -59,8 +61,9 @@ def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2"
     settings (``optimize``: pipeline.toml's unless given); ``identity`` is the compiler's
     (:attr:`Backend.identity`)."""
     families = world.families if families is None else families
+    check_platform_families(world, world.families)
     options = JobOptions(target, world.config.cook.spirv_opt if optimize is None else optimize, identity,
-                         tuple(sorted(world.config.cook.compile.items())), world_plugins(world, families))
+                         tuple(sorted(family_targets(world.config, families).items())), world_plugins(world, families))
     return JobSetup(families, world.materials_dir, options, world.allowed_roots)
 
 

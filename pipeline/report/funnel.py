@@ -55,7 +55,9 @@ from pipeline.report.rows import (
     FunnelRow,
     KeyRow,
     SinceDiff,
+    TargetRow,
 )
+from pipeline.report.targets import target_rows
 from pipeline.report.costs import binary_sizes, compile_times, key_blob_sizes
 from pipeline.report.history import load_history
 from pipeline.report.provenance import gltf_names, provenance
@@ -70,7 +72,8 @@ if TYPE_CHECKING:
 TOP_CULPRITS = 5
 REPORT_FORMAT = 3  # the JSON report's layout version ("format"); 2 added provenance, sizes, timings, names;
                   # 3 added fallback_keys and features[].name, and what-if overrides by family.FEATURE
-                  # (runtime axes added "axes" and what-if only:VALUES, keeping format 3: readers ignore new fields)
+                  # (runtime axes added "axes" and what-if only:VALUES, keeping format 3: readers ignore new fields;
+                  # so did "targets", the funnel and sizes per compile target)
 
 
 # ------------------------------------------------------------------ the report
@@ -90,6 +93,7 @@ class Report:
     materials: list[ContributorRow]
     keys: list[KeyRow]
     fallback_keys: list[dict] = field(default_factory=list)  # fallbacks a cook adds that no draw requires
+    targets: list[TargetRow] = field(default_factory=list)  # the funnel and sizes per compile target (report/targets.py)
     axes: list[dict] = field(default_factory=list)  # runtime axis multipliers per family and pass (report/axes.py)
     folded: list[dict] = field(default_factory=list)  # keys pipeline.toml's include_logs folds into a cook
     what_if: WhatIf | None = None
@@ -124,6 +128,7 @@ class Report:
             "contributors": {"files": [r.to_json() for r in self.files],
                              "materials": [r.to_json() for r in self.materials]},
             "keys": [r.to_json() for r in self.keys], "fallback_keys": self.fallback_keys, "axes": self.axes,
+            "targets": [r.to_json() for r in self.targets],
             "folded": self.folded,
             "what_if": self.what_if.to_json() if self.what_if else None,
             "budgets": [b.to_json() for b in self.budgets],
@@ -164,6 +169,7 @@ def build_report(world: "World", found: "KeysResult", store: Store | None, optio
         keys=key_rows(required, key_blob_sizes(jobs, states, store) if states else None),
         diagnostics=found.diagnostics)
     report.totals = total_rows(families, required, jobs, states, report.families)
+    report.targets = target_rows(families, world.config, required, jobs, states, store, report.totals, options.target)
     report.fallback_keys, fallback_errors = fallback_rows(families, required)
     report.diagnostics = list(report.diagnostics) + fallback_errors
     report.axes = axis_rows(families, required)

@@ -29,6 +29,7 @@ from pipeline.report.html_action import (
     mib,
     provenance_line,
     sizes_section,
+    targets_section,
     timings_section,
 )
 from pipeline.report.html_assets import CSS, JS
@@ -47,7 +48,7 @@ def render_html(doc: dict) -> str:
     body = "\n".join([_header(doc), provenance_line(doc), filter_box(), action_section(doc), _cards(doc),
                       _budget_section(doc), _since_section(doc), history_section(doc, _section),
                       sizes_section(doc, _section, table_html), timings_section(doc, _section, table_html),
-                      _funnel_section(doc), _axes_section(doc), _what_if_section(doc), _chunk_section(doc), _feature_section(doc),
+                      _funnel_section(doc), targets_section(doc, _section, table_html), _axes_section(doc), _what_if_section(doc), _chunk_section(doc), _feature_section(doc),
                       _contributor_section(doc), _keys_section(doc), explanations_section(doc, _section),
                       _errors_section(doc)])
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from pipeline.report.render import number
+from pipeline.report.render import number, target_table
 
 HISTORY_W, HISTORY_H = 320, 150
 
@@ -129,6 +129,17 @@ def sizes_section(doc: dict, section, table_html) -> str:
                               "Per level and in total"),
                    table_html("size-chunks", ["chunk", "level", "blobs", "bytes", "compressed"],
                               rows(sizes["chunks"], True), "Per chunk"), ident="sizes")
+
+
+def targets_section(doc: dict, section, table_html) -> str:
+    """The funnel and binary sizes per compile target (and the platforms that ship it)."""
+    found = target_table(doc)
+    if found is None:
+        return ""
+    return section("Per compile target", "Each family's keys are compiled once per target: the funnel down to "
+                   "that target's jobs, its distinct binaries and bytes. A target a family cannot express fails "
+                   "in its own row; the family's other targets still cook. '*' sums a target's families.",
+                   table_html("targets", *found), ident="targets")
 
 
 def timings_section(doc: dict, section, table_html) -> str:

@@ -60,8 +60,8 @@ def table(headers: list[str], rows: Iterable[list[Any]]) -> list[str]:
 
 def render_table(doc: dict) -> str:
     out = [_title(doc), ""]
-    for section in (_status, _budgets, _since, _funnel, _generated, _axes, _what_if, _levels, _chunks, _features,
-                    _files, _materials):
+    for section in (_status, _budgets, _since, _funnel, _targets, _generated, _axes, _what_if, _levels, _chunks,
+                    _features, _files, _materials):
         lines = section(doc)
         if lines:
             out += lines + [""]
@@ -133,6 +133,27 @@ def _funnel(doc: dict) -> list[str]:
         rows.append([name, r["possible"], r["valid"], r["required"], r["unique_sources"], r["unique_binaries"],
                      r["cached"], r["missing"], r["pso"]])
     return ["Funnel: possible -> valid -> required -> unique sources -> unique binaries"] + table(headers, rows)
+
+
+def target_table(doc: dict) -> tuple[list[str], list[list]] | None:
+    """Headers and rows of the per-target funnel and sizes, when the keys have more than one target or the
+    world a target matrix (a single default target repeats the funnel: not shown)."""
+    rows = doc.get("targets") or []
+    if len({r["target"] for r in rows}) < 2 and not any(r["platforms"] for r in rows):
+        return None
+    headers = ["target", "family", "platforms", "possible", "valid", "required", "jobs", "binaries", "bytes",
+               "compressed", "failed", "status"]
+    return headers, [[r["target"], r["family"], ",".join(r["platforms"]) or "-", r["possible"], r["valid"],
+                      r["required"], r["jobs"], r["binaries"], r["bytes"], r["compressed"], r["failed"], r["status"]]
+                     for r in rows]
+
+
+def _targets(doc: dict) -> list[str]:
+    found = target_table(doc)
+    if found is None:
+        return []
+    return ["Per target: possible -> valid -> required -> jobs, binaries and bytes ('*': all families)"] \
+        + table(*found)
 
 
 def _generated(doc: dict) -> list[str]:

@@ -32,6 +32,35 @@ class FunnelRow:
 
 
 @dataclass(frozen=True)
+class TargetRow:
+    """One compile target label and family (``family='*'``: every family cooked for it): the funnel down to
+    its jobs, and its binaries, bytes and failures (``None`` until cooked)."""
+
+    target: str
+    family: str
+    platforms: tuple[str, ...]  # the pipeline.toml platforms that ship it (empty without a target matrix)
+    possible: int
+    valid: int
+    required: int
+    jobs: int
+    binaries: int | None
+    bytes: int | None
+    compressed: int | None
+    cached: int | None
+    missing: int | None
+    failed: int | None
+
+    @property
+    def status(self) -> str:
+        """``failed`` (a job of it failed), ``ok`` (every job cached), else ``not cooked``."""
+        return "failed" if self.failed else "ok" if self.cached is not None and self.cached == self.jobs \
+            else "not cooked"
+
+    def to_json(self) -> dict:
+        return _doc(self) | {"status": self.status}
+
+
+@dataclass(frozen=True)
 class AreaRow:
     """A level or a chunk: required keys, keys no other area needs, draws."""
 

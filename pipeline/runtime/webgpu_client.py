@@ -6,7 +6,8 @@ and type, the bind groups of both stages one layout).  :class:`WebGpuClient` mak
 the first adapter wgpu-native finds (Mesa lavapipe on a machine without a GPU), each
 key's shader modules and one render pipeline with ``layout="auto"``: vertex buffers
 from the vertex stage's inputs (one buffer per location), a color target per fragment
-output, triangles, no depth.  A WGSL blob has no reflection in the library, so the
+output (a fragment stage writing none, as in a depth or shadow pass: a depth attachment),
+triangles.  A WGSL blob has no reflection in the library, so the
 entry point, inputs and outputs are read from the text (:func:`interface`), as a WebGPU
 engine reads its own modules.  :func:`available` says why no client can run here.
 """
@@ -86,6 +87,10 @@ def interface(text: str, stage: str) -> dict:
             "outputs": _located(result, structs) if result else []}
 
 
+# a fragment stage that writes no color (a depth or shadow pass) renders into a depth attachment
+DEPTH_ONLY = {"format": "depth32float", "depth_write_enabled": True, "depth_compare": "less"}
+
+
 class WebGpuUnavailable(RuntimeError):
     """wgpu cannot load or finds no adapter here (the reason in words)."""
 
@@ -148,7 +153,8 @@ class WebGpuClient:
                     "targets": color_targets(reflections["fragment"])}
         try:
             self.device.create_render_pipeline(layout="auto", vertex=vertex, fragment=fragment,
-                                               primitive={"topology": "triangle-list"})
+                                               primitive={"topology": "triangle-list"}, depth_stencil=None
+                                               if any(fragment["targets"]) else DEPTH_ONLY)
         except Exception as exc:  # noqa: BLE001 - a refused pipeline is a result
             return "pipeline", summary(str(exc))
         return None

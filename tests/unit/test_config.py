@@ -61,3 +61,31 @@ def test_msl_options_belong_to_the_metal_target_and_name_its_label() -> None:
                 '{target = "metal", msl_version = "two"}'):
         with pytest.raises(ConfigError, match=r"pipeline.toml:2:\d+: error: cook.compile.s"):
             parse_world_config(f"[cook.compile]\ns = {bad}\n")
+
+
+def test_platforms_are_the_target_matrix() -> None:
+    config = parse_world_config('[platforms.desktop]\ntargets = ["vulkan1.2"]\n'
+                                '[platforms.web]\ntargets = ["webgl2", { target = "webgpu", relaxed = true }]\n'
+                                'families = ["pbr"]\n')
+    assert [t.label for t in config.platforms["web"].targets] == ["webgl2", "webgpu-relaxed"]
+    assert config.platforms["web"].families == ("pbr",) and config.platforms["desktop"].families is None
+    assert set(config.for_platforms(["web"]).platforms) == {"web"} and config.for_platforms(()) is config
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('[platforms.a]\ntargets = ["vulkan1.2"]\n[platforms.b]\ntargets = [{ target = "vulkan1.2", auto_map = true }]\n',
+     "pipeline.toml:4:1: error: platforms.b.targets: target vulkan1.2 differs from the vulkan1.2 of platform a: "
+     "one label, one set of options"),
+    ("[platforms.a]\ntargets = []\n",
+     "pipeline.toml:2:1: error: platforms.a.targets: Value should have at least 1 item after validation, not 0"),
+    ('[platforms.a]\ntargets = ["vulkan1.2"]\nfamilies = []\n',
+     "pipeline.toml:3:1: error: platforms.a.families: Tuple should have at least 1 item after validation, not 0"),
+    ('[platforms.a]\ntarget = ["vulkan1.2"]\n', "pipeline.toml:1:12: error: platforms.a.targets: Field required"),
+    ('[platforms.a]\ntargets = ["vulkan9"]\n', "pipeline.toml:2:1: error: platforms.a.targets.0.target: Value error, "
+     "unknown target 'vulkan9': one of vulkan1.0, vulkan1.1, vulkan1.2, vulkan1.3, opengl4.5, webgl2, es3.0, metal, "
+     "webgpu, or the target of a compile backend plug-in ([plugins] backends)"),
+])
+def test_platform_errors_are_located(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_world_config(text)
+    assert str(info.value) == expected

@@ -52,3 +52,33 @@ def test_a_broken_file_is_one_located_line_and_the_other_chunks_cook(tmp_path: P
     assert [line for line in result.stderr.splitlines() if "error" in line] == [
         "w/town/c00/bad.gltf: /extensionsRequired/0: error: required extension 'X_y' is not supported"]
     assert (tmp_path / "out" / "forest" / "c00.json").is_file()
+
+
+MATRIX = ('[platforms.desktop]\ntargets = ["vulkan1.2"]\n[platforms.apple]\ntargets = ["metal"]\n'
+          '[platforms.web]\ntargets = ["webgl2", "webgpu"]\n')
+
+
+def test_platform_cooks_only_that_platform_s_targets_and_json_names_them(tmp_path: Path) -> None:
+    from family_worlds import triangle_world
+    from target_helpers import MATERIALS, TARGETS_DATA
+
+    from pipeline.outputs import manifest as mf
+
+    world = triangle_world(tmp_path / "w", TARGETS_DATA / "rules", MATERIALS, [({"name": "plain"}, ())], MATRIX)
+    web = run(world, tmp_path, "--platform", "web", "--json")
+    assert web.exit_code == 0, web.output
+    doc = json.loads(web.stdout)
+    assert doc["platforms"] == {"web": {"portable": ["webgl2", "webgpu-relaxed"]}}
+    assert doc["targets"] == {"portable": ["webgl2", "webgpu-relaxed"]} and doc["compiled"] == doc["jobs"] == 4
+    (entry,) = mf.load_chunk_manifest(tmp_path / "out" / "level" / "props.json").keys.values()
+    assert set(entry.targets) == {"webgl2", "webgpu-relaxed"}
+    every = run(world, tmp_path, "--json")
+    doc = json.loads(every.stdout)
+    assert sorted(doc["platforms"]) == ["apple", "desktop", "web"] and doc["cache_hits"] == 4
+    assert doc["targets"] == {"portable": ["metal-relaxed-msl2.1", "vulkan1.2-relaxed", "webgl2", "webgpu-relaxed"]}
+    (entry,) = mf.load_chunk_manifest(tmp_path / "out" / "level" / "props.json").keys.values()
+    assert set(entry.targets) == set(doc["targets"]["portable"])
+    wrong = run(world, tmp_path, "--platform", "wbe")
+    assert wrong.exit_code == 1
+    assert wrong.output.strip().splitlines()[-1] == \
+        "--platform: error: unknown platform 'wbe' (did you mean 'web'?) (platforms: apple, desktop, web)"

@@ -61,3 +61,18 @@ def test_cooks_without_timings_is_one_line_and_exit_1_from_the_command_line(tmp_
     result = CliRunner().invoke(main, ["report", str(tmp_path / "w"), "--cooks", "2"])  # as the command runs it
     assert result.exit_code == 1
     assert len(result.stderr.splitlines()) == 1 and "--cooks" in result.stderr and "needs --timings" in result.stderr
+
+
+def test_platform_reports_only_that_platform_s_targets(tmp_path: Path) -> None:
+    from family_worlds import triangle_world
+    from target_helpers import MATERIALS, TARGETS_DATA
+
+    toml = '[platforms.desktop]\ntargets = ["vulkan1.2"]\n[platforms.web]\ntargets = ["webgl2", "webgpu"]\n'
+    world = triangle_world(tmp_path / "w", TARGETS_DATA / "rules", MATERIALS, [({"name": "plain"}, ())], toml)
+    every = json.loads(run(world, tmp_path / "cache", "--json").stdout)["targets"]
+    web = json.loads(run(world, tmp_path / "cache", "--json", "--platform", "web").stdout)["targets"]
+    assert sorted({r["target"] for r in every}) == ["vulkan1.2-relaxed", "webgl2", "webgpu-relaxed"]
+    assert sorted({r["target"] for r in web}) == ["webgl2", "webgpu-relaxed"]
+    assert {r["status"] for r in every} == {"not cooked"} and all(r["platforms"] for r in every)
+    wrong = run(world, tmp_path / "cache", "--platform", "mobile")
+    assert wrong.exit_code == 1 and "--platform: error: unknown platform 'mobile'" in wrong.output

@@ -11,6 +11,7 @@ from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.cook.verify import VerifyOptions, family_keys, family_setup
 from pipeline.plan import jobs as _jobs
+from pipeline.plan.matrix import with_platforms
 from pipeline.plan.setup import plan_for, plan_jobs, world_setup
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,3 +66,29 @@ def test_a_plan_after_a_recorded_one_preprocesses_nothing(world, tmp_path: Path,
         monkeypatch.setattr(_jobs, "default_preprocessor", refuse)
         second = plan_for(w, keys, "id", store=store)
     assert second.preprocessed == {} and set(second.jobs) == set(first.jobs)
+
+
+def test_the_plan_takes_each_family_s_targets_from_the_platform_matrix(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "pipeline.toml").write_text(
+        '[platforms.desktop]\ntargets = ["vulkan1.2"]\n[platforms.apple]\ntargets = ["metal"]\nfamilies = ["pbr"]\n')
+    w = api.open_world(tmp_path / "m")
+    pbr = [k for k in family_keys(w.families["pbr"], "forward", 2, 0)]
+    chain = [k for k in family_keys(w.families["chain"], "forward", 1, 0)]
+    plan = plan_for(w, pbr + chain, "id")
+    assert all(list(plan.targets[k]) == ["metal", "vulkan1.2"] for k in pbr)
+    assert all(list(plan.targets[k]) == ["vulkan1.2"] for k in chain)
+    assert all(plan.stages[k] == plan.targets[k]["vulkan1.2"] for k in pbr + chain)  # Vulkan's blobs are `stages`
+    apple = plan_for(with_platforms(w, "apple"), pbr + chain, "id")
+    assert all(list(apple.targets[k]) == ["metal"] for k in pbr)
+    assert all(apple.targets[k] == {} and apple.stages[k] == {} for k in chain)  # in no platform cooked: no job
+    assert {j.request.target for j in apple.jobs.values()} == {"metal"}
+
+
+def test_a_platform_naming_no_family_fails_the_plan(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "pipeline.toml").write_text('[platforms.web]\ntargets = ["webgl2"]\nfamilies = ["pbrr"]\n')
+    w = api.open_world(tmp_path / "m")
+    with pytest.raises(api.ConfigError, match=r"pipeline.toml:3:14: error: platforms.web.families: 'pbrr' is no "
+                                              r"shader family \(did you mean 'pbr'\?\)"):
+        plan_for(w, [], "id")

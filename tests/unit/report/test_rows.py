@@ -70,3 +70,13 @@ def test_since_diff_by_file_counts_and_orders() -> None:
     assert doc["added"] == [{"key": "k1", "files": ["a", "b"]}, {"key": "k2", "files": ["b"]}]
     assert doc["removed"] == [{"key": "k3", "files": ["c", "a"]}] and doc["warning"] == "w"
     assert doc["files"] == diff.by_file()
+
+
+def test_a_target_row_is_failed_ok_or_not_cooked() -> None:
+    from pipeline.report.rows import TargetRow
+
+    row = TargetRow("webgl2", "pbr", ("web",), 10, 5, 3, 4, None, None, None, None, None, None)
+    assert row.status == "not cooked" and row.to_json()["platforms"] == ["web"]
+    assert dataclasses.replace(row, cached=4, missing=0, failed=0).to_json()["status"] == "ok"
+    assert dataclasses.replace(row, cached=3, missing=0, failed=1).status == "failed"
+    assert dataclasses.replace(row, cached=3, missing=1, failed=0).status == "not cooked"  # a job not compiled yet

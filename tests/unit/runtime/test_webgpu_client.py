@@ -93,3 +93,17 @@ def test_a_module_naga_refuses_is_named_by_its_stage(client) -> None:
     broken = blobs["fragment"].replace(b"return _e5;", b"return _e5 + true;")
     stage, why = client.create({**blobs, "fragment": broken})
     assert stage == "fragment" and "Operation Add can't work with" in why
+
+
+@needs_wgpu
+@needs_naga
+def test_a_depth_only_pass_renders_into_a_depth_attachment(client, tmp_path) -> None:
+    (tmp_path / "d.vert").write_text("#version 450\nlayout(location = 0) in vec3 p;\n"
+                                     "void main() { gl_Position = vec4(p, 1.0); }\n")
+    (tmp_path / "d.frag").write_text("#version 450\nvoid main() { }\n")  # a depth or shadow pass: no color
+    tree = SourceTree(tmp_path)
+    outputs = {stage: compile_one(CompileRequest(f"d.{ext}", stage, target="webgpu"), tree, get_backend("capi"))
+               for stage, ext in (("vertex", "vert"), ("fragment", "frag"))}
+    blobs = _blobs(outputs)
+    assert interface(blobs["fragment"].decode(), "fragment")["outputs"] == []
+    assert client.create(blobs) is None

@@ -1,0 +1,125 @@
+"""The target matrix end to end, with the real compiler and clients.
+
+The sample world (a copy, with a four-platform ``[platforms]`` matrix added to its
+pipeline.toml) cooks for vulkan1.2, metal, webgl2 and webgpu in one cook: every key gets
+its Vulkan and Metal outputs; what a family's sources cannot express for a target (the
+built-in pbr and chain sources declare descriptor sets, which GLSL ES has not, and pbr
+samples combined image samplers, which WebGPU has not) is a located error of that target
+only, and the report shows that target failed and the others ok.  ``pipeline runtime
+check`` then checks every target with a client here: Vulkan pipeline states on lavapipe,
+the GLSL ES programs that cooked linked through EGL, the WebGPU ones made through wgpu, and
+says Metal has none.  A GL-era family (tests/data/targets) cooks for every platform of the
+same matrix without an error and every client loads all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from family_worlds import triangle_world
+from paths import SAMPLE_WORLD
+from robust_helpers import run_cli
+from runtime_helpers import needs_egl, needs_vulkan, needs_wgpu
+from target_helpers import MATERIALS, TARGETS_DATA
+
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.pak import PakReader
+
+pytestmark = [needs_vulkan, needs_egl, needs_wgpu]
+MATRIX = """
+[platforms.desktop]
+targets = ["vulkan1.2"]
+
+[platforms.apple]
+targets = ["metal"]
+
+[platforms.web]
+targets = ["webgl2", "webgpu"]
+"""
+LABELS = ["metal", "vulkan1.2", "webgl2", "webgpu"]
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("matrix")
+    world = tmp / "world"
+    shutil.copytree(SAMPLE_WORLD, world)
+    (world / "pipeline.toml").write_text((world / "pipeline.toml").read_text() + MATRIX)
+    cooked = run_cli("cook", world, "--out", tmp / "out", "--cache", tmp / "cache", "--json", timeout=600)
+    return tmp, world, cooked
+
+
+def test_one_cook_makes_every_platform_s_outputs(sample) -> None:
+    tmp, _, cooked = sample
+    assert cooked.returncode == 1, cooked.stderr  # the targets some sources cannot express, below
+    doc = json.loads(cooked.stdout)
+    assert sorted(doc["platforms"]) == ["apple", "desktop", "web"]
+    assert doc["targets"] == {family: LABELS for family in ("chain", "mtlx", "pbr")}
+    pak = PakReader(mf.library_path(tmp / "out"))
+    chunks = [p for p in (tmp / "out").rglob("*.json") if not p.name.endswith(".level.json")]
+    assert len(chunks) == 8
+    for path in chunks:
+        for text, entry in mf.load_chunk_manifest(path).keys.items():
+            assert set(entry.targets) == set(LABELS), text
+            for label in ("vulkan1.2", "metal"):  # every key's Vulkan and Metal program cooked
+                assert set(entry.targets[label]) == {"vertex", "fragment"}, (text, label)
+                assert all(pak.get(d) for d in entry.targets[label].values())
+            assert entry.stages == entry.targets["vulkan1.2"]
+    errors = [line for line in cooked.stderr.splitlines() if ": error: " in line]
+    assert errors and all("only allowed when using GLSL for Vulkan" in e or ": error: webgpu: " in e for e in errors)
+    assert any("pbr/object.glsl:7: error: 'descriptor set'" in e for e in errors)  # located at the line
+
+
+def test_the_report_shows_each_target_failed_or_ok_on_its_own(sample) -> None:
+    tmp, world, _ = sample
+    report = run_cli("report", world, "--cache", tmp / "cache", "--json", timeout=300)
+    rows = {(r["target"], r["family"]): r for r in json.loads(report.stdout)["targets"]}
+    for label, platform in (("vulkan1.2", "desktop"), ("metal", "apple")):
+        assert (rows[(label, "*")]["status"], rows[(label, "*")]["failed"]) == ("ok", 0)
+        assert rows[(label, "*")]["platforms"] == [platform] and rows[(label, "*")]["bytes"] > 0
+    assert rows[("webgl2", "pbr")]["status"] == rows[("webgpu", "pbr")]["status"] == "failed"
+    assert rows[("webgl2", "mtlx")]["status"] == "ok"  # generated text without descriptor sets: GLSL ES has it
+    assert rows[("vulkan1.2", "pbr")]["required"] == rows[("webgl2", "pbr")]["required"] > 0
+    text = run_cli("report", world, "--cache", tmp / "cache", timeout=300).stdout
+    assert "Per target: possible -> valid -> required -> jobs, binaries and bytes" in text
+
+
+def test_runtime_check_checks_every_target_with_a_client(sample) -> None:
+    tmp, _, _ = sample
+    checked = run_cli("runtime", "check", tmp / "out", "--json", timeout=600)
+    doc = json.loads(checked.stdout)
+    assert doc["pipelines"] == doc["created"] > 0 and doc["validation_errors"] == [] and doc["failed"] == []
+    targets = {t["target"]: t for t in doc["targets"]}
+    assert sorted(targets) == ["metal", "webgl2", "webgpu"]
+    assert targets["metal"]["client"] is None and "no Metal compiler or device runs here" in targets["metal"]["note"]
+    assert "through EGL" in targets["webgl2"]["client"]
+    assert targets["webgl2"]["created"] == targets["webgl2"]["programs"] > 0 and targets["webgl2"]["failed"] == []
+    webgpu = targets["webgpu"]
+    assert "through wgpu" in webgpu["client"] and webgpu["created"] > 0  # depth and shadow passes included
+    # what wgpu still refuses: pbr's skinning and morph storage buffers are writable, which a WebGPU vertex
+    # stage may not bind
+    assert all("VERTEX_WRITABLE_STORAGE" in f["message"] for f in webgpu["failed"]), webgpu["failed"]
+
+
+def test_a_portable_family_cooks_for_every_platform_and_each_client_loads_it(tmp_path: Path) -> None:
+    things = [({"name": "plain"}, ()), ({"name": "colored"}, ("COLOR_0",))]
+    world = triangle_world(tmp_path / "world", TARGETS_DATA / "rules", MATERIALS, things, MATRIX)
+    args = ("--out", tmp_path / "out", "--cache", tmp_path / "cache")
+    first = run_cli("cook", world, *args)
+    assert first.returncode == 0, first.stderr
+    web = run_cli("cook", world, *args, "--platform", "web")
+    assert web.returncode == 0, web.stderr
+    (entry, _) = mf.load_chunk_manifest(tmp_path / "out" / "level" / "props.json").keys.values()
+    assert set(entry.targets) == {"webgl2", "webgpu-relaxed"}
+    again = run_cli("cook", world, *args)  # the cook of every platform is no no-op after a cook of one
+    assert again.returncode == 0, again.stderr
+    (entry, _) = mf.load_chunk_manifest(tmp_path / "out" / "level" / "props.json").keys.values()
+    assert set(entry.targets) == {"vulkan1.2-relaxed", "metal-relaxed-msl2.1", "webgl2", "webgpu-relaxed"}
+    checked = run_cli("runtime", "check", tmp_path / "out", "--json")
+    doc = json.loads(checked.stdout)
+    assert checked.returncode == 0 and doc["pipelines"] == doc["created"] == 2
+    assert [(t["target"], t["programs"], t["created"]) for t in doc["targets"]] == [
+        ("metal-relaxed-msl2.1", 2, 0), ("webgl2", 2, 2), ("webgpu-relaxed", 2, 2)]
