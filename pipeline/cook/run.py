@@ -239,7 +239,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
                 if done.blobs is not None:
                     cooked[chunk] = done.blobs
                     built[level][chunk] = Part(chunk, done.manifest.keys, done.manifest.pipelines,
-                                               done.manifest.errors)
+                                               done.manifest.errors, counts=done.counts)
             progress.finish()
             library.grow(cooked)  # before the indexes naming its blobs are in place
             for chunk in sorted(c for c, blobs in cooked.items() if not blobs <= library.hashes):

@@ -90,14 +90,26 @@ class ChunkKeys:
             if key is None:
                 key = interned[ident] = PermutationKey(*ident)
                 key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
-            hashes.append(digest)
-            uses[key] = RecordedUses(source, i, int(count), list(states), {n: list(v) for n, v in spec.items()})
+            hashes.append(key.hash if key.hash == digest else digest)  # the interned key's string, when equal
+            states = [_intern(interned, state) for state in states]
+            states = interned.setdefault((_SHARED, tuple(map(id, states))), states)  # ids of interned: stable
+            uses[key] = RecordedUses(source, i, int(count), states,
+                                     _intern(interned, {n: list(v) for n, v in spec.items()}))
         source.hashes = hashes
         deps = record["deps"]
         return cls(name, level, int(record["draws"]), uses,
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
+
+
+_SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values
+
+
+def _intern(interned: dict, value: dict) -> dict:
+    """One object for equal render states (or specialization values) of every chunk of a cook: the
+    cook's process holds each once, whatever the number of chunks.  Nobody changes them."""
+    return interned.setdefault((_SHARED, canonical_bytes(value)), value)
 
 
 class StoredDraws:

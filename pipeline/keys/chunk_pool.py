@@ -31,6 +31,9 @@ from pipeline.scan.scanner import scan_chunk
 from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
 
+MAX_BATCH = 8  # chunks per task: the cook holds a task's records whole while it takes them in
+
+
 @dataclass
 class _Work:
     """What doing a chunk needs, in the cook's process or in a worker."""
@@ -43,6 +46,7 @@ class _Work:
     memo: StoredEvaluations = field(init=False)
     shared: SharedFacts = field(default_factory=SharedFacts)
     stored: bool = False  # whether the last chunk done was recorded
+    records: tuple | None = None  # and its records, when it was
 
     def __post_init__(self) -> None:
         self.memo = StoredEvaluations(self.store, self.base)
@@ -54,8 +58,9 @@ class _Work:
             found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
             record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
             self.stored = fingerprint is not None and record.deps is not None
+            self.records = record.to_records() if self.stored else None
             if self.stored:
-                summary, draws = record.to_records()
+                summary, draws = self.records
                 self.store.set(CHUNK_DRAWS, fingerprint, draws)
                 self.store.set(CHUNK_KEYS, fingerprint, summary)
         return record
@@ -109,7 +114,8 @@ def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list
     outputs); the store's warnings."""
     out = []
     for info, fingerprint in zip(chunks, prints):
-        summary, draws = _WORKER.chunk(info, fingerprint).to_records()
+        record = _WORKER.chunk(info, fingerprint)
+        summary, draws = _WORKER.records or record.to_records()  # made once: the stored records, else now
         out.append((summary, None if _WORKER.stored else draws))
     warnings, _WORKER.store.warnings[:] = list(_WORKER.store.warnings), []
     return out, warnings
@@ -126,13 +132,16 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
         with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(world, root, store.directory, base, optional)) as pool:
             futures = {}
-            for batch in _batches(missing, list(range(len(missing))), workers):
+            batches = _batches(missing, list(range(len(missing))), workers)
+            for batch in (b[i:i + MAX_BATCH] for b in batches for i in range(0, len(b), MAX_BATCH)):
                 chunks = [missing[i] for i in batch]
                 futures[pool.submit(_task, chunks, [prints.get(c.name) for c in chunks])] = chunks
             for future in cf.as_completed(futures):
                 found, warnings = future.result()
+                chunks = futures.pop(future)  # a future done with lets go of its records: memory stays flat
+                del future
                 store.warnings += [w for w in warnings if w not in store.warnings]
-                for info, (summary, draws) in zip(futures[future], found):
+                for info, (summary, draws) in zip(chunks, found):
                     stored = StoredDraws(store, prints.get(info.name)) if draws is None else draws
                     records[info.name] = ChunkKeys.from_records(summary, interned, stored)
                     step(info)

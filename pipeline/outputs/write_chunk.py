@@ -42,6 +42,7 @@ class ChunkWrite:
     warnings: tuple[str, ...] = ()
     manifest: mf.ChunkManifest | None = None          # the manifest built (None: recorded as current)
     record: tuple | None = None                       # (inputs, the outputs record found) to record once in place
+    counts: Mapping[str, int] | None = None           # key text -> its draws, where the entries hold none (a pool's)
 
     @property
     def outputs(self) -> list[str]:

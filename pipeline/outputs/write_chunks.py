@@ -28,6 +28,7 @@ from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
 from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
+MAX_BATCH = 8  # chunks per task: the cook holds a task's results whole while it takes them in
 POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
 
 
@@ -98,11 +99,15 @@ def _release(required: Mapping) -> None:
 # ------------------------------------------------------------------ the pool
 _SHARED: tuple | None = None  # (jobs, tasks, out, has_blob): set before the fork, read by the workers
 _STORE: Store | None = None
+_SENT: set[str] = set()  # in a worker: the pipeline states whose documents it sent the cook already
+_KEYS: "_Shared | None" = None  # in a worker: the key entries it sends, slim and shared
 
 
 def _start_worker(directory) -> None:
-    global _STORE
+    global _STORE, _KEYS
     _STORE = Store(directory)  # never the parent's connection, inherited through fork
+    _SENT.clear()
+    _KEYS = _Shared()
 
 
 def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
@@ -114,8 +119,12 @@ def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
         result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, _STORE, out, has_blob,
                              lambda path, data: kept.append(data))
         _release(task.required)
-        slim = dataclasses.replace(result.manifest, draws=(), reflection={})  # what the cook merges
-        found.append((task.chunk, dataclasses.replace(result, manifest=slim), kept[0] if kept else None))
+        # what the cook merges; a pipeline state this worker sent before is sent as its id alone (the
+        # chunks of a level share most of theirs: the cook holds each document once)
+        pipelines = {pid: None if pid in _SENT else doc for pid, doc in result.manifest.pipelines.items()}
+        _SENT.update(pipelines)
+        slim = dataclasses.replace(result.manifest, draws=(), reflection={}, pipelines=pipelines)
+        found.append((task.chunk, _KEYS.keys(dataclasses.replace(result, manifest=slim)), kept[0] if kept else None))
     return found
 
 
@@ -127,13 +136,15 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
     if context is None:
         return
     _SHARED = (jobs, tasks, out, has_blob)
-    size = max(1, len(tasks) // (4 * workers))
+    shared = _Shared()
+    size = max(1, min(MAX_BATCH, len(tasks) // (4 * workers)))
     try:
         with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(store.directory,)) as pool:
-            futures = [pool.submit(_task, list(range(i, min(i + size, len(tasks)))))
-                       for i in range(0, len(tasks), size)]
+            futures = {pool.submit(_task, list(range(i, min(i + size, len(tasks))))): i
+                       for i in range(0, len(tasks), size)}
             for future in cf.as_completed(futures):
+                del futures[future]  # a future done with lets go of its results: memory stays flat
                 try:
                     found = future.result()
                 except (BrokenProcessPool, OSError):
@@ -141,9 +152,63 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
                 except Exception:  # noqa: BLE001 - that batch is built again here, which reports its error
                     continue
                 for chunk, result, data in found:
-                    built[chunk] = (result, data)
+                    built[chunk] = (shared.take(result), data)
                     step()
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is built in this process
         pass
     finally:
         _SHARED = None
+    shared.finish(built)
+
+
+class _Shared:
+    """What the cook holds of each chunk a worker built, shared across chunks and made as each result
+    arrives: each pipeline state's document once (a worker sends it once: a chunk done later names it
+    by its id), each key's text once, and one entry per key and blobs (its draws kept per chunk in
+    ``counts``; render states and specialization values left out: the level manifest takes neither
+    from a chunk's entries)."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, dict] = {}
+        self.texts: dict[str, str] = {}
+        self.entries: dict[tuple, object] = {}
+
+    def take(self, result: ChunkWrite) -> ChunkWrite:
+        """In the cook: ``result`` as held until :meth:`finish`, its pipeline states by id."""
+        for pid, doc in result.manifest.pipelines.items():
+            if doc is not None:
+                self.documents.setdefault(pid, doc)
+        result = self.keys(result)
+        return dataclasses.replace(result, manifest=dataclasses.replace(
+            result.manifest, pipelines=dict.fromkeys(result.manifest.pipelines)))
+
+    def keys(self, result: ChunkWrite) -> ChunkWrite:
+        """``result`` with shared key texts and entries, its draws in ``counts`` (a worker sends it so)."""
+        manifest, texts = result.manifest, self.texts
+        keys, counts = {}, {}
+        for text, entry in manifest.keys.items():
+            text = texts.setdefault(text, text)
+            targets = None if entry.targets is None else \
+                tuple(sorted((label, tuple(sorted(stages.items()))) for label, stages in entry.targets.items()))
+            same = (text, entry.hash, tuple(sorted(entry.stages.items())), targets)
+            if same not in self.entries:
+                self.entries[same] = dataclasses.replace(entry, key=text, draws=0, render_states=(),
+                                                         specialization={})
+            keys[text] = self.entries[same]
+            counts[text] = entry.draws if result.counts is None else result.counts[text]
+        before = None if result.keys_before is None else \
+            {texts.setdefault(text, text): digest for text, digest in result.keys_before.items()}
+        return dataclasses.replace(result, manifest=dataclasses.replace(manifest, keys=keys),
+                                   keys=None if result.keys is None else keys, keys_before=before, counts=counts)
+
+    def finish(self, built: dict) -> None:
+        """Every chunk's pipeline states named by their documents; a chunk naming one no result carries
+        is left out of ``built``, to be built again here."""
+        documents = self.documents
+        for chunk, (result, data) in list(built.items()):
+            pipelines = result.manifest.pipelines
+            if any(pid not in documents for pid in pipelines):
+                del built[chunk]  # its batch's worker died after sending a document it then named
+                continue
+            slim = dataclasses.replace(result.manifest, pipelines={pid: documents[pid] for pid in pipelines})
+            built[chunk] = (dataclasses.replace(result, manifest=slim), data)

@@ -15,6 +15,8 @@ bytes of its parts, each computed once.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -63,9 +65,19 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
     return model
 
 
+@functools.cache
+def _dropped(cls: type) -> tuple:
+    """The fields of a model class its dump leaves out when a predicate says so (``exclude_if``)."""
+    return tuple((name, info.exclude_if) for name, info in cls.model_fields.items()
+                 if getattr(info, "exclude_if", None) is not None)
+
+
 def _fields_of(value: Any) -> dict:
     if isinstance(value, BaseModel):
-        return value.__dict__
+        fields, dropped = value.__dict__, _dropped(type(value))
+        if dropped and any(test(fields[name]) for name, test in dropped):
+            fields = {k: v for k, v in fields.items() if not any(k == n and t(v) for n, t in dropped)}
+        return fields
     raise TypeError(f"cannot serialize {type(value).__name__}")
 
 
@@ -75,4 +87,4 @@ def canonical(model: BaseModel) -> bytes:
     Equal to ``canonical_bytes(model.model_dump(mode="json"))`` for fact models (plain
     JSON values, tuples and nested models), without building the dump first.
     """
-    return canonical_bytes(model.__dict__, default=_fields_of)
+    return canonical_bytes(_fields_of(model), default=_fields_of)

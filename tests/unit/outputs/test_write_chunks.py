@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
+from pipeline.outputs import manifest as mf
 from pipeline.outputs import write_chunks
+from pipeline.outputs.write_chunk import ChunkWrite
+from pipeline.outputs.write_level import Part
 from paths import REPO, SAMPLE_WORLD
 
 
@@ -68,3 +71,30 @@ def test_a_chunk_a_worker_fails_on_is_built_here(world, tmp_path, monkeypatch):
     doc, here = cook(world, tmp_path, monkeypatch, pool=True, fail_in_worker="town/market")
     assert "town/market" in here and len(here) < 8  # its batch, built again here
     assert doc["errors"] == [] and any(p.endswith("town/market.json") for p in doc["written"])
+
+
+
+
+def _built(pipelines: dict, draws: int) -> tuple:
+    entry = mf.ManifestEntry(key="s/p{A=1}", hash="h", shader="s", pass_name="p", features={"A": 1},
+                             stages={"vertex": "v", "fragment": "f"}, draws=draws, render_states=({"cull": "back"},))
+    manifest = mf.ChunkManifest("c", "l", {"s/p{A=1}": entry}, pipelines=pipelines)
+    return ChunkWrite(Path("c.json"), frozenset({"v", "f"}), keys=manifest.keys, manifest=manifest), b"data"
+
+
+def test_what_the_cook_holds_of_pool_built_chunks_is_shared_and_a_chunk_naming_a_lost_document_is_built_here():
+    doc = {"key": "k"}
+    built = {"a": _built({"p1": doc, "p2": {"key": "j"}}, 3),
+             "b": _built({"p1": None}, 5),   # a worker names what it sent before by its id
+             "c": _built({"p3": None}, 1)}   # p3's document came in a batch that was lost
+    shared = write_chunks._Shared()
+    built = {chunk: (shared.take(result), data) for chunk, (result, data) in built.items()}
+    shared.finish(built)
+    assert set(built) == {"a", "b"}  # c is built again in the cook's process
+    (a, _), (b, data_b) = built["a"], built["b"]
+    assert b.manifest.pipelines["p1"] is a.manifest.pipelines["p1"] is doc and data_b == b"data"
+    assert b.manifest.keys["s/p{A=1}"] is a.manifest.keys["s/p{A=1}"] is b.keys["s/p{A=1}"]
+    assert (a.counts, b.counts) == ({"s/p{A=1}": 3}, {"s/p{A=1}": 5})  # the draws, per chunk
+    level = mf.level_manifest("l", [Part("a", a.manifest.keys, a.manifest.pipelines, counts=a.counts),
+                                    Part("b", b.manifest.keys, b.manifest.pipelines, counts=b.counts)])
+    assert level.keys["s/p{A=1}"].draws == 8 and level.keys["s/p{A=1}"].chunks == ("a", "b")
