@@ -31,6 +31,25 @@ def canonical_object(members: dict[str, bytes]) -> bytes:
     return b"{" + b",".join(orjson.dumps(k) + b":" + v for k, v in sorted(members.items())) + b"}"
 
 
+_canon = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)  # canonical_bytes without its Python frame
+
+
+def _same(value: Any) -> tuple:
+    """What two values with equal canonical bytes share (a float by its exact bits: -0.0 is not 0.0)."""
+    return (float, value.hex()) if type(value) is float else (type(value), value)
+
+
+def sorted_unique(items) -> list:
+    """Distinct items sorted by their canonical bytes."""
+    items = list(items)
+    try:  # scalars (a key's specialization values, one per draw) are told apart before serializing
+        items = list({_same(item): item for item in items}.values())
+    except TypeError:  # a dict or list among them
+        pass
+    by_bytes = dict(zip(map(_canon, items), items))
+    return [by_bytes[k] for k in sorted(by_bytes)]
+
+
 def stable_hash(value: Any) -> str:
     """SHA-256 hex digest of the canonical serialization of ``value``."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()

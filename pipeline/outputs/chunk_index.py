@@ -34,9 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-import orjson
-
-from pipeline.digest import canonical_bytes, stable_hash
+from pipeline.digest import canonical_bytes, sorted_unique, stable_hash
 from pipeline.keys.key import KEY_TEXT
 from pipeline.keys.required import DRAW_FIELDS
 from pipeline.outputs.axis_table import axis_values, decode_rows, encode_rows
@@ -70,25 +68,6 @@ class _Tables:
         return {name: [values[raw] for raw in sorted(values)] for name, values in self.items.items()}
 
 
-_canon = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)  # canonical_bytes, without a Python frame
-
-
-def _same(value: Any) -> tuple:
-    """What two values with equal canonical bytes share (a float by its exact bits: -0.0 is not 0.0)."""
-    return (float, value.hex()) if type(value) is float else (type(value), value)
-
-
-def sorted_unique(items) -> list:
-    """Distinct items sorted by their canonical bytes."""
-    items = list(items)
-    try:  # scalars (a key's specialization values, one per draw) are told apart before serializing
-        items = list({_same(item): item for item in items}.values())
-    except TypeError:  # a dict or list among them
-        pass
-    by_bytes = dict(zip(map(_canon, items), items))
-    return [by_bytes[k] for k in sorted(by_bytes)]
-
-
 def feature_names(text: str) -> list[str] | None:
     """The feature names of a key's canonical text, in order (None when it does not parse)."""
     match = KEY_TEXT.match(text)
@@ -103,26 +82,18 @@ def key_text(pass_label: str, names: list[str], values: list) -> str:
     return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
 
 
-_SPLITS: dict[tuple, list | None] = {}  # (text, feature names): the same key in every chunk splits the same way
+@functools.lru_cache(maxsize=65536)  # the same key in every chunk of a cook splits the same way
+def _split(text: str, shader: str, pass_name: str, features: tuple) -> tuple | None:
+    names, label = feature_names(text), f"{shader}/{pass_name}"
+    if names is None or names != [n for n, _ in features] or key_text(label, names, [v for _, v in features]) != text:
+        return None
+    return label, tuple(names)
 
 
 def _splits(text: str, e) -> list | None:
     """[shader/pass, names] when the key's text is exactly what its names and values give, else None."""
-    memo = (text, e.shader, e.pass_name, tuple(e.features))
-    if memo not in _SPLITS:
-        if len(_SPLITS) >= 65536:
-            _SPLITS.clear()
-        _SPLITS[memo] = _split(text, e)
-    found = _SPLITS[memo]
+    found = _split(text, e.shader, e.pass_name, tuple(e.features.items()))
     return None if found is None else [found[0], list(found[1])]
-
-
-def _split(text: str, e) -> list | None:
-    names = feature_names(text)
-    label = f"{e.shader}/{e.pass_name}"
-    if names is None or names != list(e.features) or key_text(label, names, [e.features[n] for n in names]) != text:
-        return None
-    return [label, names]
 
 
 def stage_hashes(m) -> frozenset[str]:

@@ -49,7 +49,7 @@ from pipeline.fileio import read_regular
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyUses
 from pipeline.outputs import chunk_index
-from pipeline.outputs.chunk_index import sorted_unique as _sorted_unique
+from pipeline.digest import sorted_unique as _sorted_unique
 from pipeline.outputs.pak import LIBRARY_NAME
 
 stage_hashes = chunk_index.stage_hashes  # every stage blob hash a manifest names

@@ -53,9 +53,16 @@ def target_rows(families: dict[str, RuleSet], config: WorldConfig, required: Req
             mine.append(_row(label, name, platforms.get(label, ()), row.possible if row else 0,
                              row.valid if row else 0, keys[label][name], jobs[label][name], states, store, sizes))
         every = set().union(*jobs[label].values())
-        rows += mine + [_row(label, "*", platforms.get(label, ()), sum(r.possible for r in mine),
-                             sum(r.valid for r in mine), sum(r.required for r in mine), every, states, store, sizes)]
+        rows += mine + [_row(label, "*", platforms.get(label, ()), _total(r.possible for r in mine),
+                             _total(r.valid for r in mine), sum(r.required for r in mine), every, states, store, sizes)]
     return rows
+
+
+def _total(counts):
+    """The sum of families' counts; a family whose count is not a number (``open``: its space has no
+    bound) makes the total that too."""
+    counts = list(counts)
+    return next((c for c in counts if not isinstance(c, int)), None) or sum(counts)
 
 
 def _platforms(config: WorldConfig, families: dict[str, RuleSet]) -> dict[str, tuple[str, ...]]:

@@ -49,3 +49,9 @@ def test_code_hash_depends_on_the_parts_named() -> None:
     assert code_hash("digest.py") == code_hash("digest.py")
     assert len({code_hash("digest.py"), code_hash("errors.py"), code_hash("digest.py", "errors.py")}) == 3
     assert code_hash("rules") != code_hash("rules/expr.py")
+
+
+def test_sorted_unique_keeps_values_whose_canonical_bytes_differ_and_drops_repeats():
+    from pipeline.digest import sorted_unique
+    assert sorted_unique([True, 1, 1, True, 0.0, -0.0, 0.0, "a", 2]) == ["a", -0.0, 0.0, 1, 2, True]
+    assert sorted_unique([{"b": 1}, {"a": 2}, {"b": 1}]) == [{"a": 2}, {"b": 1}]  # dicts: by their bytes

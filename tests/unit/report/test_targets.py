@@ -79,3 +79,9 @@ def test_a_family_naming_no_target_is_counted_under_the_default_one() -> None:
     assert key_targets(plan, "k", "vulkan1.2") == {"vulkan1.2": {"vertex": "a"}}
     assert key_targets(plan, "t", "vulkan1.2") == {"webgl2": {"vertex": "b"}}
     assert key_targets(plan, "none", "vulkan1.2") == {}  # a family no cooked platform includes
+
+
+def test_a_family_with_an_open_count_makes_the_target_total_open():
+    from pipeline.report import targets
+    assert targets._total([3, 4]) == 7
+    assert targets._total([3, "open", 4]) == "open"
