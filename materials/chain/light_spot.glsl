@@ -12,7 +12,11 @@ struct SpotLight
     vec4 cone;       // x cos(inner), y cos(outer)
 };
 
+#ifdef GL_ES
+layout(std140) uniform SpotLights
+#else
 layout(std140, set = 3, binding = 2) uniform SpotLights
+#endif
 {
     SpotLight lights[LIGHTS_SPOT];
 } spotLights;
@@ -21,7 +25,12 @@ void run(in vec3 N, in vec3 albedo, in vec3 worldPosition, inout vec3 radiance)
 {
     for (int i = 0; i < LIGHTS_SPOT; ++i)
     {
+#ifdef PIPELINE_TARGET_WEBGPU  // member by member: naga cannot translate a block struct's copy (OpCopyLogical)
+        SpotLight light = SpotLight(spotLights.lights[i].position, spotLights.lights[i].direction,
+                                    spotLights.lights[i].color, spotLights.lights[i].cone);
+#else
         SpotLight light = spotLights.lights[i];
+#endif
         vec3 toLight = light.position.xyz - worldPosition;
         vec3 L = normalize(toLight);
         float cone = smoothstep(light.cone.y, light.cone.x, dot(-L, normalize(light.direction.xyz)));

@@ -3,7 +3,11 @@
 //! export vec3 worldPosition, vec3 worldNormal
 // Object space to world space (set 2, binding 0: the per-draw transform).
 
+#ifdef GL_ES
+layout(std140) uniform ObjectBlock
+#else
 layout(std140, set = 2, binding = 0) uniform ObjectBlock
+#endif
 {
     mat4 model;
     mat4 normalMatrix;

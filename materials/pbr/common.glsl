@@ -4,6 +4,12 @@
 #ifndef PBR_COMMON_GLSL
 #define PBR_COMMON_GLSL
 
+#ifdef GL_ES
+// GLSL ES: full precision in both stages (blocks both stages declare must agree)
+precision highp float;
+precision highp int;
+#endif
+
 const float M_PI = 3.14159265358979;
 const float M_INV_PI = 0.318309886183791;
 const float EPSILON = 1e-5;

@@ -9,8 +9,22 @@
 #include "scene.glsl"
 #include "lights.glsl"
 
+#if defined(PIPELINE_TARGET_WEBGPU)
+// WebGPU has no combined image samplers: a texture at binding b, its sampler at b + 32,
+// and the name makes the pair where it is sampled.
+layout(set = 0, binding = 2) uniform textureCube envSpecular_t;
+layout(set = 0, binding = 3) uniform texture2D brdfLUT_t;
+layout(set = 0, binding = 34) uniform sampler envSpecular_s;
+layout(set = 0, binding = 35) uniform sampler brdfLUT_s;
+#define envSpecular samplerCube(envSpecular_t, envSpecular_s)
+#define brdfLUT sampler2D(brdfLUT_t, brdfLUT_s)
+#elif defined(GL_ES)
+uniform samplerCube envSpecular;
+uniform sampler2D brdfLUT;
+#else
 layout(set = 0, binding = 2) uniform samplerCube envSpecular;
 layout(set = 0, binding = 3) uniform sampler2D brdfLUT;
+#endif
 
 // Irradiance / pi in direction n: order-2 real SH, coefficients pre-convolved
 // with the clamped cosine lobe and divided by pi (diffuse = albedo * this).
@@ -31,7 +45,12 @@ vec3 ambientIrradiance(vec3 n)
 // Prefiltered radiance along dir; mip = perceptualRoughness * (levels - 1).
 vec3 prefilteredRadiance(vec3 dir, float perceptualRoughness)
 {
+#ifdef GL_ES
+    ivec2 size = textureSize(envSpecular, 0);  // GLSL ES 3.00: a full mip chain assumed
+    float lod = perceptualRoughness * floor(log2(float(max(size.x, size.y))));
+#else
     float lod = perceptualRoughness * float(textureQueryLevels(envSpecular) - 1);
+#endif
     return textureLod(envSpecular, dir, lod).rgb * frame.envIntensity;
 }
 

@@ -24,7 +24,11 @@ struct Light                   // std140, 64 bytes
     float _lightPad1;          // 60
 };
 
+#ifdef GL_ES
+layout(std140) uniform LightBlock
+#else
 layout(std140, set = 0, binding = 1) uniform LightBlock
+#endif
 {
     vec4  ambientSH[9];        //    0  irradiance / pi as order-2 SH (rgb), see ibl.glsl
     int   lightCount;          //  144

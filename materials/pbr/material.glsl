@@ -49,7 +49,11 @@ const uint MATERIAL_DOUBLE_SIDED           = 1u << 15;
 const uint MATERIAL_EMISSIVE_STRENGTH      = 1u << 16;
 const uint MATERIAL_IOR                    = 1u << 17;
 
+#ifdef GL_ES
+layout(std140) uniform MaterialBlock
+#else
 layout(std140, set = 1, binding = 0) uniform MaterialBlock
+#endif
 {
     vec4  baseColorFactor;            //    0  (spec-gloss: diffuseFactor)
     vec3  emissiveFactor;             //   16
@@ -86,6 +90,83 @@ layout(std140, set = 1, binding = 0) uniform MaterialBlock
     mat3  uvTransform[SLOT_COUNT];    //  256  per slot KHR_texture_transform (3 x vec4 columns each)
 } material;                           // 1120 bytes
 
+#if defined(PIPELINE_TARGET_WEBGPU)
+// WebGPU has no combined image samplers: a texture at binding b, its sampler at b + 32,
+// and the name makes the pair where it is sampled.
+layout(set = 1, binding = 1)  uniform texture2D baseColorTexture_t;
+layout(set = 1, binding = 2)  uniform texture2D metallicRoughnessTexture_t;
+layout(set = 1, binding = 3)  uniform texture2D normalTexture_t;
+layout(set = 1, binding = 4)  uniform texture2D occlusionTexture_t;
+layout(set = 1, binding = 5)  uniform texture2D emissiveTexture_t;
+layout(set = 1, binding = 6)  uniform texture2D clearcoatTexture_t;
+layout(set = 1, binding = 7)  uniform texture2D clearcoatRoughnessTexture_t;
+layout(set = 1, binding = 8)  uniform texture2D clearcoatNormalTexture_t;
+layout(set = 1, binding = 9)  uniform texture2D sheenColorTexture_t;
+layout(set = 1, binding = 10) uniform texture2D sheenRoughnessTexture_t;
+layout(set = 1, binding = 11) uniform texture2D transmissionTexture_t;
+layout(set = 1, binding = 12) uniform texture2D thicknessTexture_t;
+layout(set = 1, binding = 13) uniform texture2D iridescenceTexture_t;
+layout(set = 1, binding = 14) uniform texture2D iridescenceThicknessTexture_t;
+layout(set = 1, binding = 15) uniform texture2D anisotropyTexture_t;
+layout(set = 1, binding = 16) uniform texture2D specularTexture_t;
+layout(set = 1, binding = 17) uniform texture2D specularColorTexture_t;
+layout(set = 1, binding = 18) uniform texture2D specularGlossinessTexture_t;
+layout(set = 1, binding = 33) uniform sampler baseColorTexture_s;
+layout(set = 1, binding = 34) uniform sampler metallicRoughnessTexture_s;
+layout(set = 1, binding = 35) uniform sampler normalTexture_s;
+layout(set = 1, binding = 36) uniform sampler occlusionTexture_s;
+layout(set = 1, binding = 37) uniform sampler emissiveTexture_s;
+layout(set = 1, binding = 38) uniform sampler clearcoatTexture_s;
+layout(set = 1, binding = 39) uniform sampler clearcoatRoughnessTexture_s;
+layout(set = 1, binding = 40) uniform sampler clearcoatNormalTexture_s;
+layout(set = 1, binding = 41) uniform sampler sheenColorTexture_s;
+layout(set = 1, binding = 42) uniform sampler sheenRoughnessTexture_s;
+layout(set = 1, binding = 43) uniform sampler transmissionTexture_s;
+layout(set = 1, binding = 44) uniform sampler thicknessTexture_s;
+layout(set = 1, binding = 45) uniform sampler iridescenceTexture_s;
+layout(set = 1, binding = 46) uniform sampler iridescenceThicknessTexture_s;
+layout(set = 1, binding = 47) uniform sampler anisotropyTexture_s;
+layout(set = 1, binding = 48) uniform sampler specularTexture_s;
+layout(set = 1, binding = 49) uniform sampler specularColorTexture_s;
+layout(set = 1, binding = 50) uniform sampler specularGlossinessTexture_s;
+#define baseColorTexture sampler2D(baseColorTexture_t, baseColorTexture_s)
+#define metallicRoughnessTexture sampler2D(metallicRoughnessTexture_t, metallicRoughnessTexture_s)
+#define normalTexture sampler2D(normalTexture_t, normalTexture_s)
+#define occlusionTexture sampler2D(occlusionTexture_t, occlusionTexture_s)
+#define emissiveTexture sampler2D(emissiveTexture_t, emissiveTexture_s)
+#define clearcoatTexture sampler2D(clearcoatTexture_t, clearcoatTexture_s)
+#define clearcoatRoughnessTexture sampler2D(clearcoatRoughnessTexture_t, clearcoatRoughnessTexture_s)
+#define clearcoatNormalTexture sampler2D(clearcoatNormalTexture_t, clearcoatNormalTexture_s)
+#define sheenColorTexture sampler2D(sheenColorTexture_t, sheenColorTexture_s)
+#define sheenRoughnessTexture sampler2D(sheenRoughnessTexture_t, sheenRoughnessTexture_s)
+#define transmissionTexture sampler2D(transmissionTexture_t, transmissionTexture_s)
+#define thicknessTexture sampler2D(thicknessTexture_t, thicknessTexture_s)
+#define iridescenceTexture sampler2D(iridescenceTexture_t, iridescenceTexture_s)
+#define iridescenceThicknessTexture sampler2D(iridescenceThicknessTexture_t, iridescenceThicknessTexture_s)
+#define anisotropyTexture sampler2D(anisotropyTexture_t, anisotropyTexture_s)
+#define specularTexture sampler2D(specularTexture_t, specularTexture_s)
+#define specularColorTexture sampler2D(specularColorTexture_t, specularColorTexture_s)
+#define specularGlossinessTexture sampler2D(specularGlossinessTexture_t, specularGlossinessTexture_s)
+#elif defined(GL_ES)
+uniform sampler2D baseColorTexture;
+uniform sampler2D metallicRoughnessTexture;
+uniform sampler2D normalTexture;
+uniform sampler2D occlusionTexture;
+uniform sampler2D emissiveTexture;
+uniform sampler2D clearcoatTexture;
+uniform sampler2D clearcoatRoughnessTexture;
+uniform sampler2D clearcoatNormalTexture;
+uniform sampler2D sheenColorTexture;
+uniform sampler2D sheenRoughnessTexture;
+uniform sampler2D transmissionTexture;
+uniform sampler2D thicknessTexture;
+uniform sampler2D iridescenceTexture;
+uniform sampler2D iridescenceThicknessTexture;
+uniform sampler2D anisotropyTexture;
+uniform sampler2D specularTexture;
+uniform sampler2D specularColorTexture;
+uniform sampler2D specularGlossinessTexture;
+#else
 layout(set = 1, binding = 1)  uniform sampler2D baseColorTexture;
 layout(set = 1, binding = 2)  uniform sampler2D metallicRoughnessTexture;
 layout(set = 1, binding = 3)  uniform sampler2D normalTexture;
@@ -104,5 +185,6 @@ layout(set = 1, binding = 15) uniform sampler2D anisotropyTexture;
 layout(set = 1, binding = 16) uniform sampler2D specularTexture;
 layout(set = 1, binding = 17) uniform sampler2D specularColorTexture;
 layout(set = 1, binding = 18) uniform sampler2D specularGlossinessTexture;
+#endif
 
 #endif

@@ -26,26 +26,52 @@
 #endif
 
 #if MORPH_TARGETS > 0
+#if defined(GL_ES)
+// GLSL ES 3.00 has no storage buffers: the deltas are the texels of an RGBA32F texture,
+// 4096 wide, read in row-major order (delta i at (i % 4096, i / 4096))
+uniform highp sampler2D morphDeltaTexture;
+#elif defined(PIPELINE_TARGET_WEBGPU)
+// WebGPU: the same texture (naga reads a storage buffer as writable, which no WebGPU vertex
+// stage may bind), read without a sampler
+#extension GL_EXT_samplerless_texture_functions : require
+layout(set = 2, binding = 2) uniform texture2D morphDeltaTexture;
+#else
 layout(std430, set = 2, binding = 2) readonly buffer MorphDeltas
 {
     vec4 morphDeltas[];
 };
+#endif
 
+#ifdef GL_ES
+layout(std140) uniform MorphWeights
+#else
 layout(std140, set = 2, binding = 3) uniform MorphWeights
+#endif
 {
     vec4 morphWeights[(MORPH_TARGETS + 3) / 4];
 };
 
 float morphWeight(int t) { return morphWeights[t >> 2][t & 3]; }
 
+#ifdef GL_ES
+uint morphVertex() { return uint(gl_VertexID) - object.morphVertexBase; }
+#else
 uint morphVertex() { return uint(gl_VertexIndex) - object.morphVertexBase; }
+#endif
 
 vec3 morphDelta(uint base)
 {
     uint v = morphVertex();
     vec3 sum = vec3(0.0);
     for (int t = 0; t < MORPH_TARGETS; ++t)
+#if defined(GL_ES) || defined(PIPELINE_TARGET_WEBGPU)
+    {
+        int i = int(base + uint(t) * object.morphVertexCount + v);
+        sum += morphWeight(t) * texelFetch(morphDeltaTexture, ivec2(i & 4095, i >> 12), 0).xyz;
+    }
+#else
         sum += morphWeight(t) * morphDeltas[base + uint(t) * object.morphVertexCount + v].xyz;
+#endif
     return sum;
 }
 

@@ -4,7 +4,11 @@
 #ifndef PBR_OBJECT_GLSL
 #define PBR_OBJECT_GLSL
 
+#ifdef GL_ES
+layout(std140) uniform ObjectBlock
+#else
 layout(std140, set = 2, binding = 0) uniform ObjectBlock
+#endif
 {
     mat4 model;               //   0  node world matrix
     mat4 normalMatrix;        //  64  inverse-transpose of model (upper 3x3 used)

@@ -18,19 +18,43 @@
 
 // ---- varyings ---------------------------------------------------------------------
 #if UV_SETS >= 1
+#ifdef GL_ES
+in vec2 vTexCoord0;
+#else
 layout(location = VARYING_TEXCOORD_0) in vec2 vTexCoord0;
 #endif
+#endif
 #if UV_SETS >= 2
+#ifdef GL_ES
+in vec2 vTexCoord1;
+#else
 layout(location = VARYING_TEXCOORD_1) in vec2 vTexCoord1;
 #endif
+#endif
 #if VERTEX_COLOR == VERTEX_COLOR_VEC3 || VERTEX_COLOR == VERTEX_COLOR_VEC4
+#ifdef GL_ES
+in vec4 vColor;
+#else
 layout(location = VARYING_COLOR) in vec4 vColor;
 #endif
+#endif
 #if !PBR_COVERAGE_ONLY
+#ifdef GL_ES
+in vec3 vWorldPosition;
+#else
 layout(location = VARYING_WORLD_POSITION) in vec3 vWorldPosition;
+#endif
+#ifdef GL_ES
+in vec3 vNormal;
+#else
 layout(location = VARYING_NORMAL) in vec3 vNormal;
+#endif
 #if TANGENTS
+#ifdef GL_ES
+in vec4 vTangent;
+#else
 layout(location = VARYING_TANGENT) in vec4 vTangent;
+#endif
 #endif
 #endif
 
@@ -53,7 +77,7 @@ void main()
 #include "shading.glsl"
 
 // Without an alpha test the depth test may run before the shader.
-#if defined(ALPHA_MODE) && !defined(ALPHA_MODE_SPEC_ID)
+#if defined(ALPHA_MODE) && !defined(ALPHA_MODE_SPEC_ID) && !defined(GL_ES)
 #if ALPHA_MODE != ALPHA_MODE_MASK
 layout(early_fragment_tests) in;
 #endif

@@ -45,11 +45,19 @@ layout(location = 2) in vec4 inTangent;
 #endif
 #if UV_SETS >= 1
 layout(location = 3) in vec2 inTexCoord0;
+#ifdef GL_ES
+out vec2 vTexCoord0;
+#else
 layout(location = VARYING_TEXCOORD_0) out vec2 vTexCoord0;
+#endif
 #endif
 #if UV_SETS >= 2
 layout(location = 4) in vec2 inTexCoord1;
+#ifdef GL_ES
+out vec2 vTexCoord1;
+#else
 layout(location = VARYING_TEXCOORD_1) out vec2 vTexCoord1;
+#endif
 #endif
 #if VERTEX_COLOR == VERTEX_COLOR_VEC3
 layout(location = 5) in vec3 inColor0;
@@ -57,21 +65,39 @@ layout(location = 5) in vec3 inColor0;
 layout(location = 5) in vec4 inColor0;
 #endif
 #if VERTEX_COLOR == VERTEX_COLOR_VEC3 || VERTEX_COLOR == VERTEX_COLOR_VEC4
+#ifdef GL_ES
+out vec4 vColor;
+#else
 layout(location = VARYING_COLOR) out vec4 vColor;
+#endif
 #endif
 
 #ifdef PASS_FORWARD
+#ifdef GL_ES
+out vec3 vWorldPosition;
+#else
 layout(location = VARYING_WORLD_POSITION) out vec3 vWorldPosition;
+#endif
+#ifdef GL_ES
+out vec3 vNormal;
+#else
 layout(location = VARYING_NORMAL) out vec3 vNormal;
+#endif
 #if PBR_VERTEX_TANGENT
+#ifdef GL_ES
+out vec4 vTangent;
+#else
 layout(location = VARYING_TANGENT) out vec4 vTangent;
 #endif
 #endif
+#endif
 
+#ifndef GL_ES
 out gl_PerVertex
 {
     vec4 gl_Position;
 };
+#endif
 
 // Local-space position through morph targets, skinning and the instance
 // transform, in glTF order; returns the world-space position.

@@ -8,7 +8,11 @@
 #ifndef PBR_SCENE_GLSL
 #define PBR_SCENE_GLSL
 
+#ifdef GL_ES
+layout(std140) uniform FrameBlock
+#else
 layout(std140, set = 0, binding = 0) uniform FrameBlock
+#endif
 {
     mat4  view;            //   0
     mat4  projection;      //  64

@@ -162,7 +162,13 @@ vec3 shadeSurface(Surface s)
     int count = min(lighting.lightCount, MAX_LIGHTS);
     for (int i = 0; i < count; ++i)
     {
+#ifdef PIPELINE_TARGET_WEBGPU  // member by member: naga cannot translate a block struct's copy (OpCopyLogical)
+        Light light = Light(lighting.lights[i].position, lighting.lights[i].range, lighting.lights[i].direction,
+                            lighting.lights[i].intensity, lighting.lights[i].color, lighting.lights[i].type,
+                            lighting.lights[i].innerConeCos, lighting.lights[i].outerConeCos, 0.0, 0.0);
+#else
         Light light = lighting.lights[i];
+#endif
         vec3 toLight = pointToLight(light, s.position);
         vec3 l = normalize(toLight);
         vec3 radiance = lightRadiance(light, toLight);

@@ -24,10 +24,26 @@ layout(location = 8) in uvec4 inJoints1;
 layout(location = 9) in vec4 inWeights1;
 #endif
 
+#if defined(GL_ES)
+// GLSL ES 3.00 has no storage buffers: a uniform block of at most 256 joints (16 KB, the
+// smallest MAX_UNIFORM_BLOCK_SIZE a GLES 3 driver may have)
+layout(std140) uniform JointMatrices
+{
+    mat4 jointMatrices[256];
+};
+#elif defined(PIPELINE_TARGET_WEBGPU)
+// WebGPU: the same uniform block (naga reads a storage buffer as writable, which no WebGPU
+// vertex stage may bind)
+layout(std140, set = 2, binding = 1) uniform JointMatrices
+{
+    mat4 jointMatrices[256];
+};
+#else
 layout(std430, set = 2, binding = 1) readonly buffer JointMatrices
 {
     mat4 jointMatrices[];
 };
+#endif
 
 mat4 skinMatrix()
 {

@@ -27,6 +27,16 @@ vec2 slotTexCoord(int slot)
     return uv;
 }
 
+#ifdef PIPELINE_TARGET_WEBGPU
+// A slot's name is a sampler2D(texture, sampler) pair, which no function takes as an argument.
+#define sampleSlot(tex, slot) texture(tex, slotTexCoord(slot))
+#define sampleNormalSlot(tex, slot, scale) scaledNormal(sampleSlot(tex, slot).xyz, scale)
+vec3 scaledNormal(vec3 texel, float scale)
+{
+    vec3 n = texel * 2.0 - 1.0;
+    return normalize(n * vec3(scale, scale, 1.0));
+}
+#else
 vec4 sampleSlot(sampler2D tex, int slot) { return texture(tex, slotTexCoord(slot)); }
 
 // Tangent-space normal from a normal texture, scaled in xy (glTF normalTexture.scale).
@@ -35,5 +45,6 @@ vec3 sampleNormalSlot(sampler2D tex, int slot, float scale)
     vec3 n = sampleSlot(tex, slot).xyz * 2.0 - 1.0;
     return normalize(n * vec3(scale, scale, 1.0));
 }
+#endif
 
 #endif

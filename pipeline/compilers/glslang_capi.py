@@ -40,6 +40,7 @@ from pipeline.compilers.preamble import (
     default_version,
     define_lines,
     prepare_source,
+    request_defines,
 )
 from pipeline.compilers.interfaces import program_output
 from pipeline.compilers.request import CompileOutput, CompileRequest, binding_shifts, target_info
@@ -252,7 +253,7 @@ class GlslangCapiBackend:
     def _run(self, request: CompileRequest, tree: SourceTree, text: str) -> tuple[str, bytes | None]:
         includer = _Includer(tree, request.source)
         inp = self._input(request, prepare_source(request, text).encode(), includer)
-        log, shader, program = self._compile(inp, request, define_lines(request.defines).encode())
+        log, shader, program = self._compile(inp, request, define_lines(request_defines(request)).encode())
         try:
             includer.check()
             if program is None:
@@ -316,7 +317,7 @@ class GlslangCapiBackend:
         text = request.text if request.text is not None else tree.read(request.source)
         inp = self._input(request, prepare_source(request, text).encode(), includer)
         lib = self.api
-        preamble = define_lines(request.defines).encode()  # glslang keeps the pointer: keep the bytes alive
+        preamble = define_lines(request_defines(request)).encode()  # glslang keeps the pointer: keep the bytes alive
         with lib.lock:
             shader = lib.glslang_shader_create(byref(inp))
             try:

@@ -33,6 +33,8 @@ from pipeline.compilers.preamble import (
     clean_preprocessed,
     compile_output,
     default_version,
+    es_version,
+    request_defines,
 )
 from pipeline.compilers.interfaces import program_output
 from pipeline.compilers.request import CompileOutput, CompileRequest, binding_shifts, target_info
@@ -77,7 +79,7 @@ def command(request: CompileRequest, root: Path, output: Path | None, preprocess
         args.append("-D")
     else:
         args += ["--P", INCLUDE_EXTENSION]
-    args += [f"-D{name}={value}" for name, value in request.defines]
+    args += [f"-D{name}={value}" for name, value in request_defines(request)]
     args.append("-E" if preprocess else "")
     out = ["-o", str(output)] if output is not None and target.is_spirv and not preprocess else []
     return [a for a in args if a] + [f"-I{root}", *out, request.source]
@@ -103,7 +105,7 @@ def _mirror(tree: SourceTree, request: CompileRequest, folder: Path) -> None:
 def _versioned(request: CompileRequest, text: str) -> str:
     version, profile = default_version(request, False)
     if request.language != "glsl" or VERSION_RE.search(text) or (version, profile) == (DEFAULT_VERSION, None):
-        return text
+        return es_version(request, text)
     return f"#version {version} {profile or ''}".rstrip() + f"\n#line 1\n{text}"
 
 

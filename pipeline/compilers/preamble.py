@@ -49,6 +49,12 @@ def define_lines(defines: tuple[tuple[str, str], ...]) -> str:
     return "".join(f"#define {name} {value}\n" for name, value in defines)
 
 
+def request_defines(request: CompileRequest) -> tuple[tuple[str, str], ...]:
+    """The defines a request is compiled with: its target's macros (``PIPELINE_TARGET_WEBGPU`` for
+    ``webgpu``), then its own."""
+    target = target_info(request.target) if request.backend is None else None
+    return (target.macros if target is not None else ()) + request.defines
+
 
 
 LINE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*line\b[^\n]*\n?", re.M)
@@ -67,14 +73,28 @@ def default_version(request: CompileRequest, has_version: bool) -> tuple[int, st
     return parse_version(text) if text else (DEFAULT_VERSION, None)
 
 
+def es_version(request: CompileRequest, text: str) -> str:
+    """``text`` with a desktop ``#version`` line (``450``) replaced by the ES version of an ES-only
+    target (``webgl2``, ``es3.0``: the request's ES version, else ``300 es``), on the same line, so one
+    source serves Vulkan and GLSL ES (``GL_ES`` is then defined); unchanged for other targets."""
+    if request.language != "glsl" or request.backend is not None or target_info(request.target).client != "none":
+        return text
+    match = VERSION_RE.search(text)
+    if not match or re.search(r"\bes\b", match.group(0)):
+        return text
+    version, profile = default_version(request, False)
+    return f"{text[:match.start()]}#version {version} {profile or ''}".rstrip() + text[match.end():]
+
+
 def prepare_source(request: CompileRequest, text: str) -> str:
     """The source text glslang is given: the include extension enabled and, for a GLSL
     source without ``#version`` whose target or request names one, that version
-    first.  ``#line`` directives keep every original line's number."""
+    first (a desktop one becomes the ES version on an ES-only target: :func:`es_version`).
+    ``#line`` directives keep every original line's number."""
     if request.language != "glsl":
         return text
     if VERSION_RE.search(text):
-        return enable_includes(text)
+        return enable_includes(es_version(request, text))
     version, profile = default_version(request, False)
     if (version, profile) == (DEFAULT_VERSION, None):
         return enable_includes(text)  # glslang's own default, as glslangValidator would compile it

@@ -24,6 +24,11 @@ spirv-val as ``vulkan1.2``), then finish for their platform (``Target.finish``,
 (``msl_version``, ``argument_buffers``); ``webgpu`` translates it to WGSL text with naga
 (naga-wasm), which naga inside ``wgpu`` then accepts for WebGPU.
 
+Target macros: a ``webgpu`` compile defines ``PIPELINE_TARGET_WEBGPU`` (1) before the
+request's defines, so one source can declare what WGSL needs (a texture and a sampler
+apart); it compiles under Vulkan semantics, so glslang's ``VULKAN`` is defined too.  An
+ES target needs none: glslang defines ``GL_ES``.  No other target defines a macro.
+
 ``link``: an ``auto_map`` stage on a SPIR-V target carries the other stage of its
 program (a vertex stage its fragment stage and the reverse): see
 :mod:`pipeline.compilers.interfaces`.
@@ -59,6 +64,7 @@ class Target:
     client: str = "vulkan"  # 'vulkan' | 'opengl' | 'none'
     default_version: str = "100"  # #version of a source without one when the request gives none
     finish: str | None = None  # after spirv-val: 'msl' (SPIRV-Cross to MSL text) or 'naga' (naga to WGSL text)
+    macros: tuple[tuple[str, str], ...] = ()  # defined before the request's own defines (TARGET_MACROS)
 
     @property
     def is_spirv(self) -> bool:
@@ -85,7 +91,7 @@ TARGETS = {
     "webgl2": Target("webgl2", None, 0, 0, "none", "300 es"),
     "es3.0": Target("es3.0", None, 0, 0, "none", "300 es"),
     "metal": replace(_target("vulkan1.2", 2, 5), finish="msl"),
-    "webgpu": replace(_target("vulkan1.2", 2, 5), finish="naga"),
+    "webgpu": replace(_target("vulkan1.2", 2, 5), finish="naga", macros=(("PIPELINE_TARGET_WEBGPU", "1"),)),
 }
 MSL_VERSION = re.compile(r"^([1-3])\.([0-9])$")
 DEFAULT_MSL_VERSION = "2.1"

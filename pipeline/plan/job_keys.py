@@ -23,9 +23,11 @@ def _flags(request: CompileRequest) -> dict:
     ``auto_map`` on SPIR-V); an HLSL request names its register shifts; a linked stage names the
     stages it links with (:func:`pipeline.plan.jobs._linked`); a ``metal`` or ``webgpu`` request names the tool
     that finishes its blob (SPIRV-Cross's build; naga-wasm and its driver, and the wgpu-native whose naga checks) and
-    ``metal`` its MSL options."""
+    ``metal`` its MSL options; a target that defines macros (``webgpu``) names them."""
     extra = {name: getattr(request, name) for name in ("relaxed", "auto_map", "version") if getattr(request, name)}
     spirv = request.backend is None and target_info(request.target).is_spirv  # a plug-in target: its own
+    if request.backend is None and target_info(request.target).macros:  # webgpu: PIPELINE_TARGET_WEBGPU
+        extra["macros"] = [list(m) for m in target_info(request.target).macros]
     if request.auto_map:
         extra["binding_base"] = BINDING_BASE[request.stage]
     if spirv and (request.optimize or request.auto_map):

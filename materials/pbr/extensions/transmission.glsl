@@ -12,7 +12,17 @@
 #include "../object.glsl"
 
 // Declared in every permutation (one descriptor set layout for the family).
+#if defined(PIPELINE_TARGET_WEBGPU)
+// WebGPU has no combined image samplers: a texture at binding b, its sampler at b + 32,
+// and the name makes the pair where it is sampled.
+layout(set = 0, binding = 4) uniform texture2D transmissionFramebuffer_t;
+layout(set = 0, binding = 36) uniform sampler transmissionFramebuffer_s;
+#define transmissionFramebuffer sampler2D(transmissionFramebuffer_t, transmissionFramebuffer_s)
+#elif defined(GL_ES)
+uniform sampler2D transmissionFramebuffer;
+#else
 layout(set = 0, binding = 4) uniform sampler2D transmissionFramebuffer;
+#endif
 
 #if !defined(VOLUME) || VOLUME
 void loadVolume(inout Surface s)
@@ -75,7 +85,12 @@ vec3 transmissionAmbient(Surface s)
     vec3 ray = normalize(refracted) * s.thickness;
     vec4 clip = frame.viewProjection * vec4(s.position + ray, 1.0);
     vec2 uv = clip.xy / max(clip.w, 1e-6) * 0.5 + 0.5;
+#ifdef GL_ES
+    ivec2 size = textureSize(transmissionFramebuffer, 0);  // GLSL ES 3.00: a full mip chain assumed
+    float levels = floor(log2(float(max(size.x, size.y)))) + 1.0;
+#else
     float levels = float(textureQueryLevels(transmissionFramebuffer));
+#endif
     float lod = log2(frame.viewport.x) * transmissionRoughness(s.perceptualRoughness, s.ior);
     vec3 behind = textureLod(transmissionFramebuffer, uv, min(lod, levels - 1.0)).rgb;
     return behind * s.baseColor * volumeAttenuation(s, length(ray));

@@ -12,7 +12,8 @@ Given the fragments a key selects, in chain order (:mod:`.fragment_file`):
    kept only when a kept fragment reads one of its exports; the others leave the
    generated text entirely, and only interpolators some kept fragment reads are made.
 3. **Emit.**  Per stage: ``#version 450``, the interpolators (``layout(location = i)
-   out``/``in``, ``flat`` for integer types, locations in order of first use), each
+   out``/``in``, ``flat`` for integer types, locations in order of first use; under
+   ``GL_ES``, the webgl2 target, no location and a default precision first), each
    kept fragment's body with ``run`` renamed after its file, then a ``main`` calling
    them in order, one local variable per export.  ``#line N "path"`` directives map
    every line back to a fragment file: bodies to their own lines, each call to its
@@ -36,6 +37,9 @@ VERSION = "#version 450"
 LINE_EXTENSION = "#extension GL_GOOGLE_cpp_style_line_directive : require"
 RUN_CALL = re.compile(r"\brun\b(?=\s*\()")
 INTEGER = ("int", "uint", "ivec", "uvec")
+# GLSL ES (webgl2: ``GL_ES``) has no default float precision in a fragment stage and links varyings
+# by name, without location qualifiers; under Vulkan these lines preprocess to nothing
+ES_PRECISION = ("#ifdef GL_ES", "precision highp float;", "precision highp int;", "#endif")
 
 
 @dataclass
@@ -142,14 +146,15 @@ def _run_name(f: FragmentFile) -> str:
 
 def _emit(chain, edges, live, varyings, stage: str) -> str:
     mine = [i for i in live if chain[i].stage == stage]
-    lines = [VERSION, LINE_EXTENSION]
+    lines = [VERSION, LINE_EXTENSION, *ES_PRECISION]
     direction = "out" if stage == "vertex" else "in"
     for name, (location, export, importer) in varyings.items():
         # the vertex side maps to the export, the fragment side to the import that needs it
         where = _line(_exporter(chain, live, export), export.line) if stage == "vertex" else \
             _line(chain[importer], chain[importer].port(name).line)
         flat = "flat " if export.type.startswith(INTEGER) else ""
-        lines += [where, f"layout(location = {location}) {flat}{direction} {export.type} v_{name};"]
+        declared = f"{flat}{direction} {export.type} v_{name};"
+        lines += [where, "#ifdef GL_ES", declared, "#else", f"layout(location = {location}) {declared}", "#endif"]
     for i in mine:
         f = chain[i]
         lines += [_line(f, f.body_line), RUN_CALL.sub(_run_name(f), f.body)]

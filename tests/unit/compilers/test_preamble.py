@@ -16,6 +16,7 @@ from pipeline.compilers.preamble import (
     normalize_name,
     parse_log,
     prepare_source,
+    request_defines,
 )
 from pipeline.compilers.request import CompileRequest
 from pipeline.compilers.sources import SourceTree
@@ -71,9 +72,33 @@ def test_a_vulkan_source_without_version_and_hlsl_are_left_as_written() -> None:
     assert prepare_source(CompileRequest("a.frag", "fragment"), BODY) == BODY
     hlsl = "#version 450\nfloat4 main() : SV_Target { return 1; }\n"  # no include extension in HLSL
     assert prepare_source(CompileRequest("a.hlsl", "fragment", language="hlsl"), hlsl) == hlsl
-    versioned = "#version 450\n" + BODY
+    versioned = "#version 310 es\n" + BODY
     assert prepare_source(CompileRequest("a.frag", "fragment", target="webgl2"), versioned) == \
-        enable_includes(versioned)  # the source's own #version wins
+        enable_includes(versioned)  # the source's own ES #version wins
+    desktop = "#version 450\n" + BODY
+    for target in ("vulkan1.2", "opengl4.5", "metal", "webgpu"):
+        assert prepare_source(CompileRequest("a.frag", "fragment", target=target), desktop) == enable_includes(desktop)
+
+
+@pytest.mark.parametrize("target, version, expected", [
+    ("webgl2", None, "#version 300 es"), ("es3.0", None, "#version 300 es"), ("webgl2", "310 es", "#version 310 es"),
+])
+def test_an_es_target_compiles_a_desktop_versioned_source_as_glsl_es_on_the_same_line(target, version, expected):
+    source = "// shared by every target\n#version 450\n" + BODY
+    prepared = prepare_source(CompileRequest("a.frag", "fragment", target=target, version=version), source)
+    assert prepared == enable_includes(f"// shared by every target\n{expected}\n" + BODY)
+    assert all(_numbered(prepared)[line] == number for line, number in _numbered(source).items()
+               if line and not line.startswith("#version"))
+
+
+def test_the_webgpu_target_defines_its_macro_before_the_request_s_defines_and_no_other_target_does() -> None:
+    defines = (("PASS_FORWARD", "1"),)
+    webgpu = CompileRequest("a.frag", "fragment", target="webgpu", defines=defines)
+    assert request_defines(webgpu) == (("PIPELINE_TARGET_WEBGPU", "1"), ("PASS_FORWARD", "1"))
+    for target in ("vulkan1.0", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0", "metal"):
+        assert request_defines(CompileRequest("a.frag", "fragment", target=target, defines=defines)) == defines
+    plugin = CompileRequest("a.frag", "fragment", target="webgpu", defines=defines, backend="studio:dxc")
+    assert request_defines(plugin) == defines  # a compile backend plug-in gets the request's defines only
 
 
 def test_preprocessed_text_is_cleaned_for_a_gles_runtime() -> None:

@@ -31,3 +31,15 @@ def test_the_optimizer_that_runs_is_in_the_job_key(monkeypatch) -> None:
     monkeypatch.setattr(spirv_tools, "optimizer_version", lambda: "spirv-opt of another build")
     after = [job_key(r, (), options) for r in (optimized, mapped, plain)] + [exact_key(optimized, text, options)]
     assert [b != a for b, a in zip(before, after)] == [True, True, False, True]  # plain runs no optimizer
+
+
+def test_a_target_s_macros_are_in_its_job_keys_only(monkeypatch) -> None:
+    from pipeline.compilers import request as request_module
+    options = JobOptions(compiler="c")
+    requests = [CompileRequest("m/a.frag", "fragment", target=t) for t in ("webgpu", "webgl2", "vulkan1.2", "metal")]
+    text = "#version 450\nvoid main() {}\n"
+    before = [job_key(r, (), options) for r in requests] + [exact_key(r, text, options) for r in requests]
+    webgpu = request_module.TARGETS["webgpu"]
+    monkeypatch.setitem(request_module.TARGETS, "webgpu", replace(webgpu, macros=webgpu.macros + (("X", "1"),)))
+    after = [job_key(r, (), options) for r in requests] + [exact_key(r, text, options) for r in requests]
+    assert [b != a for b, a in zip(before, after)] == [True, False, False, False] * 2

@@ -101,3 +101,18 @@ def test_line_directives_make_glslang_name_the_fragment_file_and_line(tmp_path) 
     vertex = compile_one(CompileRequest("generated/t.vert", "vertex", text=linked.stages["vertex"]), tree,
                          default_backend())
     assert vertex.ok, vertex.diagnostics
+
+
+def test_a_linked_chain_compiles_as_glsl_es_with_its_varyings_linked_by_name(tmp_path) -> None:
+    linked = link_chain(chain(("m/v.glsl", VERTEX), ("m/o.glsl", OUTPUT)))
+    tree = SourceTree(tmp_path)
+    texts = {}
+    for stage, suffix in (("vertex", "vert"), ("fragment", "frag")):
+        request = CompileRequest(f"generated/t.{suffix}", stage, text=linked.stages[stage], target="webgl2")
+        out = compile_one(request, tree, default_backend())
+        assert out.ok, out.diagnostics
+        texts[stage] = out.spirv.decode()
+    assert texts["fragment"].startswith("#version 300 es\nprecision highp float;\nprecision highp int;\n")
+    assert "\nin vec2 v_uv;\nflat in ivec2 v_id;\n" in texts["fragment"]
+    assert "\nout vec2 v_uv;\nflat out ivec2 v_id;\n" in texts["vertex"]
+    assert "layout(location = 0) in vec3 i;" in texts["vertex"]  # vertex inputs keep their locations
