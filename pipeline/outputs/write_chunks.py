@@ -178,9 +178,10 @@ class _Shared:
         for pid, doc in result.manifest.pipelines.items():
             if doc is not None:
                 self.documents.setdefault(pid, doc)
-        result = self.keys(result)
-        return dataclasses.replace(result, manifest=dataclasses.replace(
-            result.manifest, pipelines=dict.fromkeys(result.manifest.pipelines)))
+        result, texts = self.keys(result), self.texts  # and every id and blob hash string held once
+        return dataclasses.replace(result, blobs=None if result.blobs is None else frozenset(
+            texts.setdefault(h, h) for h in result.blobs), manifest=dataclasses.replace(
+            result.manifest, pipelines=dict.fromkeys(texts.setdefault(p, p) for p in result.manifest.pipelines)))
 
     def keys(self, result: ChunkWrite) -> ChunkWrite:
         """``result`` with shared key texts and entries, its draws in ``counts`` (a worker sends it so)."""
