@@ -156,8 +156,12 @@ def _handled_warnings():
     """Drop the warnings of :data:`HANDLED_WARNINGS` that MaterialX writes to the process's stderr;
     anything else it writes there is passed on."""
     sys.stderr.flush()
-    with tempfile.TemporaryFile() as caught:
+    try:
         saved = os.dup(2)
+    except OSError:  # no stderr to keep clean
+        yield
+        return
+    with tempfile.TemporaryFile() as caught:
         os.dup2(caught.fileno(), 2)
         try:
             yield
