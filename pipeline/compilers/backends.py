@@ -108,7 +108,18 @@ def compile_one(request: CompileRequest, tree: SourceTree, backend: Backend) -> 
         output = backend.compile(request, tree)
     except CompileError as exc:
         return CompileOutput(None, tuple(exc.diagnostics))
-    return finish_output(_finish(output, request, tree), request, tree) if output.spirv is not None else output
+    if output.spirv is None:
+        return _named(output, request)
+    return _named(finish_output(_finish(output, request, tree), request, tree), request)
+
+
+def _named(output: CompileOutput, request: CompileRequest) -> CompileOutput:
+    """The output with glslang's messages for a GLSL ES text target naming it (``webgl2: ...``), as a
+    finished target's messages do (``webgpu: ...``); the messages of other targets unchanged."""
+    if target_info(request.target).blob != "glsl" or not output.diagnostics:
+        return output
+    named = tuple(dataclasses.replace(d, message=f"{request.target}: {d.message}") for d in output.diagnostics)
+    return dataclasses.replace(output, diagnostics=named)
 
 
 def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str = "capi",

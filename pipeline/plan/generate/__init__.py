@@ -24,6 +24,7 @@ key still cooks.
 | ``chain`` | the ``fragments`` generator: selection by the key, defines |
 | ``materialx`` | the ``materialx`` generator (MaterialX ShaderGen) |
 | ``mx_graph`` | the glTF material as a ``gltf_pbr`` graph, and graph shapes |
+| ``mx_targets`` | one MaterialX text for every target (each generator under its target's guard) |
 """
 
 from __future__ import annotations

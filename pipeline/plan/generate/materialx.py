@@ -1,4 +1,4 @@
-"""The ``materialx`` generator: a key's graph, through MaterialX's own Vulkan GLSL generator.
+"""The ``materialx`` generator: a key's graph, through MaterialX's own GLSL generators.
 
 A ``materialx`` family's key names its graph with the ``DOCUMENT`` feature (type
 ``name``): ``gltf_pbr`` for the glTF material as a ``gltf_pbr`` graph built from the
@@ -7,8 +7,11 @@ document in the materials folder (what a glTF material's ``extras.materialx``
 names).  The graph is generated with ``VkShaderGenerator`` (complete shader
 interface: every unconnected input is a uniform), giving a Vulkan GLSL vertex and
 fragment shader that compile through the same glslang path, cache and outputs as
-any other stage.  The MaterialX version is written into the text (a new version,
-new jobs).
+any other stage.  The same graph by MaterialX's WGSL-ready and ESSL generators joins
+it under the ``PIPELINE_TARGET_WEBGPU`` and ``GL_ES`` guards (:mod:`.mx_targets`):
+one text per stage serves vulkan1.2, metal, webgpu and webgl2, and the Vulkan branch
+is exactly the Vulkan generator's text.  The MaterialX version is written into the
+text (a new version, new jobs).
 
 A document's ``<xi:include href="...">`` names another document of the materials
 folder (relative to the including document's folder, else to the materials folder);
@@ -28,8 +31,6 @@ import os
 import posixpath
 
 import MaterialX as mx
-from MaterialX import PyMaterialXGenGlsl as mx_glsl
-from MaterialX import PyMaterialXGenShader as mx_gen
 
 from pipeline.compilers.sources import ParsedFile, SourceTree
 from pipeline.plan.generate import GeneratedStage
@@ -42,12 +43,11 @@ from pipeline.plan.generate.mx_graph import (
     gltf_pbr_document,
     load_document,
     locate_name,
-    search_path,
     shape_of,
 )
+from pipeline.plan.generate.mx_targets import GUARDED, VULKAN, generate_stages, portable_text
 from pipeline.errors import CompileError, Diagnostic, Location
 
-STAGES = {"vertex": mx_gen.VERTEX_STAGE, "fragment": mx_gen.PIXEL_STAGE}
 MAX_XINCLUDES = 64  # documents one document may XInclude, transitively
 
 
@@ -148,21 +148,20 @@ def _generate(material: mx.Node, files: tuple[str, ...], display: str, text: str
         return _failed(files, _at(display, text, material.getName(), "the material has no surface shader"))
     shader_node = shader_nodes[0]
     shape = shape_of(material)
-    generator = mx_glsl.VkShaderGenerator.create()
-    context = mx_gen.GenContext(generator)
-    context.registerSourceCodeSearchPath(search_path())
-    context.getOptions().shaderInterfaceType = mx_gen.ShaderInterfaceType.SHADER_INTERFACE_COMPLETE
+    name = "materialx_" + shape
     try:
-        shader = generator.generate("materialx_" + shape, shader_node, context)
+        vulkan = generate_stages(VULKAN, shader_node, name)
     except Exception as exc:  # MaterialX's generator errors (unsupported node, missing implementation)
         return _failed(files, _at(display, text, shader_node.getName(), f"MaterialX cannot generate GLSL: {exc}"))
-    out = {}
-    for stage, mx_stage in STAGES.items():
-        source = shader.getSourceCode(mx_stage)
-        first, _, rest = source.partition("\n")
-        stamped = f"{first}\n// MaterialX {materialx_version()} VkShaderGenerator\n{rest}"  # same text, one job
-        out[stage] = GeneratedStage(stamped, files, shape=shape)
-    return out
+    guarded: dict[str, dict[str, str] | Exception] = {}
+    for _, _, generator in GUARDED:
+        try:
+            guarded[generator] = generate_stages(generator, shader_node, name)
+        except Exception as exc:  # that generator's targets fail alone (an #error in their branch)
+            guarded[generator] = exc
+    return {stage: GeneratedStage(portable_text(source, {g: m if isinstance(m, Exception) else m[stage]
+                                                         for g, m in guarded.items()}), files, shape=shape)
+            for stage, source in vulkan.items()}
 
 
 def _at(display: str, text: str | None, name: str, message: str) -> Diagnostic:

@@ -109,6 +109,19 @@ def test_a_text_target_blob_skips_spirv_tools(lib: Path) -> None:
     assert output.ok and output.spirv.startswith(b"#version 300 es\n")
 
 
+@pytest.mark.parametrize("backend", ["capi", "cli"])
+def test_a_webgl2_compile_error_names_its_target_and_a_vulkan_one_does_not(lib: Path, backend: str) -> None:
+    (lib / "bound.frag").write_text("#version 450\nlayout(binding = 3) uniform sampler2D t;\n"
+                                    "layout(location = 0) out vec4 c;\nvoid main() { c = texture(t, vec2(0.5)); }\n")
+    tree = SourceTree(lib)
+    web = compile_one(CompileRequest("bound.frag", "fragment", target="webgl2"), tree, get_backend(backend))
+    assert not web.ok and web.errors[0].location.line == 2
+    assert all(d.message.startswith("webgl2: ") for d in web.diagnostics), web.diagnostics
+    assert "'binding'" in web.errors[0].message  # glslang's own words follow the target's name
+    vulkan = compile_one(CompileRequest("bad.frag", "fragment"), tree, get_backend(backend))
+    assert not vulkan.ok and not any(d.message.startswith("vulkan1.2: ") for d in vulkan.diagnostics)
+
+
 def test_an_unreadable_include_fails_its_job_not_the_batch(lib: Path) -> None:
     (lib / "inc" / "latin1.glsl").write_bytes(b"// caf\xe9\n")
     (lib / "uses.frag").write_text('#version 450\n#include "inc/latin1.glsl"\nvoid main() {}\n')

@@ -1,4 +1,5 @@
-"""The ``materialx`` generator: a key's graph (``gltf_pbr`` or a document) through MaterialX's VkShaderGenerator."""
+"""The ``materialx`` generator: a key's graph (``gltf_pbr`` or a document) through MaterialX's generators, one
+text for every target."""
 
 from __future__ import annotations
 
@@ -43,11 +44,12 @@ def test_gltf_pbr_is_the_default_graph_and_compiles_stamped_with_the_materialx_v
     for stage, generated in made.items():
         lines = generated.text.split("\n")
         assert lines[0].startswith("#version ")
-        assert lines[1] == f"// MaterialX {mx.getVersionString()} VkShaderGenerator"
+        assert lines[1].startswith(f"// MaterialX {mx.getVersionString()}: VkShaderGenerator; ")
         assert (generated.files, generated.defines, generated.problems) == ((), (), ())
-        out = compile_one(CompileRequest(f"generated/t.{stage[:4]}", stage, text=generated.text),
-                          SourceTree(tmp_path), default_backend())
-        assert out.ok, out.diagnostics
+        for target in ("vulkan1.2", "webgl2", "webgpu"):
+            out = compile_one(CompileRequest(f"generated/t.{stage[:4]}", stage, text=generated.text, target=target),
+                              SourceTree(tmp_path), default_backend())
+            assert out.ok, (target, out.diagnostics)
     assert made["vertex"].shape == made["fragment"].shape and materialx_version() == mx.getVersionString()
 
 
@@ -78,6 +80,25 @@ def test_a_document_is_generated_once_per_content(tmp_path: Path, monkeypatch) -
     again = generator.generate(None, key(DOCUMENT="s/a.mtlx#M_a"))
     assert made == ["M_a", "M_a"], "a new content is generated again"
     assert again["fragment"].text == first["fragment"].text and again["fragment"].files == ("s/a.mtlx",)
+
+
+def test_a_generator_that_cannot_make_the_graph_fails_its_target_s_job_only(tmp_path: Path, monkeypatch) -> None:
+    real = materialx_module.generate_stages
+
+    def no_essl(generator, node, name):
+        if generator == "EsslShaderGenerator":
+            raise RuntimeError("no ESSL implementation")
+        return real(generator, node, name)
+
+    monkeypatch.setattr(materialx_module, "generate_stages", no_essl)
+    made = MaterialxGenerator(SourceTree(tmp_path)).generate(None, key())
+    assert made["fragment"].problems == () and made["fragment"].text is not None
+    outs = {target: compile_one(CompileRequest("generated/t.frag", "fragment", text=made["fragment"].text,
+                                               target=target), SourceTree(tmp_path), default_backend())
+            for target in ("vulkan1.2", "webgl2", "webgpu")}
+    assert outs["vulkan1.2"].ok and outs["webgpu"].ok and not outs["webgl2"].ok
+    assert outs["webgl2"].errors[0].message == ("webgl2: '#error' : webgl2 MaterialX EsslShaderGenerator cannot "
+                                                "generate the graph because no ESSL implementation")
 
 
 def test_a_document_s_only_material_needs_no_name(tmp_path: Path) -> None:
