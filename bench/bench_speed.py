@@ -340,7 +340,9 @@ def figure_watch(run, library: dict, workdir: Path, runs: int, workers: int, res
                                          "-j", str(workers), "--rules", str(library["rules"]), "--materials",
                                          str(library["materials"])),
                             env={**_env(), "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            # Ctrl-C stops it even when this run was started in the background (SIGINT ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
