@@ -85,11 +85,14 @@ class ChunkKeys:
         uses = {}
         hashes = []
         for i, (shader, pass_name, features, text, digest, count, states, spec) in enumerate(record["keys"]):
-            ident = (shader, pass_name, features_of(features))
-            key = interned.get(ident)
+            key = interned.get((_SHARED, text, digest))  # a key's text and hash name it: its features are read once
             if key is None:
-                key = interned[ident] = PermutationKey(*ident)
-                key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
+                ident = (shader, pass_name, features_of(features))
+                key = interned.get(ident)
+                if key is None:
+                    key = interned[ident] = PermutationKey(*ident)
+                    key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
+                interned[(_SHARED, text, digest)] = key
             hashes.append(key.hash if key.hash == digest else digest)  # the interned key's string, when equal
             states = [_intern(interned, state) for state in states]
             states = interned.setdefault((_SHARED, tuple(map(id, states))), states)  # ids of interned: stable
