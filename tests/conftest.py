@@ -6,12 +6,18 @@ import json
 import os
 import re
 import shutil
+import signal
 import struct
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
+
+# A run started in the background (nohup, `cmd &` in a script) ignores SIGINT, and every process
+# it starts inherits that: the Ctrl-C tests need SIGINT delivered to the processes they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 CORPUS_ENV = "PIPELINE_CORPUS"
 
