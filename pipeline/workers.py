@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 
 PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-death signal
+MAX_TASK_CHUNKS = 8  # chunks per task of a forked pool: the cook holds a task's results whole while it takes them in
 
 
 def fork_context():

@@ -28,10 +28,7 @@ from pipeline.scan.buffers import preload
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, pool_workers
 from pipeline.scan.scanner import scan_chunk
-from pipeline.workers import fork_context, frozen_for_fork, process_pool
-
-
-MAX_BATCH = 8  # chunks per task: the cook holds a task's records whole while it takes them in
+from pipeline.workers import MAX_TASK_CHUNKS, fork_context, frozen_for_fork, process_pool
 
 
 @dataclass
@@ -133,7 +130,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
                                              initargs=(world, root, store.directory, base, optional)) as pool:
             futures = {}
             batches = _batches(missing, list(range(len(missing))), workers)
-            for batch in (b[i:i + MAX_BATCH] for b in batches for i in range(0, len(b), MAX_BATCH)):
+            for batch in (b[i:i + MAX_TASK_CHUNKS] for b in batches for i in range(0, len(b), MAX_TASK_CHUNKS)):
                 chunks = [missing[i] for i in batch]
                 futures[pool.submit(_task, chunks, [prints.get(c.name) for c in chunks])] = chunks
             for future in cf.as_completed(futures):

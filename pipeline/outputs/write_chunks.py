@@ -26,9 +26,8 @@ from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
-from pipeline.workers import fork_context, frozen_for_fork, process_pool
+from pipeline.workers import MAX_TASK_CHUNKS, fork_context, frozen_for_fork, process_pool
 
-MAX_BATCH = 8  # chunks per task: the cook holds a task's results whole while it takes them in
 POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
 
 
@@ -137,7 +136,7 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
         return
     _SHARED = (jobs, tasks, out, has_blob)
     shared = _Shared()
-    size = max(1, min(MAX_BATCH, len(tasks) // (4 * workers)))
+    size = max(1, min(MAX_TASK_CHUNKS, len(tasks) // (4 * workers)))
     try:
         with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(store.directory,)) as pool:
