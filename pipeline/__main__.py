@@ -27,7 +27,7 @@ def _run() -> None:
             sys.exit(code)
     from pipeline.cli import main
 
-    main(prog_name="pipeline")
+    main(prog_name="pipeline", stamp_checked=sys.argv[1:2] == ["cook"])
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pipeline.plan.jobs import JobPlan
 from pipeline.plan.setup import plan_for
 from pipeline.outputs.reflection import reflect_cached
 from pipeline.outputs.chunk_build import CookedJobs, build_chunk
-from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
+from pipeline.outputs.chunk_inputs import JobResults, chunk_inputs, shared_inputs
 from pipeline.outputs.atomic import read_if_exists
 from pipeline.outputs.pak import read_index
 from pipeline.outputs.write_level import level_state
@@ -98,12 +98,13 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
     the files it would remove."""
     writes: list[dict] = []
     jobs = cooked_jobs(result, families)
-    shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
+    shared, digests = shared_inputs(result.manifest_prefix), JobResults(result.plan, result.run)
     file_errors = errors_by_chunk(found, found.chunk_levels)
     changed_levels, blob_sets = set(), {}
     for chunk, level in sorted(found.chunk_levels.items()):
         errors = file_errors.get(chunk, [])
-        inputs = chunk_inputs(shared, found.fingerprints.get(chunk), level, errors)
+        inputs = chunk_inputs(shared, found.fingerprints.get(chunk), level, errors,
+                              digests.of(found.by_chunk.get(chunk) or ()))
         reason, blob_sets[chunk] = _chunk_reason(result, jobs, found, chunk, level, errors, inputs, store, out)
         if reason is not None:
             json_path = mf.chunk_manifest_path(out, chunk)

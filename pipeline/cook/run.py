@@ -20,7 +20,7 @@ from pipeline.cache.use_records import record_use
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.atomic import Staged, cleanup_stale_temps
 from pipeline.outputs.chunk_build import CookedJobs
-from pipeline.outputs.chunk_inputs import chunk_inputs, shared_inputs
+from pipeline.outputs.chunk_inputs import JobResults, chunk_inputs, shared_inputs
 from pipeline.cook.changes import define_changes, first_keys, record_key_changes
 from pipeline.compilers import SourceTree
 from pipeline.outputs.contract import add_fallbacks
@@ -212,7 +212,7 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
     jobs = cooked_jobs(result, families)
     levels: dict[str, set[str]] = defaultdict(set)
     file_errors = errors_by_chunk(found, found.chunk_levels)
-    shared = shared_inputs(result.plan, result.run, result.manifest_prefix)
+    shared, digests = shared_inputs(result.manifest_prefix), JobResults(result.plan, result.run)
     done_at: dict[str, ChunkWrite] = {}  # chunk -> what update_chunk did (its record written once in place)
     cooked: dict[str, frozenset[str]] = {}  # chunk -> the blobs of the index it built
     built: dict[str, dict] = defaultdict(dict)  # level -> chunk -> what its index gives the level
@@ -223,7 +223,8 @@ def _write_outputs(result: CookResult, found: CookInput, families, store: Store,
         try:
             progress.start("writing outputs", len(found.chunk_levels))
             tasks = [ChunkTask(chunk, level, found.by_chunk.get(chunk) or {}, file_errors.get(chunk, []),
-                               chunk_inputs(shared, found.fingerprints.get(chunk), level, file_errors.get(chunk, [])))
+                               chunk_inputs(shared, found.fingerprints.get(chunk), level, file_errors.get(chunk, []),
+                                            digests.of(found.by_chunk.get(chunk) or ())))
                      for chunk, level in sorted(found.chunk_levels.items())]
             updated = update_chunks(jobs, tasks, store, out, available.__contains__, staged.write,
                                     verify=options.verify, workers=options.jobs, step=progress.advance)

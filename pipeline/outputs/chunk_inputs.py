@@ -4,8 +4,9 @@ A chunk's manifest and .pak depend on
 
 - ``tool``: the record and manifest formats, the source of the modules that write outputs,
   and how manifests name the shader library;
-- ``job results``: the job mapping of every key and every job's result (blob, diagnostics,
-  cancelled), one digest per cook shared by its chunks;
+- ``job results``: the jobs of each key the chunk uses (its stages, per target) and their
+  results (blob, diagnostics, cancelled), so a job compiled for another chunk rebuilds nothing
+  here: a cook where one chunk changed builds that chunk's index alone;
 - ``keys``: the fingerprint the chunk's keys came from (:mod:`pipeline.keys.incremental`);
 - ``level``: the level its outputs go to;
 - ``file errors``: the located errors of its files.
@@ -16,32 +17,61 @@ those that differ (``inputs changed: keys``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pipeline.compile.scheduler import RunResult
 from pipeline.digest import code_hash, stable_hash
 from pipeline.outputs import manifest as mf
+from pipeline.keys.key import PermutationKey
 from pipeline.plan.jobs import JobPlan
 
-OUTPUTS_VERSION = 2  # what the named input digests cover
+OUTPUTS_VERSION = 3  # what the named input digests cover (3: job results per chunk, not per cook)
 
 # the modules whose source shapes a chunk's output bytes: a change there rebuilds every output once
 WRITER_MODULES = ("cook/run.py", "cook/error_docs.py", "outputs/manifest.py", "outputs/pak.py",
                   "outputs/contract.py", "outputs/reflection.py", "outputs/chunk_build.py",
-                  "outputs/write_chunk.py")
+                  "outputs/chunk_index.py", "outputs/axis_table.py", "outputs/write_chunk.py")
 
 
-def shared_inputs(plan: JobPlan, run: RunResult, manifest_prefix: str) -> list[list[str]]:
-    """The inputs every chunk of a cook shares: ``[["tool", digest], ["job results", digest]]``."""
-    tool = stable_hash([OUTPUTS_VERSION, mf.FORMAT_VERSION, code_hash(*WRITER_MODULES), manifest_prefix])
-    results = stable_hash([sorted((key.text, sorted(stages.items())) for key, stages in plan.stages.items()),
-                           sorted((k, r.blob, [d.to_json() for d in r.diagnostics]) for k, r in run.results.items()),
-                           sorted(run.cancelled)])
-    return [["tool", tool], ["job results", results]]
+def shared_inputs(manifest_prefix: str) -> list[list[str]]:
+    """The inputs every chunk of a cook shares: ``[["tool", digest]]``."""
+    return [["tool", stable_hash([OUTPUTS_VERSION, mf.FORMAT_VERSION, code_hash(*WRITER_MODULES), manifest_prefix])]]
+
+
+class JobResults:
+    """The ``job results`` digest of a chunk from the keys it uses; each key's part is made once per cook."""
+
+    def __init__(self, plan: JobPlan, run: RunResult):
+        self.plan, self.run = plan, run
+        self._keys: dict = {}
+
+    def of(self, keys: Iterable[PermutationKey]) -> str:
+        return stable_hash(sorted(self._key(key) for key in keys))
+
+    def _key(self, key: PermutationKey) -> str:
+        found = self._keys.get(key)
+        if found is None:
+            plan, run = self.plan, self.run
+            targets = plan.targets.get(key)
+            jobs = sorted(set(plan.jobs_for(key).values()).union(plan.all_jobs_for(key)))
+            found = self._keys[key] = stable_hash([
+                key.text, sorted(plan.jobs_for(key).items()),
+                None if targets is None else sorted((label, sorted(stages.items())) for label, stages in targets.items()),
+                [_result(job, run) for job in jobs]])
+        return found
+
+
+def _result(job: str, run: RunResult) -> list:
+    found = run.results.get(job)
+    outcome = None if found is None else [found.blob, [d.to_json() for d in found.diagnostics]]
+    return [job, outcome, job in run.cancelled]
 
 
 def chunk_inputs(shared: list[list[str]], fingerprint: str | None, level: str,
-                 errors: list[dict]) -> list[list[str]] | None:
-    """The chunk's named input digests; None when its keys have no fingerprint (then its outputs
-    are always built and compared)."""
+                 errors: list[dict], job_results: str) -> list[list[str]] | None:
+    """The chunk's named input digests (``job_results``: :meth:`JobResults.of` its keys); None when its
+    keys have no fingerprint (then its outputs are always built and compared)."""
     if not fingerprint:
         return None
-    return [*shared, ["keys", fingerprint], ["level", stable_hash(level)], ["file errors", stable_hash(errors)]]
+    return [*shared, ["job results", job_results], ["keys", fingerprint], ["level", stable_hash(level)],
+            ["file errors", stable_hash(errors)]]

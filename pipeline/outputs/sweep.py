@@ -64,15 +64,17 @@ def sweep_outputs(out: Path | str, chunk_levels: dict[str, str], scope: str = ""
     if not out.is_dir():
         return []
     removed: list[Path] = []
+    # a level manifest where a level of the world writes its own is that level's: not read to be sure
+    current = {mf.level_manifest_path(out, level) for level in set(chunk_levels.values())} if not scope else set()
     for folder, dirs, files in os.walk(out):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if any(n.endswith((".json", ".pak")) for n in files) \
-                and (found := _sweep_folder(Path(folder), chunk_levels, scope, known or {}, dry=True)):
+                and (found := _sweep_folder(Path(folder), chunk_levels, scope, known or {}, current, dry=True)):
             if dry:
                 removed += found
                 continue
             with locked(folder):  # decided again under the lock: another cook may have written since
-                removed += _sweep_folder(Path(folder), chunk_levels, scope, known or {})
+                removed += _sweep_folder(Path(folder), chunk_levels, scope, known or {}, current)
     return removed
 
 
@@ -88,7 +90,7 @@ def _read(path: Path, chunk_levels: dict[str, str], known: Known) -> tuple[str, 
     return manifest.chunk, manifest.level
 
 
-def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known,
+def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known: Known, current: set[Path],
                   dry: bool = False) -> list[Path]:
     """Remove what no cook would write from one folder (``dry``: only say what that would be)."""
     listed: set[Path] = set()  # a dry sweep's removals, each said once as the sweep would remove it once
@@ -107,7 +109,7 @@ def _sweep_folder(folder: Path, chunk_levels: dict[str, str], scope: str, known:
     for name in names:
         path = folder / name
         if name.endswith(LEVEL_JSON):
-            if not scope and _level_gone(path, levels):
+            if not scope and path not in current and _level_gone(path, levels):
                 removed += unlink(path)
             continue
         if not name.endswith(".json") or (read := _read(path, chunk_levels, known)) is None:

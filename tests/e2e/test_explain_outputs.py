@@ -106,3 +106,24 @@ def test_a_level_manifest_edited_on_disk_is_written_back_and_says_so(site):
     level.write_bytes(level.read_bytes() + b" ")
     out = cook("-q", "--explain")  # asked for by name: shown with --quiet too
     assert "build/town.level.json: modified on disk (" in out and "): town.level.json\n" in out
+
+
+def test_a_new_job_for_one_chunk_builds_that_chunks_index_alone(site, monkeypatch):
+    """A chunk's index depends on its own keys' jobs: the other chunks cost a record look-up and a stat."""
+    from pipeline.outputs import write_chunks
+
+    cook()
+    before = {p: p.read_bytes() for p in (site / "build").rglob("*.json")}
+    built = []
+    real = write_chunks.write_built
+    monkeypatch.setattr(write_chunks, "write_built", lambda jobs, chunk, *rest: built.append(chunk) or
+                        real(jobs, chunk, *rest))
+    path = site / "world" / ROCKS  # the "rock" material of forest/c01 blends: a key no chunk had
+    doc = json.loads(path.read_text())
+    (rock,) = [m for m in doc["materials"] if m.get("name") == "rock"]
+    rock["alphaMode"] = "BLEND"
+    path.write_text(json.dumps(doc, indent=1))
+    doc = cook_json()
+    assert doc["compiled"] >= 1 and built == ["forest/c01"]
+    assert {p for p, data in before.items() if p.read_bytes() != data} == \
+        {site / "build/forest/c01.json", site / "build/forest.level.json"}

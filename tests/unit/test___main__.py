@@ -35,3 +35,16 @@ def test_the_noop_answer_is_the_full_answer(tmp_path: Path, monkeypatch, capsys)
 def test_other_commands_go_to_the_command_line(monkeypatch, capsys) -> None:
     code, out = run_main(monkeypatch, capsys, "--help")
     assert code == 0 and out.startswith("Usage: pipeline ")
+
+
+def test_a_cook_the_stamp_cannot_answer_walks_the_world_once(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``python -m pipeline cook``: the stat walk behind a declined stamp is not made again by the command line."""
+    from pipeline.cook import noop
+
+    make_world(tmp_path / "w")
+    monkeypatch.chdir(tmp_path)
+    checks = []
+    real = noop.check
+    monkeypatch.setattr(noop, "check", lambda args: checks.append(args) or real(args))
+    code, out = run_main(monkeypatch, capsys, "cook", "w", "--out", "out", "--cache", "cache", "--jobs", "1", "-q")
+    assert code == 0 and "cooked" in out and len(checks) == 1

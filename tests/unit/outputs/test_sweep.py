@@ -157,3 +157,14 @@ def test_file_signature_is_the_file_stamp_or_none(out) -> None:
     path = out / "forest" / "c00.json"
     assert file_signature(path) == stamp_of(path) and file_signature(path)[1] == path.stat().st_size
     assert file_signature(out / "forest" / "gone.json") is None
+
+
+def test_a_whole_world_sweep_reads_only_level_manifests_no_level_of_the_world_writes(out, monkeypatch) -> None:
+    """The manifest where a level of the world writes its own is that level's: only another is read."""
+    read = []
+    real = mf.load_level_manifest
+    monkeypatch.setattr(mf, "load_level_manifest", lambda path: read.append(Path(path).name) or real(path))
+    forest_only = {c: lv for c, lv in CHUNKS.items() if lv == "forest"}
+    removed = sweep_outputs(out, forest_only)
+    assert set(read) == {"town.level.json"} and out / "town.level.json" in removed
+    assert (out / "forest.level.json").exists()
