@@ -19,6 +19,9 @@ Figures (issue 6):
    (index + shader library + modules + pipelines), against the same pipelines from .spv files on disk
    (bench_runtime.py; left out with a note where Vulkan cannot run).
 17. output bytes of each world against its unique blob bytes plus 100 bytes per draw (bench_outputs.py).
+18. the largest world after a one-file edit, whole processes: the whole-world cook against three
+    stat walks plus the chunk's own cook, and the first no-op after it against a stat walk
+    (bench_world_edit.py).
 
 Cold cooks run in a child process (``--child``) on an empty cache, timed inside the
 child around ``api.cook`` (interpreter start-up and imports excluded, reported
@@ -33,6 +36,7 @@ runs), after a warm-up.
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime as dt
 import json
 import os
@@ -54,6 +58,7 @@ sys.path[:0] = [str(ROOT), str(BENCH)]
 import bench_farm  # noqa: E402
 import bench_outputs  # noqa: E402
 import bench_speed  # noqa: E402
+import bench_world_edit  # noqa: E402
 import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
@@ -619,6 +624,7 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
         if "speed" in figures:
             bench_speed.figure_limits(runs, WORKERS, results, Figure, log)
             bench_speed.figure_edit_process(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
+            bench_world_edit.figure_world_edit(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
             bench_speed.figure_watch(runs[0], LIBRARY, workdir / "watch", cfg.runs, WORKERS, results, Figure, log)
             bench_speed.figure_ninja(runs[0], LIBRARY, workdir / "peer", cfg.runs, WORKERS, results, Figure, log)
         if "farm" in figures:
@@ -655,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     plot_path = args.plot or out.with_name("scaling-large.svg" if args.large else "scaling.svg")
     start = time.perf_counter()
+    # whole-process figures measure the tool as installed: its bytecode compiled (as script/bootstrap and a
+    # wheel install leave it), not recompiled from source by every process started under PYTHONDONTWRITEBYTECODE
+    compileall.compile_dir(str(ROOT / "pipeline"), quiet=1, workers=0)
     with tempfile.TemporaryDirectory(prefix="pipeline-bench-") as tmp:
         workdir = args.workdir or Path(tmp)
         run_all(cfg, workdir, out, plot_path, args.quick,
