@@ -15,6 +15,7 @@ import errno
 import os
 from dataclasses import dataclass
 
+import orjson
 from pydantic import BaseModel
 
 from pipeline.cache.store import Store
@@ -53,11 +54,21 @@ class ChunkKeys:
             found = at[n][id(value)] = tables[n].setdefault(canonical_bytes(value), (len(tables[n]), value))[0]
             return found
 
+        texts: tuple[dict, dict] = ({}, {})  # the summary's tables: canonical text -> position
+        known: dict[int, int] = {}  # id of a render state (or specialization values) -> its position
+
+        def text_of(n: int, value: dict) -> int:
+            found = known.get(id(value))
+            if found is None:
+                alive.append(value)
+                found = known[id(value)] = texts[n].setdefault(canonical_bytes(value).decode(), len(texts[n]))
+            return found
+
         for k, u in self.keys.items():
             made = u.bindings
             alive.append(made)
-            keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made), u.render_states,
-                         u.specialization])
+            keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made),
+                         [text_of(0, state) for state in u.render_states], text_of(1, u.specialization)])
             rows = []
             for d, st, sp in made:
                 ident = ids.get(id(d))
@@ -68,6 +79,7 @@ class ChunkKeys:
                 rows.append([ident, place(0, st) if a is None else a, place(1, sp) if b is None else b])
             bindings.append(rows)
         summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
+                   "render_states": list(texts[0]), "specializations": list(texts[1]),
                    "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                    "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
         states, specs = ([value for _, value in table.values()] for table in tables)
@@ -84,6 +96,8 @@ class ChunkKeys:
         source.chunk = (name, level)
         uses = {}
         hashes = []
+        state_table = [_interned_text(interned, t) for t in record["render_states"]]
+        spec_table = [_interned_text(interned, t) for t in record["specializations"]]
         for i, (shader, pass_name, features, text, digest, count, states, spec) in enumerate(record["keys"]):
             key = interned.get((_SHARED, text, digest))  # a key's text and hash name it: its features are read once
             if key is None:
@@ -94,10 +108,9 @@ class ChunkKeys:
                     key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
                 interned[(_SHARED, text, digest)] = key
             hashes.append(key.hash if key.hash == digest else digest)  # the interned key's string, when equal
-            states = [_intern(interned, state) for state in states]
+            states = [state_table[at] for at in states]
             states = interned.setdefault((_SHARED, tuple(map(id, states))), states)  # ids of interned: stable
-            uses[key] = RecordedUses(source, i, int(count), states,
-                                     _intern(interned, {n: list(v) for n, v in spec.items()}))
+            uses[key] = RecordedUses(source, i, int(count), states, spec_table[spec])
         source.hashes = hashes
         deps = record["deps"]
         return cls(name, level, int(record["draws"]), uses,
@@ -109,10 +122,16 @@ class ChunkKeys:
 _SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values
 
 
-def _intern(interned: dict, value: dict) -> dict:
-    """One object for equal render states (or specialization values) of every chunk of a cook: the
-    cook's process holds each once, whatever the number of chunks.  Nobody changes them."""
-    return interned.setdefault((_SHARED, canonical_bytes(value)), value)
+def _interned_text(interned: dict, text: str) -> dict:
+    """One object for equal render states (or specialization values) of every chunk of a cook, from its
+    canonical text: the cook's process decodes and holds each once, whatever the number of chunks.
+    Nobody changes them."""
+    found = interned.get((_SHARED, text))
+    if found is None:
+        found = interned[(_SHARED, text)] = orjson.loads(text)
+        if not isinstance(found, dict):
+            raise ValueError("a render state or specialization values that is not an object")
+    return found
 
 
 class StoredDraws:

@@ -1,11 +1,15 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 4), one per chunk state (see
-:mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges::
+``chunk-keys:<fingerprint>`` (version 5), one per chunk state (see
+:mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges.  A key's
+render states and specialization values are positions in the record's tables, each entry the
+value's canonical JSON text (:func:`pipeline.digest.canonical_bytes`), so a cook reading many
+chunks decodes each distinct value once and holds it once::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
      "keys": [[shader, pass, [[feature, value], ...], key text, key hash,
-               draws, [render state, ...], {feature: [values]}], ...],
+               draws, [render state position, ...], specialization position], ...],
+     "render_states": ["{...}", ...], "specializations": ["{\"feature\":[values]}", ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
 
@@ -37,7 +41,7 @@ from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey
 
-CHUNK_KEYS = RecordKind("chunk-keys", 4)  # 2: per-draw bindings; 3: file stamps; 4: bindings in chunk-draws
+CHUNK_KEYS = RecordKind("chunk-keys", 5)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables
 CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
 EVALUATIONS = RecordKind("evaluations", 2)  # 2: runtime axis combinations
 

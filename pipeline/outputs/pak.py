@@ -82,14 +82,19 @@ def dump_reflection(doc: Mapping | None) -> bytes:
 
 
 def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None,
-              chunks: Mapping[str, Iterable[str]] | None = None) -> bytes:
+              chunks: Mapping[str, Iterable[str]] | None = None, *, texts: Mapping[str, bytes] | None = None,
+              trusted: Iterable[str] = ()) -> bytes:
     """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) and
     the chunk table (``{chunk: blob hashes}``) into library bytes, deterministic for equal content.
+    ``texts``: reflections already as the library stores them (:func:`dump_reflection`), by blob, taken
+    before ``reflection``; ``trusted``: blobs known to be keyed by their hash (read from an intact
+    library), not hashed again.
 
     Raises ValueError when a key is not the SHA-256 of its blob, or a chunk names a blob not given.
     """
-    reflection = reflection or {}
-    entries = sorted((_digest_of(key, blob), bytes(blob)) for key, blob in blobs.items())
+    reflection, texts, trusted = reflection or {}, texts or {}, frozenset(trusted)
+    entries = sorted((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), bytes(blob))
+                     for key, blob in blobs.items())
     position = {digest.hex(): i for i, (digest, _) in enumerate(entries)}
     table = {}
     for chunk, hashes in sorted((chunks or {}).items()):
@@ -98,15 +103,16 @@ def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
         except KeyError as exc:
             raise ValueError(f"chunk {chunk!r} names a blob the library lacks: {exc.args[0][:12]}") from None
     meta = orjson.dumps({"chunks": table}, option=orjson.OPT_SORT_KEYS)
-    texts = [dump_reflection(reflection.get(digest.hex())) for digest, _ in entries]
+    stored = [texts[key] if (key := digest.hex()) in texts else dump_reflection(reflection.get(key))
+              for digest, _ in entries]
     index_end = HEADER.size + ENTRY.size * len(entries)
-    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in texts] + [len(meta)], index_end)
+    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in stored] + [len(meta)], index_end)
     out = bytearray(size)
     for i, (digest, blob) in enumerate(entries):
         at, text_at = offsets[i], offsets[len(entries) + i]
-        ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, at, len(blob), text_at, len(texts[i]))
+        ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, at, len(blob), text_at, len(stored[i]))
         out[at:at + len(blob)] = blob
-        out[text_at:text_at + len(texts[i])] = texts[i]
+        out[text_at:text_at + len(stored[i])] = stored[i]
     out[offsets[-1]:offsets[-1] + len(meta)] = meta
     HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST,
                      offsets[-1], len(meta))
@@ -203,6 +209,12 @@ class PakReader:
         if not isinstance(doc, dict):
             raise self._corrupt(f"reflection of blob {digest[:12]} is not an object")
         return doc
+
+    def stored(self, digest: str) -> tuple[bytes, bytes]:
+        """The blob and its reflection's text as this library holds them, unchecked: for a writer copying
+        an intact library (opened after its checksum or its recorded stamp vouched for it)."""
+        offset, size, text_at, text_size = self._index[digest]
+        return self._data[offset:offset + size], self._data[text_at:text_at + text_size]
 
     def items(self) -> Iterator[tuple[str, bytes]]:
         for digest in self._index:

@@ -133,20 +133,23 @@ class Library:
     # -------------------------------------------------------------- the file
     def _write(self, hashes: frozenset[str], table: Mapping[str, frozenset[str]]) -> None:
         old = self._reader()
-        blobs, reflection, lost = {}, {}, []
+        blobs, reflection, texts, lost = {}, {}, {}, []
         for digest in sorted(hashes):
-            blob = _from_reader(old, digest) or self.store.get_blob(digest)
+            if old is not None and digest in old:  # copied as held: the library was checked when opened
+                blobs[digest], texts[digest] = old.stored(digest)
+                continue
+            blob = self.store.get_blob(digest)
             if blob is None:
                 lost.append(digest)
                 continue
             blobs[digest] = blob
-            reflection[digest] = self._reflection(old, digest, blob)
+            reflection[digest] = self._reflection(digest, blob)
         if lost:
             gone = sorted(chunk for chunk, used in table.items() if used & set(lost))
             self.errors.append(f"{len(lost)} blob(s) of chunk(s) {', '.join(gone[:5])} are neither in the library "
                                "nor in the cache: cook those chunks again")
             table = {chunk: used for chunk, used in table.items() if not used & set(lost)}
-        data = write_pak(blobs, reflection, table)
+        data = write_pak(blobs, reflection, table, texts=texts, trusted=texts)
         self.written |= atomic.write_if_changed(self.path, data)
         self.hashes, self.chunks, self.intact = frozenset(blobs), dict(table), True
 
@@ -158,10 +161,7 @@ class Library:
         except (PakError, OSError):
             return None
 
-    def _reflection(self, old: PakReader | None, digest: str, blob: bytes) -> dict | None:
-        if old is not None and digest in old:
-            with contextlib.suppress(PakError):
-                return old.reflection(digest)
+    def _reflection(self, digest: str, blob: bytes) -> dict | None:
         if not blob.startswith(SPIRV_MAGIC):
             return None  # GLSL ES text: nothing to reflect
         try:
@@ -195,15 +195,6 @@ def _read_blobs(path: Path) -> tuple[str | None, frozenset[str] | None]:
     except mf.ManifestError:
         return None, None  # not a chunk index of this format: not the library's business
     return manifest.chunk, mf.stage_hashes(manifest)
-
-
-def _from_reader(reader: PakReader | None, digest: str) -> bytes | None:
-    if reader is None or digest not in reader:
-        return None
-    try:
-        return reader.get(digest)
-    except PakError:
-        return None
 
 
 def _same(recorded, now) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
+from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location
 from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed, evaluate_chunk
 from pipeline.keys.records import CHUNK_DRAWS
@@ -72,3 +73,31 @@ def test_a_chunk_s_draws_are_read_from_the_store_only_when_asked_and_let_go(tmp_
             uses.release()
         with pytest.raises(OSError, match="no longer holds the draws"):
             next(iter(back.keys.values())).bindings
+
+
+def test_a_chunk_record_holds_each_render_state_once_and_chunks_read_back_share_them(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    found = api.keys(world)
+    interned: dict = {}
+    states: dict[str, dict] = {}
+    for name, required in sorted(found.by_chunk.items()):
+        summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+        assert len(summary["render_states"]) == len(set(summary["render_states"]))  # a table: each text once
+        used = {i for key in summary["keys"] for i in key[6]}
+        assert used == set(range(len(summary["render_states"])))  # and every entry is a key's
+        back = ChunkKeys.from_records(summary, interned, draws)
+        assert back.keys == required.keys
+        for uses in back.keys.values():
+            for state in uses.render_states:
+                same = states.setdefault(canonical_bytes(state).decode(), state)
+                assert same is state  # equal render states of any chunk: one object
+    assert len(found.by_chunk) > 1 and states
+
+
+def test_a_chunk_record_whose_table_entry_is_not_an_object_does_not_read(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    name, required = sorted(api.keys(world).by_chunk.items())[0]
+    summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+    summary["render_states"][0] = "[1, 2]"
+    with pytest.raises(ValueError):
+        ChunkKeys.from_records(summary, {}, draws)

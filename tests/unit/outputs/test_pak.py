@@ -276,3 +276,12 @@ def test_read_index_of_a_file_grown_or_missing(library, tmp_path):
 def test_unreadable_path(tmp_path):
     with pytest.raises(PakError, match="cannot read"):
         PakReader(tmp_path / "missing.pak")
+
+
+def test_a_library_written_from_stored_texts_of_trusted_blobs_is_the_same_library(blobs, library):
+    reader = PakReader(library)
+    held = {digest: reader.stored(digest) for digest in reader.hashes()}
+    assert {d: blob for d, (blob, _) in held.items()} == {d: reader.get(d) for d in reader.hashes()}
+    texts = {d: text for d, (_, text) in held.items()}
+    again = write_pak({d: blob for d, (blob, _) in held.items()}, None, reader.chunks, texts=texts, trusted=texts)
+    assert again == bytes(library)

@@ -256,6 +256,21 @@ def test_reflections_are_kept_for_spirv_blobs_and_none_for_text(site, spirv):
     assert {digest: reader.reflection(digest) for digest in spirv} == {g: reflect(b) for g, b in spirv.items()}
 
 
+def test_a_rewrite_copying_held_blobs_gives_the_bytes_a_write_from_the_store_gives(site, spirv, tmp_path):
+    store, out, d = site
+    for blob in spirv.values():
+        store.put_blob(blob)
+    first = {"forest/c00": frozenset({d["a"], *spirv})}
+    Library.open(out, store).grow(first)  # reflections made from the store's blobs
+    library = Library.open(out, store)
+    library.grow({"town/square": of(d, "b")})  # held blobs and reflections copied as they are
+    assert library.written
+    table = {**first, "town/square": of(d, "b")}
+    blobs = {g: store.get_blob(g) for g in frozenset().union(*table.values())}
+    fresh = write_pak(blobs, {g: reflect(b) if g in spirv else None for g, b in blobs.items()}, table)
+    assert mf.library_path(out).read_bytes() == fresh
+
+
 # ------------------------------------------------------------------ the folder
 def test_settle_folder_drops_what_no_index_names_and_creates_no_library(site, tmp_path):
     store, out, d = site
