@@ -271,20 +271,38 @@ class StoredEvaluations(dict):
     def get(self, projected, default=None):
         if projected in self:
             return self[projected]
-        found = self.store.get(EVALUATIONS, self._key(projected))
-        if found is None:
-            return default
-        try:
-            uses = decode_uses(found)
-        except (KeyError, TypeError, ValueError):
-            return default
+        key = self._key(projected)
+        uses = _DECODED.get(key)  # decoded by an earlier cook of this process (pipeline watch, a library user)
+        if uses is None:
+            found = self.store.get(EVALUATIONS, key)
+            if found is None:
+                return default
+            try:
+                uses = decode_uses(found)
+            except (KeyError, TypeError, ValueError):
+                return default
+            _remember(key, uses)
         super().__setitem__(projected, uses)
         return uses
 
     def __setitem__(self, projected, uses) -> None:
         super().__setitem__(projected, uses)
         if isinstance(uses, list):
-            self.store.set(EVALUATIONS, self._key(projected), encode_uses(uses))
+            key = self._key(projected)
+            self.store.set(EVALUATIONS, key, encode_uses(uses))
+            _remember(key, uses)
+
+
+# evaluations decoded in this process, by record key (rules, config, code and projected facts: a changed
+# rule set makes other keys), shared by its cooks; nobody changes a decoded evaluation
+_DECODED: dict[str, list] = {}
+MAX_DECODED = 20_000
+
+
+def _remember(key: str, uses: list) -> None:
+    if len(_DECODED) >= MAX_DECODED:
+        _DECODED.clear()
+    _DECODED[key] = uses
 
 
 class Unattributed(Exception):

@@ -101,3 +101,22 @@ def test_a_chunk_record_whose_table_entry_is_not_an_object_does_not_read(tmp_pat
     summary["render_states"][0] = "[1, 2]"
     with pytest.raises(ValueError):
         ChunkKeys.from_records(summary, {}, draws)
+
+
+def test_an_evaluation_decoded_once_serves_the_later_cooks_of_the_process(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.keys import chunk_keys
+    from pipeline.keys.evaluate import evaluate
+
+    monkeypatch.setattr(chunk_keys, "_DECODED", {})
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    with world.open_store() as store:
+        first = chunk_keys.StoredEvaluations(store, "base")
+        first[("facts",)] = uses = list(evaluate(world.rulesets, api.scan(world).draws[0].facts))
+        reads = []
+        real = store.get
+        monkeypatch.setattr(store, "get", lambda *a: reads.append(a) or real(*a))
+        assert chunk_keys.StoredEvaluations(store, "base").get(("facts",)) is uses and reads == []
+        chunk_keys._DECODED.clear()  # another process: read from the store and decoded
+        again = chunk_keys.StoredEvaluations(store, "base").get(("facts",))
+        assert again == uses and again is not uses and len(reads) == 1
+        assert chunk_keys.StoredEvaluations(store, "other rules").get(("facts",)) is None
