@@ -7,8 +7,9 @@ and pass, then the compact index), so when :data:`POOL_MIN_CHUNKS` or more are s
 they are built on a pool of forked workers, which inherit the cook's job plan and
 results, read reflections through a store connection of their own, and send back each
 index's bytes with what the cook merges (its keys, pipeline states and errors; never its
-draws).  The cook's process writes every index itself (staged, in chunk order), so the
-result is the same whatever the number of workers.  A chunk a worker could not build
+draws).  The cook's process writes every index itself, staged as it arrives (so it holds one
+index's bytes at a time) and published together, so the result is the same whatever the
+number of workers.  A chunk a worker could not build
 (an error, a broken pool) is built again in the cook's process, which reports its error.
 """
 
@@ -65,9 +66,9 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
             step()
         else:
             stale.append((task, record, reason))
-    built: dict[str, tuple[ChunkWrite, bytes | None]] = {}
+    built: dict[str, tuple[ChunkWrite, Exception | None]] = {}
     if workers > 1 and len(stale) >= POOL_MIN_CHUNKS and store.on_disk:
-        _on_pool(jobs, [t for t, _, _ in stale], store, out, has_blob, workers, built, step)
+        _on_pool(jobs, [t for t, _, _ in stale], store, out, has_blob, workers, built, step, write)
     for task, record, reason in stale:
         try:
             found = built.get(task.chunk)
@@ -77,9 +78,9 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
                 _release(task.required)
                 step()
             else:
-                result, data = found
-                if data is not None:
-                    write(result.json_path, data)
+                result, failed = found
+                if failed is not None:  # its index could not be written when it arrived
+                    raise failed
         except (mf.ManifestError, OSError) as exc:
             done[task.chunk] = exc
             continue
@@ -128,8 +129,10 @@ def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
 
 
 def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, has_blob, workers: int,
-             built: dict, step: Callable[[], None]) -> None:
-    """Build ``tasks`` on a pool into ``built``; whatever it could not build is left out."""
+             built: dict, step: Callable[[], None], write: Callable[[Path, bytes], None]) -> None:
+    """Build ``tasks`` on a pool into ``built`` (chunk -> its result and the error writing its index
+    met, if any); whatever it could not build is left out.  Each index is written (staged) as it
+    arrives, so the cook's process never holds more than one index's bytes."""
     global _SHARED
     context = fork_context()
     if context is None:
@@ -151,7 +154,13 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
                 except Exception:  # noqa: BLE001 - that batch is built again here, which reports its error
                     continue
                 for chunk, result, data in found:
-                    built[chunk] = (shared.take(result), data)
+                    failed = None
+                    if data is not None:
+                        try:
+                            write(result.json_path, data)
+                        except (mf.ManifestError, OSError) as exc:
+                            failed = exc
+                    built[chunk] = (shared.take(result), failed)
                     step()
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is built in this process
         pass
@@ -205,10 +214,10 @@ class _Shared:
         """Every chunk's pipeline states named by their documents; a chunk naming one no result carries
         is left out of ``built``, to be built again here."""
         documents = self.documents
-        for chunk, (result, data) in list(built.items()):
+        for chunk, (result, failed) in list(built.items()):
             pipelines = result.manifest.pipelines
             if any(pid not in documents for pid in pipelines):
                 del built[chunk]  # its batch's worker died after sending a document it then named
                 continue
             slim = dataclasses.replace(result.manifest, pipelines={pid: documents[pid] for pid in pipelines})
-            built[chunk] = (dataclasses.replace(result, manifest=slim), data)
+            built[chunk] = (dataclasses.replace(result, manifest=slim), failed)

@@ -67,6 +67,26 @@ def test_indexes_built_on_the_pool_are_those_built_here(world, tmp_path, monkeyp
     assert files(tmp_path / "pool" / "out") == files(tmp_path / "alone" / "out")
 
 
+def test_each_index_built_on_the_pool_is_staged_as_it_arrives(world, tmp_path, monkeypatch):
+    """The cook's process holds one index's bytes at a time: each is written before the next chunk is done."""
+    from pipeline.outputs.atomic import Staged
+
+    events: list[str] = []
+    real_write = Staged.write
+    monkeypatch.setattr(Staged, "write", lambda self, path, data: events.append("write") or
+                        real_write(self, path, data))
+    real_update = write_chunks.update_chunks
+
+    def update(*args, step=lambda: None, **kwargs):
+        return real_update(*args, step=lambda: events.append("step") or step(), **kwargs)
+
+    monkeypatch.setattr(write_chunks, "update_chunks", update)
+    monkeypatch.setattr("pipeline.cook.run.update_chunks", update)
+    cook(world, tmp_path, monkeypatch, pool=True)
+    steps = [i for i, e in enumerate(events) if e == "step"]
+    assert len(steps) == 8 and all(events[i - 1] == "write" for i in steps)
+
+
 def test_a_chunk_a_worker_fails_on_is_built_here(world, tmp_path, monkeypatch):
     doc, here = cook(world, tmp_path, monkeypatch, pool=True, fail_in_worker="town/market")
     assert "town/market" in here and len(here) < 8  # its batch, built again here
