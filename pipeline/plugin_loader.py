@@ -58,15 +58,26 @@ class PluginRef:
         return f"{self.name} {self.version} ({self.code[:12]})".replace("  ", " ")
 
 
+_POINTS: dict[tuple, tuple] = {}  # (the finder, group) -> its entry points: every installed package's metadata read once
+
+
+def _points(kind: str) -> tuple:
+    """The entry points of a kind's group, read once per process (a cook of ``pipeline watch`` asks on each save)."""
+    find = importlib.metadata.entry_points
+    at = (find, GROUPS[kind])
+    if at not in _POINTS:
+        _POINTS[at] = tuple(find(group=GROUPS[kind]))
+    return _POINTS[at]
+
+
 def _entry_point(kind: str, name: str):
-    found = [ep for ep in importlib.metadata.entry_points(group=GROUPS[kind]) if ep.name == name]
+    found = [ep for ep in _points(kind) if ep.name == name]
     return found[0] if found else None
 
 
 def entry_point_names(kind: str) -> dict[str, str]:
     """The installed plug-ins of a kind: entry-point name -> ``module:attribute``."""
-    return {ep.name: ep.value for ep in sorted(importlib.metadata.entry_points(group=GROUPS[kind]),
-                                               key=lambda ep: ep.name)}
+    return {ep.name: ep.value for ep in sorted(_points(kind), key=lambda ep: ep.name)}
 
 
 def resolve(kind: str, reference: str, base: Path) -> PluginRef:

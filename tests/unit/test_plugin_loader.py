@@ -30,3 +30,18 @@ def test_an_installed_fact_provider_resolves_by_its_entry_point_name(monkeypatch
     assert resolve("facts", "wet", DATA).spec.endswith("sidecar_facts.py:Wetness")
     with pytest.raises(PluginError, match="no facts plug-in named 'dry' \\(entry points of permutation_pipeline.facts: wet"):
         resolve("facts", "dry", DATA)
+
+
+def test_installed_entry_points_are_read_once_per_process(monkeypatch) -> None:
+    calls = []
+    point = importlib.metadata.EntryPoint("wet", "somewhere:Wetness", GROUPS["facts"])
+
+    def find(group):
+        calls.append(group)
+        return [point] if group == GROUPS["facts"] else []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", find)
+    for _ in range(3):
+        assert plugin_loader.entry_point_names("facts") == {"wet": "somewhere:Wetness"}
+        assert plugin_loader.entry_point_names("backend") == {}
+    assert sorted(calls) == sorted([GROUPS["facts"], GROUPS["backend"]])
