@@ -15,7 +15,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from bench_speed import _env, pipeline_cmd
 

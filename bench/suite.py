@@ -517,7 +517,8 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
         "|---:|---|---:|---|---:|---|:---:|---|",
     ]
     for f in sorted(results.figures, key=lambda f: f.number):
-        ratio = "" if f.ratio is None else (f"{f.ratio * 100:.2f}%" if f.number in (3, 15) else f"{f.ratio:.2f}x")
+        share = f.number in (3, 15) or f.target.endswith("%")
+        ratio = "" if f.ratio is None else (f"{f.ratio * 100:.2f}%" if share else f"{f.ratio:.2f}x")
         met = {True: "yes", False: "**no**", None: "-"}[f.met]
         lines.append(f"| {f.number} | {f.name} | {f.value:.3g} {f.unit} | {f.baseline} | {ratio} | {f.target} | "
                      f"{met} | {f.note} |")

@@ -34,6 +34,7 @@ def test_farm_benchmark_measures_and_projects(tmp_path: Path) -> None:
     assert projected[(1, 10_000)] > projected[(8, 10_000)] >= projected[(128, 10_000)] > 0
     assert projected[(1, jobs)] < projected[(1, 10_000)]
     figures = bench_farm.figures(found, suite.Figure)
-    assert [f.number for f in figures] == [9, 9] and all(f.value > 0 for f in figures)
+    assert [f.number for f in figures] == [9, 9, 9] and all(f.value > 0 for f in figures)
+    assert 0 < found["check_ms"] < found["client_ms"]  # the client's own checks of each result, then its store write
     text = "\n".join(bench_farm.render(found))
     assert "## Build farm (figure 9)" in text and "| 128 |" in text and "Assumed:" in text
