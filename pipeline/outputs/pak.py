@@ -83,18 +83,21 @@ def dump_reflection(doc: Mapping | None) -> bytes:
 
 def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None,
               chunks: Mapping[str, Iterable[str]] | None = None, *, texts: Mapping[str, bytes] | None = None,
-              trusted: Iterable[str] = ()) -> bytes:
+              trusted: Iterable[str] = ()) -> bytearray:
     """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) and
     the chunk table (``{chunk: blob hashes}``) into library bytes, deterministic for equal content.
     ``texts``: reflections already as the library stores them (:func:`dump_reflection`), by blob, taken
     before ``reflection``; ``trusted``: blobs known to be keyed by their hash (read from an intact
     library), not hashed again.
 
+    Blobs and texts may be any bytes-like objects (views into another library, say: nothing is copied
+    but into the result, which is returned as the buffer it was built in).
+
     Raises ValueError when a key is not the SHA-256 of its blob, or a chunk names a blob not given.
     """
     reflection, texts, trusted = reflection or {}, texts or {}, frozenset(trusted)
-    entries = sorted((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), bytes(blob))
-                     for key, blob in blobs.items())
+    entries = sorted(((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), blob)
+                      for key, blob in blobs.items()), key=lambda entry: entry[0])
     position = {digest.hex(): i for i, (digest, _) in enumerate(entries)}
     table = {}
     for chunk, hashes in sorted((chunks or {}).items()):
@@ -117,7 +120,7 @@ def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
     HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST,
                      offsets[-1], len(meta))
     out[_CHECKSUM_AT:_CHECKSUM_AT + 32] = _checksum(out)
-    return bytes(out)
+    return out
 
 
 def _digest_of(key: str, blob: bytes) -> bytes:
@@ -210,11 +213,16 @@ class PakReader:
             raise self._corrupt(f"reflection of blob {digest[:12]} is not an object")
         return doc
 
-    def stored(self, digest: str) -> tuple[bytes, bytes]:
-        """The blob and its reflection's text as this library holds them, unchecked: for a writer copying
-        an intact library (opened after its checksum or its recorded stamp vouched for it)."""
+    def stored(self, digest: str) -> tuple[memoryview, memoryview]:
+        """Views of the blob and its reflection's text as this library holds them, unchecked: for a writer
+        copying an intact library (opened after its checksum or its recorded stamp vouched for it)."""
         offset, size, text_at, text_size = self._index[digest]
-        return self._data[offset:offset + size], self._data[text_at:text_at + text_size]
+        view = memoryview(self._data)
+        return view[offset:offset + size], view[text_at:text_at + text_size]
+
+    def same_bytes(self, data: bytes | bytearray) -> bool:
+        """Whether this library's bytes are exactly ``data``."""
+        return len(self._data) == len(data) and self._data == data
 
     def items(self) -> Iterator[tuple[str, bytes]]:
         for digest in self._index:

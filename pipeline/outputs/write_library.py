@@ -150,8 +150,15 @@ class Library:
                                "nor in the cache: cook those chunks again")
             table = {chunk: used for chunk, used in table.items() if not used & set(lost)}
         data = write_pak(blobs, reflection, table, texts=texts, trusted=texts)
-        self.written |= atomic.write_if_changed(self.path, data)
-        self.hashes, self.chunks, self.intact = frozenset(blobs), dict(table), True
+        held = frozenset(blobs)
+        del blobs, texts  # views into the old library's bytes: let go before the old bytes are
+        if old is None:
+            self.written |= atomic.write_if_changed(self.path, data)
+        elif not old.same_bytes(data):  # compared with the bytes read above, not read again
+            del old
+            atomic.write_atomic(self.path, data)
+            self.written = True
+        self.hashes, self.chunks, self.intact = held, dict(table), True
 
     def _reader(self) -> PakReader | None:
         if not self.intact:
