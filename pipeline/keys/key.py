@@ -44,6 +44,17 @@ class PermutationKey:
     def hash(self) -> str:
         return stable_hash({"shader": self.shader, "pass": self.pass_name, "features": dict(self.features)})
 
+    def __hash__(self) -> int:
+        """The hash of its fields, as a frozen dataclass's, made once: a cook looks keys up by the hundred thousand."""
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash((self.shader, self.pass_name, self.features))
+        return found
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached hash: string hashes differ from process to process."""
+        return {name: value for name, value in self.__dict__.items() if name != "_hash"}
+
     def __str__(self) -> str:
         return self.text
 

@@ -94,3 +94,23 @@ def test_an_empty_text_is_located_at_a_placeholder(rs) -> None:
     with pytest.raises(KeyTextError) as info:
         PermutationKey.parse("   ", [rs])
     assert str(info.value) == "<key>: error: not a key: expected shader/pass{NAME=VALUE,...}"
+
+
+def test_a_key_hashes_as_its_fields_and_travels_without_its_cached_hash() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    from paths import REPO
+
+    key = PermutationKey("pbr", "forward", (("NORMAL_MAP", True), ("UV_SETS", 2)))
+    assert hash(key) == hash(("pbr", "forward", key.features)) == hash(PermutationKey("pbr", "forward", key.features))
+    assert hash(key) == hash(key)  # made once, then kept
+    data = pickle.dumps({key: "found"})
+    assert b"_hash" not in data  # another process hashes strings with another seed
+    script = ("import pickle, sys; from pipeline.keys.key import PermutationKey\n"
+              "d = pickle.loads(sys.stdin.buffer.read())\n"
+              "print(d[PermutationKey('pbr', 'forward', (('NORMAL_MAP', True), ('UV_SETS', 2)))])")
+    done = subprocess.run([sys.executable, "-c", script], input=data, capture_output=True,
+                          env={"PYTHONHASHSEED": "7", "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == b"found", done.stderr
