@@ -24,7 +24,7 @@ from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.fileio import InsideRoots
 from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
-from pipeline.scan.gltf.construct import construct
+from pipeline.scan.gltf.construct import construct_every
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.stamps import of_stat, why_dirty
 
@@ -178,7 +178,8 @@ class ChunkScan:
 _new_source = DrawSource.__pydantic_validator__.validate_python
 _new_draw = Draw.__pydantic_validator__.validate_python
 # Rows just built from a validated document need no validation at all.
-_construct_source = partial(construct, DrawSource)
-_construct_draw = partial(construct, Draw)
+# add_draws gives every field, in field order.
+_construct_source = partial(construct_every, DrawSource)
+_construct_draw = partial(construct_every, Draw)
 
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline import facts as F
-from pipeline.digest import bytes_hash, canonical_object
-from pipeline.scan.gltf.construct import canonical, construct
+from pipeline.digest import bytes_hash
+from pipeline.scan.gltf.construct import canonical, construct, draw_facts
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.reader import Gltf
@@ -95,17 +95,17 @@ def _light_type(node: dict, lights: list) -> str | None:
     return lights[ref.light].type if ref is not None else None
 
 
-def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts: Callable) -> list[F.SceneFacts]:
+def scene_facts(doc: Document, materials: Callable[[int], list], material_facts: Callable) -> list[F.SceneFacts]:
     """Per scene: its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
 
-    ``materials(prim)`` gives a primitive's material indices (variants included),
+    ``materials(mesh)`` gives the material indices of a mesh's draws (variants included),
     ``material_facts(index)`` their facts.
     """
     lights = _punctual_lights(doc)
     out = []
     for s, scene in enumerate(doc.scenes):
         counts = dict.fromkeys(LIGHT_TYPES, 0)
-        drawn: list = []
+        drawn: list = []  # material indices, one per draw, in the order the walk meets them
         stack, seen = list(scene.nodes), set()
         while stack:
             n = stack.pop()
@@ -113,21 +113,23 @@ def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts
                 continue
             seen.add(n)
             node = doc.nodes[n]
-            light = _light_type(node, lights)
-            if light is not None:
-                counts[light] += 1
+            if lights:
+                light = _light_type(node, lights)
+                if light is not None:
+                    counts[light] += 1
             if "mesh" in node:
-                drawn += [material_facts(m) for prim in doc.meshes[node["mesh"]]["primitives"] for m in materials(prim)]
+                drawn += materials(node["mesh"])
             stack.extend(node.get("children", ()))
         values = {"index": s, "default": s == default_scene(doc)}
         if any(counts.values()):
             values["lights"] = construct(F.Lights, counts)
         if drawn:
+            used = [material_facts(m) for m in dict.fromkeys(drawn)]  # each once, first met first
             values["materials"] = construct(F.SceneMaterials, {
-                "draws": len(drawn), "extensions": tuple(sorted({e for m in drawn for e in m.extensions})),
-                "alphaModes": tuple(sorted({m.alphaMode for m in drawn})),
-                "transmission": any(m.transmission is not None for m in drawn),
-                "volume": any(m.volume is not None for m in drawn)})
+                "draws": len(drawn), "extensions": tuple(sorted({e for m in used for e in m.extensions})),
+                "alphaModes": tuple(sorted({m.alphaMode for m in used})),
+                "transmission": any(m.transmission is not None for m in used),
+                "volume": any(m.volume is not None for m in used)})
         out.append(construct(F.SceneFacts, values))
     return out
 
@@ -175,16 +177,20 @@ class SharedFacts:
 
     def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
              variant: str | None = None) -> tuple[F.DrawFacts, str]:
-        info = self.part(self.infos, (variant,), lambda: construct(F.DrawInfo, {"variant": variant}))
+        info = self.infos.get(variant)
+        if info is None:
+            info = self.part(self.infos, variant, lambda: construct(F.DrawInfo, {"variant": variant}))
         key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
         found = self.draws.get(key)
         if found is None:
-            facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
-                                            "scene": scene[0], "chunk": chunk[0], "draw": info[0]})
-            text = canonical_object({"chunk": chunk[1], "draw": info[1], "material": material[1], "mesh": mesh[1],
-                                     "node": node[1], "scene": scene[1]})
+            facts = draw_facts(mesh[0], material[0], node[0], scene[0], chunk[0], info[0])
+            # canonical_object() of the parts' bytes, its members in their (fixed) sorted order
+            text = b"".join((b'{"chunk":', chunk[1], b',"draw":', info[1], b',"material":', material[1],
+                             b',"mesh":', mesh[1], b',"node":', node[1], b',"scene":', scene[1], b"}"))
             found = self.draws[key] = (facts, bytes_hash(text))
         return found
+
+
 
 
 class _Builder:
@@ -194,23 +200,29 @@ class _Builder:
         self.doc, self.file, self.chunk_of, self.optional = gltf.doc, gltf.file, chunk_of, optional
         self.shared = shared
         self._mesh: dict[tuple[int, int], tuple] = {}
+        self._primitive: dict[tuple, tuple] = {}  # _primitive_key -> mesh part: equal primitives of the file
+        self._pairs: dict = {}  # (mesh, primitive) -> pairs(); mesh -> mesh_materials()
         self._material: dict[int | None, tuple] = {None: shared.default_material}
         self._chunk: dict[tuple[str, str], tuple] = {}
         ext = self.doc.extensions
         self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
             if ext and ext.KHR_materials_variants else []
-        scenes = scene_facts(self.doc, lambda prim: [m for m, _ in self.materials_of(prim)],
-                             lambda m: self.material(m)[0])
+        scenes = scene_facts(self.doc, self.mesh_materials, lambda m: self.material(m)[0])
         self.scenes = [shared.part(shared.scenes, (canonical(s),), lambda s=s: s) for s in scenes]
 
     def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
         key = (m, p)
         found = self._mesh.get(key)
         if found is None:
-            optional = self.optional(m, p) if self.optional else {}
-            found = self._mesh[key] = self.shared.part(
-                self.shared.meshes, _mesh_key(self.doc, self.doc.meshes[m]["primitives"][p], optional),
-                lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+            prim = self.doc.meshes[m]["primitives"][p]
+            local = _primitive_key(prim)
+            found = self._primitive.get(local)
+            if found is None:
+                optional = self.optional(m, p) if self.optional else {}
+                found = self._primitive[local] = self.shared.part(
+                    self.shared.meshes, _mesh_key(self.doc, prim, optional),
+                    lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+            self._mesh[key] = found
         return found
 
     def material(self, index: int | None) -> tuple[F.MaterialFacts, bytes]:
@@ -236,12 +248,27 @@ class _Builder:
                                      lambda: construct(F.NodeFacts, values))
         scene, chunk = self.scenes[inst.scene], self.chunk(inst)
         out = []
-        for p, prim in enumerate(self.doc.meshes[m]["primitives"]):
+        for p in range(len(self.doc.meshes[m]["primitives"])):
             mesh = self.mesh(m, p)
-            for material, variant in self.materials_of(prim):
+            for material, variant in self.pairs(m, p):
                 facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk, variant)
                 out.append(FileDraw(inst.node, m, p, material, variant, facts, signature))
         return out
+
+    def pairs(self, m: int, p: int) -> list[tuple[int | None, str | None]]:
+        """:meth:`materials_of` primitive ``p`` of mesh ``m`` (once per primitive)."""
+        found = self._pairs.get((m, p))
+        if found is None:
+            found = self._pairs[(m, p)] = self.materials_of(self.doc.meshes[m]["primitives"][p])
+        return found
+
+    def mesh_materials(self, m: int) -> list[int | None]:
+        """The material of every draw of one instance of mesh ``m``, in draw-building order."""
+        found = self._pairs.get(m)
+        if found is None:
+            found = self._pairs[m] = [material for p in range(len(self.doc.meshes[m]["primitives"]))
+                                      for material, _ in self.pairs(m, p)]
+        return found
 
     def materials_of(self, prim: dict) -> list[tuple[int | None, str | None]]:
         """(material, variant name) pairs: the base mapping first, then one per variant."""
@@ -251,6 +278,16 @@ class _Builder:
             for mapping in ext.KHR_materials_variants.mappings:
                 pairs.extend((mapping.material, self.variant_names[v]) for v in mapping.variants)
         return pairs
+
+
+def _primitive_key(prim: dict) -> tuple:
+    """What the mesh facts of a primitive depend on within its file, exactly: its attributes' and morph
+    targets' accessor indices (names and order included), mode, whether it is indexed, and whether
+    it is Draco compressed (which the optional buffer facts read)."""
+    ext = prim.get("extensions")
+    return (tuple(prim["attributes"].items()), prim.get("mode", 4), "indices" in prim,
+            tuple(tuple(target.items()) for target in prim.get("targets", ())),
+            ext is not None and "KHR_draco_mesh_compression" in ext.names())
 
 
 def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
@@ -290,11 +327,6 @@ def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = Non
             out.extend(builder.draws(inst))
     out.sort(key=lambda d: (d.node, d.mesh, d.primitive, d.variant is not None, d.variant or ""))
     return out
-
-
-def mesh_facts(doc: Document, m: int, p: int, optional: dict) -> F.MeshFacts:
-    """Facts of one mesh primitive from its accessors."""
-    return construct(F.MeshFacts, mesh_values(doc, m, p, optional))
 
 
 def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
@@ -344,10 +376,6 @@ def _attribute(accessor: dict) -> F.Attribute:
         found = _ATTRIBUTES[key] = construct(F.Attribute, {"type": key[0], "componentType": key[1],
                                                             "normalized": key[2]})
     return found
-
-
-def node_facts_of(doc: Document, node: dict, mirrored: bool) -> F.NodeFacts:
-    return construct(F.NodeFacts, node_values(doc, node, mirrored))
 
 
 def node_values(doc: Document, node: dict, mirrored: bool) -> dict:

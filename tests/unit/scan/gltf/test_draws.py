@@ -64,3 +64,18 @@ def test_mesh_and_node_values() -> None:
 
 def test_lights_by_chunk() -> None:
     assert chunk_lights(gltf().doc, chunk_of) == (("lvl/c", 0, 0, 1),)
+
+
+def test_primitives_naming_the_same_accessors_build_their_mesh_facts_once() -> None:
+    doc = json.loads(json.dumps(DOC))
+    prim = {"attributes": {"POSITION": 0, "TEXCOORD_0": 1}, "material": 0}
+    doc["meshes"] = [{"primitives": [prim, prim, dict(prim, mode=1)]}, {"primitives": [prim]}]
+    doc["nodes"] = [{"mesh": 0}, {"mesh": 1}]
+    doc["scenes"] = [{"nodes": [0, 1]}]
+    asked = []
+    draws = draws_of(gltf(doc), chunk_of, lambda m, p: asked.append((m, p)) or {"maxJointInfluences": m})
+    assert asked == [(0, 0), (0, 2)]  # (0, 1) and (1, 0) name what (0, 0) names
+    assert draws[0].facts.mesh is draws[1].facts.mesh is draws[3].facts.mesh
+    assert draws[2].facts.mesh.mode == 1 and draws[3].facts.mesh.maxJointInfluences == 0
+    assert [d.signature for d in draws] == [d.facts.signature() for d in draws]
+    assert draws[0].facts.scene.materials.draws == 4
