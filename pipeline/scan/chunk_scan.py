@@ -53,8 +53,10 @@ class ChunkScan:
     shared: SharedFacts = field(default_factory=SharedFacts)
     inside: InsideRoots | None = None
     verify: bool = False  # trust no recorded stat or digest: read and parse every file again
+    grid: object = field(default=None, init=False)  # the level's grid cell size, once a file is parsed
 
     def __post_init__(self) -> None:
+        self.grid = _UNKNOWN
         # Start from the old fact table so reused rows keep their indices; compacted on write.
         self.facts = list(self.old.get("facts", ()))
         self.signatures = list(self.old.get("signatures", ()))
@@ -92,9 +94,11 @@ class ChunkScan:
         if old is not None and not self.verify and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
+        if self.grid is _UNKNOWN:
+            self.grid = self.config.grid(self.chunk.level)
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
                             level=self.chunk.level, config=self.config, optional_facts=self.optional,
-                            shared=self.shared)
+                            shared=self.shared, grid=self.grid)
         if result.failed and old is not None and (old[4] or old[6]):
             return self.keep_last_good(file, old, result.diagnostics, entry)
         deps = tuple(stat_dep(p) for p in result.deps)
@@ -150,6 +154,8 @@ class ChunkScan:
     def entry(self) -> dict:
         """The cache entry, keeping only the facts some file still uses."""
         used = sorted({row[5] for entry in self.files.values() for row in entry[4]})
+        if len(used) == len(self.facts):  # every fact used: the rows keep their indices
+            return {"files": dict(self.files), "facts": list(self.facts), "signatures": list(self.signatures)}
         remap = {old: new for new, old in enumerate(used)}
         files = {f: (*e[:4], tuple((*row[:5], remap[row[5]]) for row in e[4]), *e[5:]) for f, e in self.files.items()}
         return {"files": files, "facts": [self.facts[i] for i in used],
@@ -172,6 +178,8 @@ class ChunkScan:
             work.add_draws(file, entry[4], trusted=True)
         return work
 
+
+_UNKNOWN = object()
 
 # Direct validator calls: the same validation as DrawSource(...) / Draw(...), without the
 # keyword-argument wrapper (measurably cheaper for the many draws of a cached scan).

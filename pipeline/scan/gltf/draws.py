@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pipeline import facts as F
 from pipeline.digest import bytes_hash
@@ -29,8 +30,7 @@ from pipeline.scan.gltf.reader import Gltf
 from pipeline.scan.gltf.transforms import local_det_sign
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(NamedTuple):
     """A node reached from a scene: its scene and whether its world matrix mirrors."""
 
     node: int
@@ -284,9 +284,9 @@ def _primitive_key(prim: dict) -> tuple:
     """What the mesh facts of a primitive depend on within its file, exactly: its attributes' and morph
     targets' accessor indices (names and order included), mode, whether it is indexed, and whether
     it is Draco compressed (which the optional buffer facts read)."""
-    ext = prim.get("extensions")
+    ext, targets = prim.get("extensions"), prim.get("targets")
     return (tuple(prim["attributes"].items()), prim.get("mode", 4), "indices" in prim,
-            tuple(tuple(target.items()) for target in prim.get("targets", ())),
+            tuple(tuple(target.items()) for target in targets) if targets else (),
             ext is not None and "KHR_draco_mesh_compression" in ext.names())
 
 
