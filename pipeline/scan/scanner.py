@@ -28,8 +28,6 @@ file of its chunk and keeps that file's draws.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import typing
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -46,7 +44,7 @@ from pipeline.errors import Diagnostic
 from pipeline.facts import Draw, DrawFacts, Lights
 from pipeline.scan import records as scan_records
 from pipeline.scan.buffers import OPTIONAL_FACTS
-from pipeline.scan.chunk_scan import ChunkScan
+from pipeline.scan.chunk_scan import ChunkScan, collection_paused
 from pipeline.scan.files import (  # noqa: F401
     FileScan,
     deps_fresh,
@@ -230,24 +228,6 @@ def scan_chunk(root: Path, chunk: ChunkInfo, config: WorldConfig, optional: froz
         if store is not None and work.changed():
             store.set(scan_records.SCAN, key, scan_records.encode(work.entry()))
         return _result(target, [work])
-
-
-@contextlib.contextmanager
-def collection_paused():
-    """No cyclic garbage collection meanwhile (it resumes as it was after).
-
-    A chunk's scan allocates tens of thousands of small containers (structs, dicts, facts) and
-    frees them without cycles, so the collections their allocation triggers find nothing to free
-    and only walk the process's long-lived objects again and again; paused, the memory is the
-    same and any cycle is collected once it resumes.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,

@@ -114,22 +114,3 @@ def test_scan_a_chunk_folder_or_one_file(world: Path) -> None:
     assert inside.files == ["models/BoxVertexColors/glTF-Binary/BoxVertexColors.glb"]
     assert inside.chunks == ["models/BoxVertexColors/glTF-Binary"]
 
-
-def test_collection_pauses_while_scanning_and_resumes_as_it_was() -> None:
-    import gc
-
-    assert gc.isenabled()
-    with scanner.collection_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(KeyError):
-        with scanner.collection_paused():
-            raise KeyError("x")
-    assert gc.isenabled()  # an error inside does not leave it off
-    gc.disable()
-    try:
-        with scanner.collection_paused():
-            pass
-        assert not gc.isenabled()  # a caller's own pause is kept
-    finally:
-        gc.enable()
