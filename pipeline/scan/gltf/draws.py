@@ -243,9 +243,9 @@ class _Builder:
     def draws(self, inst: Instance) -> list[FileDraw]:
         node = self.doc.nodes[inst.node]
         m = node["mesh"]
-        values = node_values(self.doc, node, inst.mirrored)
-        node_part = self.shared.part(self.shared.nodes, tuple(values.values()),
-                                     lambda: construct(F.NodeFacts, values))
+        key = node_key(self.doc, node, inst.mirrored)
+        node_part = self.shared.nodes.get(key) or self.shared.part(
+            self.shared.nodes, key, lambda: construct(F.NodeFacts, dict(zip(_NODE_FIELDS, key))))
         scene, chunk = self.scenes[inst.scene], self.chunk(inst)
         out = []
         for p in range(len(self.doc.meshes[m]["primitives"])):
@@ -378,17 +378,21 @@ def _attribute(accessor: dict) -> F.Attribute:
     return found
 
 
+_NODE_FIELDS = ("skin", "skinJoints", "instancing", "instancingAttributes", "mirrored", "morphWeights",
+                "morphWeightCount")
+
+
 def node_values(doc: Document, node: dict, mirrored: bool) -> dict:
+    """The :class:`NodeFacts` field values of a mesh node (in field order)."""
+    return dict(zip(_NODE_FIELDS, node_key(doc, node, mirrored)))
+
+
+def node_key(doc: Document, node: dict, mirrored: bool) -> tuple:
+    """:func:`node_values`' values, as a tuple."""
     ext = node.get("extensions")
     instancing = ext.EXT_mesh_gpu_instancing if ext is not None else None
     skin = node.get("skin")
-    return {
-        "skin": skin is not None,
-        "skinJoints": len(doc.skins[skin].joints) if skin is not None else 0,
-        "instancing": instancing is not None,
-        "instancingAttributes": tuple(sorted(instancing.attributes)) if instancing else (),
-        "mirrored": mirrored,
-        "morphWeights": "weights" in node or "weights" in doc.meshes[node["mesh"]],
-        "morphWeightCount": len(node["weights"]) if "weights" in node
-        else len(doc.meshes[node["mesh"]].get("weights", ())),
-    }
+    weights = node["weights"] if "weights" in node else doc.meshes[node["mesh"]].get("weights")
+    return (skin is not None, len(doc.skins[skin].joints) if skin is not None else 0,
+            instancing is not None, tuple(sorted(instancing.attributes)) if instancing else (),
+            mirrored, weights is not None, len(weights) if weights is not None else 0)
