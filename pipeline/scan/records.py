@@ -23,6 +23,11 @@ cache is input, not trusted code), each part once.  Anything that does not decod
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
+
+import orjson
+
 from pipeline import facts as F
 from pipeline.cache.store import RecordKind
 from pipeline.errors import Diagnostic
@@ -30,26 +35,33 @@ from pipeline.errors import Diagnostic
 SCAN = RecordKind("scan", 4)
 PARTS = {"mesh": F.MeshFacts, "material": F.MaterialFacts, "node": F.NodeFacts, "scene": F.SceneFacts,
          "chunk": F.ChunkFacts, "draw": F.DrawInfo}  # the DrawFacts fields a record keeps once each
+_PARTS_OF = itemgetter(*PARTS)
 
 
-def encode(entry: dict) -> dict:
-    """An in-memory chunk entry (see :meth:`pipeline.scan.chunk_scan.ChunkScan.entry`) as a record."""
+def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> dict:
+    """An in-memory chunk entry (see :meth:`pipeline.scan.chunk_scan.ChunkScan.entry`) as a record.
+
+    ``known(id(part))``: a part's canonical bytes when the caller holds them (the scan's
+    :class:`~pipeline.scan.gltf.draws.SharedFacts`), read back instead of dumping the part again
+    (the same JSON value; the store writes records canonically, so their bytes are the same too).
+    """
     files = {}
     for file, (stat, size, digest, deps, rows, diagnostics, lights) in entry["files"].items():
         files[file] = {"stat": stat, "size": size, "sha256": digest, "deps": deps, "draws": rows,
                        "diagnostics": [d.to_json() for d in diagnostics], "lights": lights}
     parts: dict[str, list] = {name: [] for name in PARTS}
-    seen: dict[str, dict[int, int]] = {name: {} for name in PARTS}  # id -> index; the facts keep the parts alive
+    seen: dict[int, int] = {}  # id -> index in its kind's list; the facts keep the parts alive meanwhile
     facts = []
     for f in entry["facts"]:
-        fields, row = f.__dict__, []
-        for name in PARTS:
-            part = fields[name]
-            index = seen[name].get(id(part))
-            if index is None:
-                index = seen[name][id(part)] = len(parts[name])
-                parts[name].append(part.model_dump(mode="json"))
-            row.append(index)
+        objects = _PARTS_OF(f.__dict__)
+        row = [seen.get(id(part)) for part in objects]
+        if None in row:
+            for k, name in enumerate(PARTS):
+                if row[k] is None:
+                    part = objects[k]
+                    text = known(id(part)) if known is not None else None
+                    row[k] = seen[id(part)] = len(parts[name])
+                    parts[name].append(orjson.loads(text) if text is not None else part.model_dump(mode="json"))
         if f.ext:
             row.append({provider: dict(values) for provider, values in f.ext.items()})
         facts.append(row)

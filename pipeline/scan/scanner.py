@@ -198,15 +198,15 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     entries = [_load_entry(store, key) for key in keys]  # with ``verify`` only for files that no longer read
     cold = [i for i, c in enumerate(target.chunks) if verify or not entries[i]]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
+    shared = SharedFacts()
 
     def finish(i: int) -> None:
         if store is not None and scans[i].changed():
-            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
+            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry(), shared.canonical.get))
 
     workers = pool_workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
         scan_on_pool(target, config, optional, cold, workers, scans, finish, step, entries if verify else None)
-    shared = SharedFacts()
     for i, c in enumerate(target.chunks):
         if scans[i] is None:
             with collection_paused():
@@ -226,7 +226,7 @@ def scan_chunk(root: Path, chunk: ChunkInfo, config: WorldConfig, optional: froz
     with collection_paused():
         work = _scan_chunk(target, chunk, config, optional, _load_entry(store, key), shared, lambda: None)
         if store is not None and work.changed():
-            store.set(scan_records.SCAN, key, scan_records.encode(work.entry()))
+            store.set(scan_records.SCAN, key, scan_records.encode(work.entry(), shared.canonical.get))
         return _result(target, [work])
 
 

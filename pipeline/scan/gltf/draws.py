@@ -154,8 +154,8 @@ class SharedFacts:
     Equal parts become one object, so a draw's signature is assembled from the bytes of
     its parts (the canonical form of ``{"chunk", "material", "mesh", "node", "scene"}``)
     and hashed once per distinct combination instead of dumping the whole facts per draw.
-    Keys are exact (types and order included); the cache holds every object it keys by
-    ``id``, so ids stay unique while it lives.
+    Keys are exact (types and order included); every object keyed by ``id`` is held here, so ids
+    stay unique while it lives (``canonical``: any part's bytes by its id, for the scan records).
     """
 
     def __init__(self) -> None:
@@ -167,12 +167,14 @@ class SharedFacts:
         self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
         self.infos: dict[str | None, tuple[F.DrawInfo, bytes]] = {}
         self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
+        self.canonical = {id(DEFAULT_MATERIAL): self.default_material[1]}
 
     def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
         found = table.get(key)
         if found is None:
             made = build()
             found = table[key] = (made, canonical(made))
+            self.canonical[id(made)] = found[1]
         return found
 
     def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
@@ -189,8 +191,6 @@ class SharedFacts:
                              b',"mesh":', mesh[1], b',"node":', node[1], b',"scene":', scene[1], b"}"))
             found = self.draws[key] = (facts, bytes_hash(text))
         return found
-
-
 
 
 class _Builder:
@@ -228,8 +228,9 @@ class _Builder:
     def material(self, index: int | None) -> tuple[F.MaterialFacts, bytes]:
         found = self._material.get(index)
         if found is None:
-            found = self._material[index] = self.shared.materials.get(
-                self.doc.materials[index], index, len(self.doc.textures), self.file)
+            found = self._material[index] = self.shared.materials.get(self.doc.materials[index], index,
+                                                                      len(self.doc.textures), self.file)
+            self.shared.canonical[id(found[0])] = found[1]  # the material cache holds it
         return found
 
     def chunk(self, inst: Instance) -> tuple[F.ChunkFacts, bytes]:

@@ -11,6 +11,8 @@ from runtime_helpers import SAMPLE
 from pipeline.config import WorldConfig
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.chunks import discover
+from pipeline.digest import canonical_bytes
+from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.records import decode, encode
 
 
@@ -95,3 +97,16 @@ def test_provided_facts_survive_the_trip(entry: dict) -> None:
     entry["facts"][0] = entry["facts"][0].model_copy(update={"ext": ext})
     back = decode(stored(encode(entry)))["facts"]
     assert back[0].ext == ext and back[0] == entry["facts"][0] and back[1].ext == {}
+
+
+def test_parts_read_from_their_known_bytes_give_the_same_stored_record(tmp_path) -> None:
+    shutil.copytree(SAMPLE / "forest" / "c00", tmp_path / "forest" / "c00")
+    config = WorldConfig()
+    (chunk,) = discover(tmp_path, config)
+    shared = SharedFacts()
+    work = ChunkScan(tmp_path, chunk, config, frozenset(), {}, shared=shared)
+    work.run(chunk.files, lambda: None)
+    asked = []
+    known = encode(work.entry(), lambda key: asked.append(key) or shared.canonical.get(key))
+    assert asked and all(shared.canonical.get(key) is not None for key in asked)  # every part was known
+    assert canonical_bytes(known) == canonical_bytes(encode(work.entry()))  # what the store writes
