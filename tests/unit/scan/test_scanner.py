@@ -113,4 +113,3 @@ def test_scan_a_chunk_folder_or_one_file(world: Path) -> None:
     inside = scan(world / "models" / "BoxVertexColors" / "glTF-Binary")
     assert inside.files == ["models/BoxVertexColors/glTF-Binary/BoxVertexColors.glb"]
     assert inside.chunks == ["models/BoxVertexColors/glTF-Binary"]
-
