@@ -266,8 +266,7 @@ class DrawFacts(Frozen):
         if parts is None:
             return self.model_dump(mode="json")
         doc = {}
-        for name in type(self).model_fields:
-            part = getattr(self, name)
+        for name, part in self.__dict__.items():  # the fields, in field order
             if name == "ext":  # provided facts are JSON values already, and left out when there are none
                 if part:
                     doc[name] = {provider: dict(values) for provider, values in part.items()}

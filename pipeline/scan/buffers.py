@@ -29,8 +29,10 @@ import base64
 import binascii
 import os
 import re
+import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from pipeline.config import Limits
@@ -47,6 +49,9 @@ WHITE_TOLERANCE = 1 / 512
 
 _COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
 _DTYPES = {5120: "<i1", 5121: "<u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
+_STRUCT = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
+SMALL_ACCESSOR = 64  # accessors of at most this many values are read without numpy (cheaper for so few)
+_UNSET = object()
 _DATA_URI = re.compile(r"^data:[^,]*?;base64,", re.IGNORECASE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _COMPRESSED_VIEW = ("EXT_meshopt_compression", "KHR_meshopt_compression")
@@ -61,6 +66,7 @@ class BufferData:
         self.warnings: list[Diagnostic] = []
         self._buffers: dict[int, memoryview | None] = {}
         self.dependencies: list[Path] = []
+        self._memo: dict[tuple, Any] = {}
 
     @property
     def root(self) -> Path:
@@ -116,7 +122,35 @@ class BufferData:
         self.warnings.append(Diagnostic(Location(self.gltf.file, pointer=at), message, "warning"))
         return None
 
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once per ``key`` for this file (primitives often share their accessors)."""
+        found = self._memo.get(key, _UNSET)
+        if found is _UNSET:
+            found = self._memo[key] = compute()
+        return found
+
     # ------------------------------------------------------------ accessors
+    def small_accessor(self, index: int) -> list[tuple[float, ...]] | Literal[False] | None:
+        """:meth:`accessor` as rows of Python floats (the same values), for accessors of at most
+        :data:`SMALL_ACCESSOR` values, read without numpy; False when :meth:`accessor` gives None,
+        None when the accessor is larger (or of a kind only :meth:`accessor` reads)."""
+        acc = self.gltf.data().accessors[index]
+        components = _COMPONENTS.get(acc["type"])
+        if components is None or "sparse" in acc or "bufferView" not in acc:
+            return False
+        if components * acc["count"] > SMALL_ACCESSOR:
+            return None
+        found = self._view_layout(acc, components)
+        if found is None:
+            return False
+        data, start, stride, code, size = found
+        unpack = struct.Struct("<" + code * components).unpack_from
+        rows = [unpack(data, start + stride * i) for i in range(acc["count"])]
+        if code == "f" or not acc.get("normalized", False):
+            return [tuple(map(float, row)) for row in rows] if code != "f" else rows
+        top = (1 << (8 * size - (code.islower()))) - 1  # np.iinfo(dtype).max
+        return [tuple(max(v / top, -1.0) for v in row) for row in rows]
+
     def accessor(self, index: int) -> np.ndarray | None:
         """Accessor values as float64, shape (count, components); normalized ints scaled to [0,1]/[-1,1]."""
         import numpy as np
@@ -136,6 +170,16 @@ class BufferData:
     def _view_array(self, acc: dict, components: int) -> np.ndarray | None:
         import numpy as np
 
+        found = self._view_layout(acc, components)
+        if found is None:
+            return None
+        data, start, stride, _, size = found
+        dtype = np.dtype(_DTYPES[acc["componentType"]])
+        return np.ndarray((acc["count"], components), dtype, buffer=data, offset=start, strides=(stride, size))
+
+    def _view_layout(self, acc: dict, components: int) -> tuple[memoryview, int, int, str, int] | None:
+        """Where an accessor's elements are: (buffer, first byte, stride, struct code, component size),
+        or None when they cannot be read (compressed view, missing buffer, out of bounds)."""
         views = self.gltf.data().bufferViews
         if acc["bufferView"] >= len(views):
             return None
@@ -145,15 +189,14 @@ class BufferData:
         data = self.buffer(view["buffer"])
         if data is None:
             return None
-        dtype = np.dtype(_DTYPES[acc["componentType"]])
-        element = dtype.itemsize * components
+        code, size = _STRUCT[acc["componentType"]]
+        element = size * components
         stride = view.get("byteStride") or element
         start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
         end = view.get("byteOffset", 0) + view["byteLength"]
         if end > len(data) or start + stride * (acc["count"] - 1) + element > end:
             return None
-        return np.ndarray((acc["count"], components), dtype, buffer=data, offset=start,
-                          strides=(stride, dtype.itemsize))
+        return data, start, stride, code, size
 
 
 # ---------------------------------------------------------------- facts
@@ -179,9 +222,16 @@ def primitive_facts(data: BufferData, mesh: int, primitive: int, wanted: frozens
 def color_all_white(data: BufferData, attributes: dict[str, int]) -> bool | None:
     if "COLOR_0" not in attributes:
         return False
+    return data.memo(("white", attributes["COLOR_0"]), lambda: _all_white(data, attributes["COLOR_0"]))
+
+
+def _all_white(data: BufferData, index: int) -> bool | None:
+    values = data.small_accessor(index)
+    if values is not None:
+        return None if values is False else all(abs(v - 1.0) <= WHITE_TOLERANCE for row in values for v in row)
     import numpy as np
 
-    values = data.accessor(attributes["COLOR_0"])
+    values = data.accessor(index)
     return None if values is None else bool(np.all(np.abs(values - 1.0) <= WHITE_TOLERANCE))
 
 
@@ -189,7 +239,17 @@ def max_joint_influences(data: BufferData, attributes: dict[str, int]) -> int | 
     sets = sorted(n for n in attributes if n.startswith("WEIGHTS_") and n[8:].isdigit())
     if not sets:
         return 0
-    arrays = [data.accessor(attributes[name]) for name in sets]
+    indices = tuple(attributes[name] for name in sets)
+    return data.memo(("joints", indices), lambda: _max_influences(data, indices))
+
+
+def _max_influences(data: BufferData, indices: tuple[int, ...]) -> int | None:
+    small = [data.small_accessor(i) for i in indices]
+    if all(rows is not None for rows in small):
+        if any(rows is False for rows in small) or len({len(rows) for rows in small}) != 1:
+            return None
+        return max(sum(v > 0 for rows in small for v in rows[i]) for i in range(len(small[0])))
+    arrays = [data.accessor(i) for i in indices]
     if any(a is None for a in arrays) or len({len(a) for a in arrays}) != 1:
         return None
     import numpy as np

@@ -9,6 +9,8 @@ on every scan until it is fixed or deleted.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import typing
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from pipeline.facts import Draw, DrawFacts, DrawSource
 from pipeline.fileio import InsideRoots
 from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
-from pipeline.scan.gltf.construct import construct
+from pipeline.scan.gltf.construct import construct_every
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.stamps import of_stat, why_dirty
 
@@ -53,8 +55,10 @@ class ChunkScan:
     shared: SharedFacts = field(default_factory=SharedFacts)
     inside: InsideRoots | None = None
     verify: bool = False  # trust no recorded stat or digest: read and parse every file again
+    grid: object = field(default=None, init=False)  # the level's grid cell size, once a file is parsed
 
     def __post_init__(self) -> None:
+        self.grid = _UNKNOWN
         # Start from the old fact table so reused rows keep their indices; compacted on write.
         self.facts = list(self.old.get("facts", ()))
         self.signatures = list(self.old.get("signatures", ()))
@@ -92,9 +96,11 @@ class ChunkScan:
         if old is not None and not self.verify and old[2] == digest and deps_fresh(old[3]):
             return self.keep(file, entry + tuple(old[3:]))
         self.parsed += 1
+        if self.grid is _UNKNOWN:
+            self.grid = self.config.grid(self.chunk.level)
         result = scan_bytes(data, Path(path), root=self.root, file=file, chunk_name=self.chunk.name,
                             level=self.chunk.level, config=self.config, optional_facts=self.optional,
-                            shared=self.shared)
+                            shared=self.shared, grid=self.grid)
         if result.failed and old is not None and (old[4] or old[6]):
             return self.keep_last_good(file, old, result.diagnostics, entry)
         deps = tuple(stat_dep(p) for p in result.deps)
@@ -150,6 +156,8 @@ class ChunkScan:
     def entry(self) -> dict:
         """The cache entry, keeping only the facts some file still uses."""
         used = sorted({row[5] for entry in self.files.values() for row in entry[4]})
+        if len(used) == len(self.facts):  # every fact used: the rows keep their indices
+            return {"files": dict(self.files), "facts": list(self.facts), "signatures": list(self.signatures)}
         remap = {old: new for new, old in enumerate(used)}
         files = {f: (*e[:4], tuple((*row[:5], remap[row[5]]) for row in e[4]), *e[5:]) for f, e in self.files.items()}
         return {"files": files, "facts": [self.facts[i] for i in used],
@@ -173,12 +181,33 @@ class ChunkScan:
         return work
 
 
+@contextlib.contextmanager
+def collection_paused():
+    """No cyclic garbage collection meanwhile (it resumes as it was after).
+
+    A chunk's scan allocates tens of thousands of small containers (structs, dicts, facts) that
+    form no cycles, so the collections their allocations trigger free nothing and only walk the
+    process's long-lived objects again and again; paused, the memory is the same, and a cycle
+    (an error's traceback) is collected once it resumes.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+_UNKNOWN = object()
+
 # Direct validator calls: the same validation as DrawSource(...) / Draw(...), without the
 # keyword-argument wrapper (measurably cheaper for the many draws of a cached scan).
 _new_source = DrawSource.__pydantic_validator__.validate_python
 _new_draw = Draw.__pydantic_validator__.validate_python
 # Rows just built from a validated document need no validation at all.
-_construct_source = partial(construct, DrawSource)
-_construct_draw = partial(construct, Draw)
+# add_draws gives every field, in field order.
+_construct_source = partial(construct_every, DrawSource)
+_construct_draw = partial(construct_every, Draw)
 
 

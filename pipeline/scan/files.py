@@ -22,6 +22,9 @@ if typing.TYPE_CHECKING:
 
 
 # ---------------------------------------------------------------- one file (pure)
+_ASK = object()  # scan_bytes: the grid is config.grid(level)
+
+
 @dataclass
 class FileScan:
     """One file's draws (source indices + facts), diagnostics and buffer dependencies."""
@@ -34,18 +37,19 @@ class FileScan:
 
 
 def scan_bytes(data: bytes, path: Path, *, root: Path, file: str, chunk_name: str, level: str,
-               config: WorldConfig, optional_facts: frozenset[str], shared: SharedFacts | None = None) -> FileScan:
+               config: WorldConfig, optional_facts: frozenset[str], shared: SharedFacts | None = None,
+               grid: float | None | object = _ASK) -> FileScan:
     """Draws of one file's content; a bad file gives no draws and one located error.
 
     ``shared`` (one per scan) shares equal fact objects between files and gives each
-    draw its signature.
+    draw its signature; ``grid`` is ``config.grid(level)`` when the caller knows it.
     """
     try:
         gltf = parse_gltf(data, path, file, config.limits)
         buffers = BufferData(gltf, root, config.limits)
         wanted = optional_facts & OPTIONAL_FACTS
         optional = (lambda m, p: primitive_facts(buffers, m, p, wanted)) if wanted else None
-        grid = config.grid(level)
+        grid = config.grid(level) if grid is _ASK else grid
         chunk_of = grid_chunk_of(gltf, level, grid) if grid else (lambda inst: (chunk_name, level))
         return FileScan(draws_of(gltf, chunk_of, optional, shared, config.scenes), buffers.warnings, buffers.dependencies,
                         chunk_lights(gltf.doc, chunk_of, config.scenes))

@@ -11,7 +11,7 @@ from pathlib import Path
 from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
-from pipeline.scan.chunk_scan import ChunkScan
+from pipeline.scan.chunk_scan import ChunkScan, collection_paused
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.workers import fork_context, frozen_for_fork, process_pool
 
@@ -46,8 +46,9 @@ def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optiona
     for i, chunk in enumerate(chunks):
         work = ChunkScan(root, chunk, config, optional, olds[i] if olds else {}, shared=_WORKER_SHARED,
                          verify=olds is not None)
-        work.run(chunk.files, lambda: None)
-        out.append(work.payload())
+        with collection_paused():
+            work.run(chunk.files, lambda: None)
+            out.append(work.payload())
     return out
 
 

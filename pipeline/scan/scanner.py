@@ -44,7 +44,7 @@ from pipeline.errors import Diagnostic
 from pipeline.facts import Draw, DrawFacts, Lights
 from pipeline.scan import records as scan_records
 from pipeline.scan.buffers import OPTIONAL_FACTS
-from pipeline.scan.chunk_scan import ChunkScan
+from pipeline.scan.chunk_scan import ChunkScan, collection_paused
 from pipeline.scan.files import (  # noqa: F401
     FileScan,
     deps_fresh,
@@ -198,19 +198,20 @@ def scan(world: World, *, store: Store | None = None, optional_facts: frozenset[
     entries = [_load_entry(store, key) for key in keys]  # with ``verify`` only for files that no longer read
     cold = [i for i, c in enumerate(target.chunks) if verify or not entries[i]]
     scans: list[ChunkScan | None] = [None] * len(target.chunks)
+    shared = SharedFacts()
 
     def finish(i: int) -> None:
         if store is not None and scans[i].changed():
-            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry()))
+            store.set(scan_records.SCAN, keys[i], scan_records.encode(scans[i].entry(), shared.canonical.get))
 
     workers = pool_workers(jobs, sum(len(target.chunks[i].files) for i in cold))
     if workers > 1:
         scan_on_pool(target, config, optional, cold, workers, scans, finish, step, entries if verify else None)
-    shared = SharedFacts()
     for i, c in enumerate(target.chunks):
         if scans[i] is None:
-            scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step, verify)
-            finish(i)
+            with collection_paused():
+                scans[i] = _scan_chunk(target, c, config, optional, entries[i], shared, step, verify)
+                finish(i)
     result = _result(target, scans)
     result.diagnostics[:0] = world.folder_warnings(level=level, chunk=chunk, chunks=chunks)
     return result
@@ -222,10 +223,11 @@ def scan_chunk(root: Path, chunk: ChunkInfo, config: WorldConfig, optional: froz
     :func:`scan` of that chunk alone finds, without the world's folder warnings."""
     target = Selection(root, [chunk])
     key = chunk_key(root, chunk, config, optional)
-    work = _scan_chunk(target, chunk, config, optional, _load_entry(store, key), shared, lambda: None)
-    if store is not None and work.changed():
-        store.set(scan_records.SCAN, key, scan_records.encode(work.entry()))
-    return _result(target, [work])
+    with collection_paused():
+        work = _scan_chunk(target, chunk, config, optional, _load_entry(store, key), shared, lambda: None)
+        if store is not None and work.changed():
+            store.set(scan_records.SCAN, key, scan_records.encode(work.entry(), shared.canonical.get))
+        return _result(target, [work])
 
 
 def _scan_chunk(target: Selection, chunk: ChunkInfo, config: WorldConfig, optional: frozenset[str], entry: dict,

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pipeline.digest import canonical_bytes
+from pipeline.facts import ChunkFacts, DrawFacts, DrawInfo, MaterialFacts, MeshFacts, NodeFacts, SceneFacts
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -63,6 +64,32 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+def construct_every(cls: type[M], values: dict[str, Any]) -> M:
+    """:func:`construct` for ``values`` that give every field of ``cls``, in field order (checked by tests,
+    not here: the caller builds them so)."""
+    model = cls.__new__(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
+
+
+_DRAW_FIELDS_SET = frozenset(("mesh", "material", "node", "scene", "chunk", "draw"))
+
+
+def draw_facts(mesh: MeshFacts, material: MaterialFacts, node: NodeFacts, scene: SceneFacts,
+               chunk: ChunkFacts, info: DrawInfo) -> DrawFacts:
+    """``construct(DrawFacts, {...})`` of these parts (no provided facts), without its generic checks."""
+    facts = DrawFacts.__new__(DrawFacts)
+    _set(facts, "__dict__", {"mesh": mesh, "material": material, "node": node, "scene": scene, "chunk": chunk,
+                             "draw": info, "ext": {}})
+    _set(facts, "__pydantic_fields_set__", set(_DRAW_FIELDS_SET))
+    _set(facts, "__pydantic_extra__", None)
+    _set(facts, "__pydantic_private__", None)
+    return facts
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import orjson
 
 from pipeline.scan.gltf import structs as S
 
@@ -51,6 +52,27 @@ def from_python(value: Any) -> S.Document:
     return doc
 
 
+_SEEN: dict[bytes, S.MaterialExtensions] = {}  # exact JSON of a material's raw extensions -> their struct
+_SEEN_MAX = 4096
+
+
+def _material_extensions(raw: dict[str, Any]) -> S.MaterialExtensions:
+    """A material's ``extensions`` struct; equal blocks (files repeat their materials) are converted once.
+
+    Keyed by the block's exact JSON (member order, ``1`` vs ``1.0``, ``-0.0`` all kept); these structs
+    are frozen and hold no list or dict, so one may serve many files."""
+    try:
+        key = orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):  # an integer beyond 64 bits, a lone surrogate: not kept
+        return _extensions(raw, S.MaterialExtensions)
+    found = _SEEN.get(key)
+    if found is None:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        found = _SEEN[key] = _extensions(raw, S.MaterialExtensions)
+    return found
+
+
 def _extensions(raw: dict[str, Any], cls: type[S.OpenExtensions]) -> S.OpenExtensions:
     known = {name: value for name, value in raw.items() if name in cls.__struct_fields__ and name != "others"}
     ext = msgspec.convert(known, cls)
@@ -63,8 +85,7 @@ def _finish(doc: S.Document) -> None:
     materials = doc.materials
     for i, material in enumerate(materials):
         if material.extensions is not None:
-            materials[i] = msgspec.structs.replace(
-                material, extensions=_extensions(material.extensions, S.RAW_EXTENSIONS[S.Material]))
+            materials[i] = msgspec.structs.replace(material, extensions=_material_extensions(material.extensions))
     for mesh in doc.meshes:
         for prim in mesh["primitives"]:
             ext = prim.get("extensions")

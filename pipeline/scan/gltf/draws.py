@@ -19,18 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pipeline import facts as F
-from pipeline.digest import bytes_hash, canonical_object
-from pipeline.scan.gltf.construct import canonical, construct
+from pipeline.digest import bytes_hash
+from pipeline.scan.gltf.construct import canonical, construct, draw_facts
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.reader import Gltf
 from pipeline.scan.gltf.transforms import local_det_sign
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(NamedTuple):
     """A node reached from a scene: its scene and whether its world matrix mirrors."""
 
     node: int
@@ -95,17 +95,17 @@ def _light_type(node: dict, lights: list) -> str | None:
     return lights[ref.light].type if ref is not None else None
 
 
-def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts: Callable) -> list[F.SceneFacts]:
+def scene_facts(doc: Document, materials: Callable[[int], list], material_facts: Callable) -> list[F.SceneFacts]:
     """Per scene: its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
 
-    ``materials(prim)`` gives a primitive's material indices (variants included),
+    ``materials(mesh)`` gives the material indices of a mesh's draws (variants included),
     ``material_facts(index)`` their facts.
     """
     lights = _punctual_lights(doc)
     out = []
     for s, scene in enumerate(doc.scenes):
         counts = dict.fromkeys(LIGHT_TYPES, 0)
-        drawn: list = []
+        drawn: list = []  # material indices, one per draw, in the order the walk meets them
         stack, seen = list(scene.nodes), set()
         while stack:
             n = stack.pop()
@@ -113,21 +113,23 @@ def scene_facts(doc: Document, materials: Callable[[dict], list], material_facts
                 continue
             seen.add(n)
             node = doc.nodes[n]
-            light = _light_type(node, lights)
-            if light is not None:
-                counts[light] += 1
+            if lights:
+                light = _light_type(node, lights)
+                if light is not None:
+                    counts[light] += 1
             if "mesh" in node:
-                drawn += [material_facts(m) for prim in doc.meshes[node["mesh"]]["primitives"] for m in materials(prim)]
+                drawn += materials(node["mesh"])
             stack.extend(node.get("children", ()))
         values = {"index": s, "default": s == default_scene(doc)}
         if any(counts.values()):
             values["lights"] = construct(F.Lights, counts)
         if drawn:
+            used = [material_facts(m) for m in dict.fromkeys(drawn)]  # each once, first met first
             values["materials"] = construct(F.SceneMaterials, {
-                "draws": len(drawn), "extensions": tuple(sorted({e for m in drawn for e in m.extensions})),
-                "alphaModes": tuple(sorted({m.alphaMode for m in drawn})),
-                "transmission": any(m.transmission is not None for m in drawn),
-                "volume": any(m.volume is not None for m in drawn)})
+                "draws": len(drawn), "extensions": tuple(sorted({e for m in used for e in m.extensions})),
+                "alphaModes": tuple(sorted({m.alphaMode for m in used})),
+                "transmission": any(m.transmission is not None for m in used),
+                "volume": any(m.volume is not None for m in used)})
         out.append(construct(F.SceneFacts, values))
     return out
 
@@ -152,8 +154,8 @@ class SharedFacts:
     Equal parts become one object, so a draw's signature is assembled from the bytes of
     its parts (the canonical form of ``{"chunk", "material", "mesh", "node", "scene"}``)
     and hashed once per distinct combination instead of dumping the whole facts per draw.
-    Keys are exact (types and order included); the cache holds every object it keys by
-    ``id``, so ids stay unique while it lives.
+    Keys are exact (types and order included); every object keyed by ``id`` is held here, so ids
+    stay unique while it lives (``canonical``: any part's bytes by its id, for the scan records).
     """
 
     def __init__(self) -> None:
@@ -165,24 +167,28 @@ class SharedFacts:
         self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
         self.infos: dict[str | None, tuple[F.DrawInfo, bytes]] = {}
         self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
+        self.canonical = {id(DEFAULT_MATERIAL): self.default_material[1]}
 
     def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
         found = table.get(key)
         if found is None:
             made = build()
             found = table[key] = (made, canonical(made))
+            self.canonical[id(made)] = found[1]
         return found
 
     def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
              variant: str | None = None) -> tuple[F.DrawFacts, str]:
-        info = self.part(self.infos, (variant,), lambda: construct(F.DrawInfo, {"variant": variant}))
+        info = self.infos.get(variant)
+        if info is None:
+            info = self.part(self.infos, variant, lambda: construct(F.DrawInfo, {"variant": variant}))
         key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
         found = self.draws.get(key)
         if found is None:
-            facts = construct(F.DrawFacts, {"mesh": mesh[0], "material": material[0], "node": node[0],
-                                            "scene": scene[0], "chunk": chunk[0], "draw": info[0]})
-            text = canonical_object({"chunk": chunk[1], "draw": info[1], "material": material[1], "mesh": mesh[1],
-                                     "node": node[1], "scene": scene[1]})
+            facts = draw_facts(mesh[0], material[0], node[0], scene[0], chunk[0], info[0])
+            # canonical_object() of the parts' bytes, its members in their (fixed) sorted order
+            text = b"".join((b'{"chunk":', chunk[1], b',"draw":', info[1], b',"material":', material[1],
+                             b',"mesh":', mesh[1], b',"node":', node[1], b',"scene":', scene[1], b"}"))
             found = self.draws[key] = (facts, bytes_hash(text))
         return found
 
@@ -194,30 +200,37 @@ class _Builder:
         self.doc, self.file, self.chunk_of, self.optional = gltf.doc, gltf.file, chunk_of, optional
         self.shared = shared
         self._mesh: dict[tuple[int, int], tuple] = {}
+        self._primitive: dict[tuple, tuple] = {}  # _primitive_key -> mesh part: equal primitives of the file
+        self._pairs: dict = {}  # (mesh, primitive) -> pairs(); mesh -> mesh_materials()
         self._material: dict[int | None, tuple] = {None: shared.default_material}
         self._chunk: dict[tuple[str, str], tuple] = {}
         ext = self.doc.extensions
         self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
             if ext and ext.KHR_materials_variants else []
-        scenes = scene_facts(self.doc, lambda prim: [m for m, _ in self.materials_of(prim)],
-                             lambda m: self.material(m)[0])
+        scenes = scene_facts(self.doc, self.mesh_materials, lambda m: self.material(m)[0])
         self.scenes = [shared.part(shared.scenes, (canonical(s),), lambda s=s: s) for s in scenes]
 
     def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
         key = (m, p)
         found = self._mesh.get(key)
         if found is None:
-            optional = self.optional(m, p) if self.optional else {}
-            found = self._mesh[key] = self.shared.part(
-                self.shared.meshes, _mesh_key(self.doc, self.doc.meshes[m]["primitives"][p], optional),
-                lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+            prim = self.doc.meshes[m]["primitives"][p]
+            local = _primitive_key(prim)
+            found = self._primitive.get(local)
+            if found is None:
+                optional = self.optional(m, p) if self.optional else {}
+                found = self._primitive[local] = self.shared.part(
+                    self.shared.meshes, _mesh_key(self.doc, prim, optional),
+                    lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+            self._mesh[key] = found
         return found
 
     def material(self, index: int | None) -> tuple[F.MaterialFacts, bytes]:
         found = self._material.get(index)
         if found is None:
-            found = self._material[index] = self.shared.materials.get(
-                self.doc.materials[index], index, len(self.doc.textures), self.file)
+            found = self._material[index] = self.shared.materials.get(self.doc.materials[index], index,
+                                                                      len(self.doc.textures), self.file)
+            self.shared.canonical[id(found[0])] = found[1]  # the material cache holds it
         return found
 
     def chunk(self, inst: Instance) -> tuple[F.ChunkFacts, bytes]:
@@ -231,17 +244,32 @@ class _Builder:
     def draws(self, inst: Instance) -> list[FileDraw]:
         node = self.doc.nodes[inst.node]
         m = node["mesh"]
-        values = node_values(self.doc, node, inst.mirrored)
-        node_part = self.shared.part(self.shared.nodes, tuple(values.values()),
-                                     lambda: construct(F.NodeFacts, values))
+        key = node_key(self.doc, node, inst.mirrored)
+        node_part = self.shared.nodes.get(key) or self.shared.part(
+            self.shared.nodes, key, lambda: construct(F.NodeFacts, dict(zip(_NODE_FIELDS, key))))
         scene, chunk = self.scenes[inst.scene], self.chunk(inst)
         out = []
-        for p, prim in enumerate(self.doc.meshes[m]["primitives"]):
+        for p in range(len(self.doc.meshes[m]["primitives"])):
             mesh = self.mesh(m, p)
-            for material, variant in self.materials_of(prim):
+            for material, variant in self.pairs(m, p):
                 facts, signature = self.shared.draw(mesh, self.material(material), node_part, scene, chunk, variant)
                 out.append(FileDraw(inst.node, m, p, material, variant, facts, signature))
         return out
+
+    def pairs(self, m: int, p: int) -> list[tuple[int | None, str | None]]:
+        """:meth:`materials_of` primitive ``p`` of mesh ``m`` (once per primitive)."""
+        found = self._pairs.get((m, p))
+        if found is None:
+            found = self._pairs[(m, p)] = self.materials_of(self.doc.meshes[m]["primitives"][p])
+        return found
+
+    def mesh_materials(self, m: int) -> list[int | None]:
+        """The material of every draw of one instance of mesh ``m``, in draw-building order."""
+        found = self._pairs.get(m)
+        if found is None:
+            found = self._pairs[m] = [material for p in range(len(self.doc.meshes[m]["primitives"]))
+                                      for material, _ in self.pairs(m, p)]
+        return found
 
     def materials_of(self, prim: dict) -> list[tuple[int | None, str | None]]:
         """(material, variant name) pairs: the base mapping first, then one per variant."""
@@ -251,6 +279,16 @@ class _Builder:
             for mapping in ext.KHR_materials_variants.mappings:
                 pairs.extend((mapping.material, self.variant_names[v]) for v in mapping.variants)
         return pairs
+
+
+def _primitive_key(prim: dict) -> tuple:
+    """What the mesh facts of a primitive depend on within its file, exactly: its attributes' and morph
+    targets' accessor indices (names and order included), mode, whether it is indexed, and whether
+    it is Draco compressed (which the optional buffer facts read)."""
+    ext, targets = prim.get("extensions"), prim.get("targets")
+    return (tuple(prim["attributes"].items()), prim.get("mode", 4), "indices" in prim,
+            tuple(tuple(target.items()) for target in targets) if targets else (),
+            ext is not None and "KHR_draco_mesh_compression" in ext.names())
 
 
 def _mesh_key(doc: Document, prim: dict, optional: dict) -> tuple:
@@ -290,11 +328,6 @@ def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = Non
             out.extend(builder.draws(inst))
     out.sort(key=lambda d: (d.node, d.mesh, d.primitive, d.variant is not None, d.variant or ""))
     return out
-
-
-def mesh_facts(doc: Document, m: int, p: int, optional: dict) -> F.MeshFacts:
-    """Facts of one mesh primitive from its accessors."""
-    return construct(F.MeshFacts, mesh_values(doc, m, p, optional))
 
 
 def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
@@ -346,21 +379,21 @@ def _attribute(accessor: dict) -> F.Attribute:
     return found
 
 
-def node_facts_of(doc: Document, node: dict, mirrored: bool) -> F.NodeFacts:
-    return construct(F.NodeFacts, node_values(doc, node, mirrored))
+_NODE_FIELDS = ("skin", "skinJoints", "instancing", "instancingAttributes", "mirrored", "morphWeights",
+                "morphWeightCount")
 
 
 def node_values(doc: Document, node: dict, mirrored: bool) -> dict:
+    """The :class:`NodeFacts` field values of a mesh node (in field order)."""
+    return dict(zip(_NODE_FIELDS, node_key(doc, node, mirrored)))
+
+
+def node_key(doc: Document, node: dict, mirrored: bool) -> tuple:
+    """:func:`node_values`' values, as a tuple."""
     ext = node.get("extensions")
     instancing = ext.EXT_mesh_gpu_instancing if ext is not None else None
     skin = node.get("skin")
-    return {
-        "skin": skin is not None,
-        "skinJoints": len(doc.skins[skin].joints) if skin is not None else 0,
-        "instancing": instancing is not None,
-        "instancingAttributes": tuple(sorted(instancing.attributes)) if instancing else (),
-        "mirrored": mirrored,
-        "morphWeights": "weights" in node or "weights" in doc.meshes[node["mesh"]],
-        "morphWeightCount": len(node["weights"]) if "weights" in node
-        else len(doc.meshes[node["mesh"]].get("weights", ())),
-    }
+    weights = node["weights"] if "weights" in node else doc.meshes[node["mesh"]].get("weights")
+    return (skin is not None, len(doc.skins[skin].joints) if skin is not None else 0,
+            instancing is not None, tuple(sorted(instancing.attributes)) if instancing else (),
+            mirrored, weights is not None, len(weights) if weights is not None else 0)

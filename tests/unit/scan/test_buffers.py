@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.config import Limits
+from pipeline.scan import buffers
 from pipeline.scan.buffers import (
     OPTIONAL_FACTS, WHITE_TOLERANCE, BufferData, color_all_white, max_joint_influences, primitive_facts,
 )
@@ -203,3 +204,60 @@ def test_preload_imports_numpy_only_for_the_facts_that_read_buffers() -> None:
             "a = 'numpy' in sys.modules; preload(frozenset({'mesh.colorAllWhite'})); print(a, 'numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+ODD_VALUES = {
+    "float": np.array([[1, 1, 1, 1], [np.nan, -0.0, np.inf, 1 - WHITE_TOLERANCE], [0.5, 1e-40, -np.inf, 3]], np.float32),
+    "u8": np.array([[255, 0, 254], [1, 255, 128], [255, 255, 255]], np.uint8),
+    "i8": np.array([[-128, -127, 127, 0], [1, -1, 64, 127], [127, 127, 127, 127]], np.int8),
+    "u16": np.array([[65535, 65534, 0, 1], [65535] * 4, [300, 65535, 65535, 7]], np.uint16),
+    "white": np.ones((3, 4), np.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_VALUES))
+@pytest.mark.parametrize("normalized", [False, True])
+def test_small_accessors_read_without_numpy_give_what_numpy_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  name: str, normalized: bool) -> None:
+    values = ODD_VALUES[name]
+    doc, blob = document({"COLOR_0": values, "WEIGHTS_0": values, "WEIGHTS_1": values[::-1].copy()},
+                         normalized=normalized)
+    small = load(tmp_path, doc, blob).small_accessor(1)
+    assert small is not None and small is not False and all(type(v) is float for row in small for v in row)
+    np.testing.assert_array_equal(np.array(small, np.float64), load(tmp_path, doc, blob).accessor(1))
+    fast = facts(load(tmp_path, doc, blob))
+    monkeypatch.setattr(buffers, "SMALL_ACCESSOR", 0)  # every accessor through numpy
+    assert load(tmp_path, doc, blob).small_accessor(1) is None
+    assert fast == facts(load(tmp_path, doc, blob))
+
+
+def test_small_accessors_follow_the_stride_and_give_up_where_numpy_does(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    vertices = np.zeros(3, [("position", np.float32, 3), ("color", np.uint8, 4)])
+    vertices["color"] = [[255, 255, 255, 255], [255, 0, 255, 255], [255, 255, 255, 255]]
+    blob = vertices.tobytes()
+    doc, _ = document({})
+    doc["bufferViews"] = [{"buffer": 0, "byteLength": len(blob), "byteStride": vertices.itemsize}]
+    doc["buffers"] = [{"byteLength": len(blob)}]
+    doc["accessors"].append({"bufferView": 0, "byteOffset": 12, "componentType": 5121, "count": 3, "type": "VEC4",
+                             "normalized": True})
+    doc["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"] = 1
+    data = load(tmp_path, doc, blob)
+    np.testing.assert_array_equal(np.array(data.small_accessor(1)), data.accessor(1))
+    assert facts(data)["colorAllWhite"] is False
+    overrun = json.loads(json.dumps(doc))
+    overrun["accessors"][1]["count"] = 4
+    assert load(tmp_path, overrun, blob).small_accessor(1) is False  # what accessor() gives None for
+    monkeypatch.setattr(buffers, "SMALL_ACCESSOR", 0)
+    assert load(tmp_path, overrun, blob).accessor(1) is None
+
+
+def test_primitives_sharing_an_accessor_read_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, blob = document({"COLOR_0": colors(*[[1, 1, 1]] * 3), "WEIGHTS_0": colors(*[[0.5, 0.5, 0, 0]] * 3)})
+    doc["meshes"].append({"primitives": [dict(doc["meshes"][0]["primitives"][0], mode=1)]})
+    data = load(tmp_path, doc, blob)
+    reads = []
+    small = data.small_accessor
+    monkeypatch.setattr(data, "small_accessor", lambda i: reads.append(i) or small(i))
+    first, second = primitive_facts(data, 0, 0, OPTIONAL_FACTS), primitive_facts(data, 1, 0, OPTIONAL_FACTS)
+    assert first == second == {"colorAllWhite": True, "maxJointInfluences": 2} and sorted(reads) == [1, 2]

@@ -11,6 +11,8 @@ from runtime_helpers import SAMPLE
 from pipeline.config import WorldConfig
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.chunks import discover
+from pipeline.digest import canonical_bytes
+from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.records import decode, encode
 
 
@@ -42,7 +44,8 @@ def test_an_entry_survives_a_trip_through_its_record(entry: dict) -> None:
 
 def test_the_record_is_plain_json_with_the_documented_fields(entry: dict) -> None:
     record = encode(entry)
-    assert set(record) == {"files", "facts", "signatures"}
+    assert set(record) == {"files", "parts", "facts", "signatures"}
+    assert set(record["parts"]) == {"mesh", "material", "node", "scene", "chunk", "draw"}
     file = next(iter(record["files"].values()))
     assert set(file) == {"stat", "size", "sha256", "deps", "draws", "diagnostics", "lights"}
     assert stored(record) == orjson.loads(orjson.dumps(stored(record)))
@@ -66,9 +69,44 @@ def test_facts_and_draws_that_disagree_are_refused(entry: dict) -> None:
     lambda r: next(iter(r["files"].values())).__setitem__("draws", [[0, 0]]),
     lambda r: next(iter(r["files"].values())).__setitem__("size", "big"),
     lambda r: r["facts"].__setitem__(0, {"not": "facts"}),
+    lambda r: r["facts"][0].__setitem__(0, -1),  # no counting from the end
+    lambda r: r["facts"][0].__setitem__(1, len(r["parts"]["material"])),
+    lambda r: r["facts"][0].__setitem__(2, True),
+    lambda r: r["facts"][0].extend([{}, {}]),
+    lambda r: r.pop("parts"),
+    lambda r: r["parts"]["mesh"].__setitem__(0, {"not": "a mesh"}),
 ])
 def test_a_record_of_another_layout_raises(entry: dict, damage) -> None:
     record = stored(encode(entry))
     damage(record)
     with pytest.raises((KeyError, TypeError, ValueError)):
         decode(record)
+
+
+def test_each_part_is_recorded_once_and_read_back_shared(entry: dict) -> None:
+    record = stored(encode(entry))
+    assert len(record["facts"]) == len(entry["facts"]) > 1
+    assert len(record["parts"]["chunk"]) == 1  # one chunk: every facts row names the same part
+    back = decode(record)["facts"]
+    assert all(f.chunk is back[0].chunk for f in back)
+    assert [f.signature() for f in back] == [f.signature() for f in entry["facts"]]
+
+
+def test_provided_facts_survive_the_trip(entry: dict) -> None:
+    ext = {"lod": {"level": 2, "name": "far", "unknown": None}}
+    entry["facts"][0] = entry["facts"][0].model_copy(update={"ext": ext})
+    back = decode(stored(encode(entry)))["facts"]
+    assert back[0].ext == ext and back[0] == entry["facts"][0] and back[1].ext == {}
+
+
+def test_parts_read_from_their_known_bytes_give_the_same_stored_record(tmp_path) -> None:
+    shutil.copytree(SAMPLE / "forest" / "c00", tmp_path / "forest" / "c00")
+    config = WorldConfig()
+    (chunk,) = discover(tmp_path, config)
+    shared = SharedFacts()
+    work = ChunkScan(tmp_path, chunk, config, frozenset(), {}, shared=shared)
+    work.run(chunk.files, lambda: None)
+    asked = []
+    known = encode(work.entry(), lambda key: asked.append(key) or shared.canonical.get(key))
+    assert asked and all(shared.canonical.get(key) is not None for key in asked)  # every part was known
+    assert canonical_bytes(known) == canonical_bytes(encode(work.entry()))  # what the store writes

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline import facts as F
 from pipeline.digest import canonical_bytes
-from pipeline.scan.gltf.construct import canonical, construct
+from pipeline.scan.gltf.construct import canonical, construct, construct_every, draw_facts
 
 TEXTURE = {"index": 2, "texCoord": 1, "transform": True, "uv": 1}
 MATERIAL = {
@@ -97,3 +97,38 @@ def test_canonical_refuses_values_that_are_not_json() -> None:
     odd = construct(F.ChunkFacts, {"name": {"a", "b"}, "level": "lvl"})  # no validation: a set gets in
     with pytest.raises(TypeError):
         canonical(odd)
+
+
+def _same_model(built, validated) -> None:
+    assert type(built) is type(validated) and built == validated
+    assert list(built.__dict__.items()) == list(validated.__dict__.items())  # values and field order
+    assert built.model_fields_set == validated.model_fields_set
+    assert built.model_dump_json() == validated.model_dump_json()
+
+
+def test_draw_facts_gives_what_construct_gives() -> None:
+    parts = {
+        "mesh": F.MeshFacts(indexed=True, vertexCount=3, texcoordSets=0, normals=False, tangents=False,
+                            attributes={"POSITION": F.Attribute(type="VEC3", componentType=5126)}),
+        "material": construct(F.MaterialFacts, MATERIAL), "node": F.NodeFacts(skin=True),
+        "scene": F.SceneFacts(index=1), "chunk": construct(F.ChunkFacts, {"name": "lvl/c", "level": "lvl"}),
+        "draw": F.DrawInfo(variant="night"),
+    }
+    built = draw_facts(parts["mesh"], parts["material"], parts["node"], parts["scene"], parts["chunk"], parts["draw"])
+    _same_model(built, construct(F.DrawFacts, parts))
+    _same_model(built, F.DrawFacts(**parts))
+    assert built.signature() == F.DrawFacts(**parts).signature()
+    assert built.ext == {} and built.ext is not draw_facts(*parts.values()).ext  # a fresh default each time
+
+
+def test_construct_every_gives_what_construct_gives_for_every_field_in_order() -> None:
+    source = {"file": "a.gltf", "chunk": "lvl/c", "level": "lvl", "node": 1, "mesh": 0, "primitive": 2,
+              "material": None, "variant": "night"}
+    assert list(source) == list(F.DrawSource.model_fields)
+    built = construct_every(F.DrawSource, dict(source))
+    _same_model(built, construct(F.DrawSource, dict(source)))
+    _same_model(built, F.DrawSource(**source))
+    facts = F.DrawFacts(mesh=F.MeshFacts(indexed=False, vertexCount=1, texcoordSets=0, normals=False, tangents=False,
+                                         attributes={}),
+                        material=F.MaterialFacts(), chunk=F.ChunkFacts(name="lvl/c", level="lvl"))
+    _same_model(construct_every(F.Draw, {"source": built, "facts": facts}), F.Draw(source=built, facts=facts))

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 
 from pipeline.config import Limits
-from pipeline.scan.gltf.draws import SharedFacts, chunk_lights, draws_of, instances, mesh_values, node_values
+from pipeline import facts as F
+from pipeline.scan.gltf.draws import (
+    SharedFacts, chunk_lights, draws_of, instances, mesh_values, node_key, node_values,
+)
 from pipeline.scan.gltf.reader import parse_gltf
 
 ACCESSOR = {"componentType": 5126, "count": 3, "type": "VEC3"}
@@ -64,3 +67,28 @@ def test_mesh_and_node_values() -> None:
 
 def test_lights_by_chunk() -> None:
     assert chunk_lights(gltf().doc, chunk_of) == (("lvl/c", 0, 0, 1),)
+
+
+def test_primitives_naming_the_same_accessors_build_their_mesh_facts_once() -> None:
+    doc = json.loads(json.dumps(DOC))
+    prim = {"attributes": {"POSITION": 0, "TEXCOORD_0": 1}, "material": 0}
+    doc["meshes"] = [{"primitives": [prim, prim, dict(prim, mode=1)]}, {"primitives": [prim]}]
+    doc["nodes"] = [{"mesh": 0}, {"mesh": 1}]
+    doc["scenes"] = [{"nodes": [0, 1]}]
+    asked = []
+    draws = draws_of(gltf(doc), chunk_of, lambda m, p: asked.append((m, p)) or {"maxJointInfluences": m})
+    assert asked == [(0, 0), (0, 2)]  # (0, 1) and (1, 0) name what (0, 0) names
+    assert draws[0].facts.mesh is draws[1].facts.mesh is draws[3].facts.mesh
+    assert draws[2].facts.mesh.mode == 1 and draws[3].facts.mesh.maxJointInfluences == 0
+    assert [d.signature for d in draws] == [d.facts.signature() for d in draws]
+    assert draws[0].facts.scene.materials.draws == 4
+
+
+def test_node_key_is_node_values_in_the_facts_field_order() -> None:
+    doc = gltf().doc
+    assert tuple(F.NodeFacts.model_fields) == tuple(node_values(doc, doc.nodes[1], True))
+    for n in (1, 2):
+        for mirrored in (False, True):
+            values = node_values(doc, doc.nodes[n], mirrored)
+            assert node_key(doc, doc.nodes[n], mirrored) == tuple(values.values())
+            assert values["mirrored"] is mirrored and values["morphWeights"] is False
