@@ -49,13 +49,16 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     entries, errors = [], list(file_errors)
     contract = ContractBuilder(reflection, jobs.families)
     fallbacks = dict(jobs.fallbacks.get(chunk, {}))
-    fallback_stages = {}
+    fallback_stages, shader_ids = {}, {}
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
         key_jobs = plan.jobs_for(key)
         stages = blobs_of(key_jobs, results, has_blob)
         per_target = plan.targets.get(key)
         targets = {label: blobs_of(j, results, has_blob) for label, j in per_target.items()} if per_target else None
-        constant_ids = {name: f.constant_id for name, f in jobs.families[key.shader].features.items()}
+        constant_ids = shader_ids.get(key.shader)
+        if constant_ids is None:
+            constant_ids = shader_ids[key.shader] = {name: f.constant_id
+                                                     for name, f in jobs.families[key.shader].features.items()}
         entries.append(mf.ManifestEntry.of(key, info, stages, constant_ids, targets))
         vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
         if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V

@@ -30,6 +30,7 @@ library, aside).  docs/formats.md describes every field.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -102,6 +103,15 @@ def stage_hashes(m) -> frozenset[str]:
                      for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
 
 
+def _shared_passes(draws) -> dict[int, Mapping]:
+    """Each distinct ``passes`` object of the draws by its ``id`` (a chunk's draws share a few: each is
+    encoded once; the draws keep them alive while the index is made)."""
+    found: dict[int, Mapping] = {}
+    for d in draws:
+        found.setdefault(id(d["passes"]), d["passes"])
+    return found
+
+
 def encode(m, library: str) -> dict:
     """The compact document of chunk manifest ``m``; ``library``: the shader library's path from the index's folder."""
     blobs = sorted(stage_hashes(m))
@@ -112,7 +122,8 @@ def encode(m, library: str) -> dict:
     pipeline_at = {pid: i for i, pid in enumerate(ids)}
     files = sorted({d["file"] for d in m.draws})
     file_at = {f: i for i, f in enumerate(files)}
-    passes = sorted({name for d in m.draws for name in d["passes"]})
+    shared = _shared_passes(m.draws)
+    passes = sorted({name for one in shared.values() for name in one})
     pass_at = {name: i for i, name in enumerate(passes)}
     memo: dict[int, tuple[Any, bytes]] = {}  # the states of a chunk share their layouts and render states
 
@@ -124,45 +135,47 @@ def encode(m, library: str) -> dict:
 
     t = _Tables()
     split = {text: _splits(text, e) for text, e in m.keys.items()}
-    key_specs = {text: {k: v.to_json() for k, v in e.specialization.items()} for text, e in m.keys.items()}
+    key_specs = {text: t.add("key_specializations", {k: v.to_json() for k, v in e.specialization.items()})
+                 for text, e in m.keys.items()}
     for text, e in m.keys.items():
         if split[text] is not None:
-            t.add("key_passes", split[text])
+            split[text] = (split[text], t.add("key_passes", split[text]))
         for state in e.render_states:
             t.add_raw("render_states", canon(state), dict(state))
-        t.add("key_specializations", key_specs[text])
     for p in m.pipelines.values():
         t.add_raw("render_states", canon(p["render_state"]), p["render_state"])
         t.add_raw("layouts", canon(p["vertex_layout"]), p["vertex_layout"])
         t.add_raw("specializations", canon(p["specialization"]), p["specialization"])
-    draw_uses, (combos, combo_at) = [], axis_values(m.draws)
-    for d in m.draws:
+    (combos, combo_at), use_raw = axis_values(m.draws), {}
+    for ident, one in shared.items():  # the draws sharing one passes object share its row
         row = []
-        for name, use in sorted(d["passes"].items()):
+        for name, use in sorted(one.items()):
             choice = [pass_at[name], key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
             if "fallback" in use or "axes" in use:
                 choice.append(pipeline_at[use["fallback"]] if "fallback" in use else None)
             if "axes" in use:
                 choice.append(encode_rows(use, combo_at, key_at, pipeline_at))
             row.append(choice)
-        draw_uses.append(t.add("uses", row))
+        use_raw[ident] = t.add("uses", row)
     t.freeze()
     keys = []
     for text in texts:
-        e = m.keys[text]
-        head = [t.at("key_passes", canonical_bytes(split[text])), [e.features[n] for n in split[text][1]]] \
-            if split[text] is not None else [text, dict(e.features)]
+        e, named = m.keys[text], split[text]
+        # a split key's names are its features' own, in order (_split): its values are theirs
+        head = [t.at("key_passes", named[1]), list(e.features.values())] \
+            if named is not None else [text, dict(e.features)]
         row = [*head, {st: blob_at[h] for st, h in sorted(e.stages.items())}, e.draws,
                sorted({t.at("render_states", canon(state)) for state in e.render_states}),
-               t.at("key_specializations", canonical_bytes(key_specs[text]))]
+               t.at("key_specializations", key_specs[text])]
         if e.targets is not None:
             row.append({label: {st: blob_at[h] for st, h in sorted(x.items())} for label, x in sorted(e.targets.items())})
         keys.append(row)
     pipelines = [[key_at[p["key"]], t.at("render_states", canon(p["render_state"])),
                   t.at("layouts", canon(p["vertex_layout"])), t.at("specializations", canon(p["specialization"]))]
                  for pid in ids for p in (m.pipelines[pid],)]
-    draws = [[file_at[d["file"]], *(d[f] for f in DRAW_FIELDS[1:]), t.at("uses", raw)]
-             for d, raw in zip(m.draws, draw_uses)]
+    use_at = {ident: t.at("uses", raw) for ident, raw in use_raw.items()}
+    fields = operator.itemgetter(*DRAW_FIELDS[1:])
+    draws = [[file_at[d["file"]], *fields(d), use_at[id(d["passes"])]] for d in m.draws]
     return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
             "pipelines": pipelines, "draws": draws, **t.lists(), "files": files, "passes": passes,
             "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()},

@@ -37,8 +37,16 @@ def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Ma
     return stable_hash(doc), doc
 
 
+_SET, _AXES, _FALLBACK = 0, 1, 2  # what a key (or a fallback key) does to a draw's pass, in the order it comes
+
+
 class ContractBuilder:
-    """Collects a chunk's draws and pipeline states, key by key."""
+    """Collects a chunk's draws and pipeline states, key by key.
+
+    The draws of a key that share one render state and one specialization values object share
+    everything the contract gives them, so that is made once per such group: each draw only
+    records, per pass, what the keys and fallback keys did to it (a short list of steps).  Draws
+    with the same steps share one ``passes`` object, made once when the draw records are made."""
 
     def __init__(self, reflection: Callable[[str], dict], families: Mapping):
         self.reflection = reflection
@@ -46,19 +54,32 @@ class ContractBuilder:
         self.warnings: list[str] = []  # reflection unavailable: draws keep their keys, without pipeline states
         self.pipelines: dict[str, dict] = {}
         self.blobs: dict[str, dict] = {}
-        self.draws: dict[tuple, dict] = {}
+        self._steps: dict[tuple, dict[str, list]] = {}  # draw id -> shader/pass -> steps (_SET, _AXES, _FALLBACK)
+        self._fast: dict[str, dict[int, tuple]] = {}  # shader/pass -> id of a draw object -> (it, its steps)
         self._states: dict[tuple, tuple[str, dict]] = {}  # (key, render state, spec values) -> (id, document)
+        self._sorted: dict[int, tuple] = {}  # id of a render state or spec values dict -> (it, its items)
+        self._interned: dict[tuple, tuple] = {}  # sorted items -> one object of them (their id names them)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
         self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
-        self.row_bytes: dict[int, bytes] = {}  # id of an axis row -> canonical bytes of its values (rows live in _rows)
+        self._row_lists: dict[int, list[dict]] = {}  # id of a list of axis rows -> it (every one kept: ids stay)
+        self._layouts: dict[tuple, list[dict]] = {}  # (vertex blob, instance inputs) -> vertex layout
+        self._copies: dict[int, tuple] = {}  # id of a render state -> (it, the copy pipeline states hold)
+        self._spec_docs: dict[tuple, dict] = {}  # (family, typed spec values) -> specialization document
+        self.row_bytes: dict[int, bytes] = {}  # id of an axis row -> canonical bytes of its values
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
+        blobs = self.blobs
         for digest in stages.values():
-            self.blobs[digest] = self.reflection(digest)
+            if digest not in blobs:
+                blobs[digest] = self.reflection(digest)
         vertex = stages.get("vertex")
         if vertex is None:
             return []
-        return vertex_layout(self.blobs[vertex], tuple(self.families[shader].instance_inputs))
+        inputs = tuple(self.families[shader].instance_inputs)
+        found = self._layouts.get((vertex, inputs))
+        if found is None:  # the keys of one vertex blob share its layout (one object: serialized once)
+            found = self._layouts[(vertex, inputs)] = vertex_layout(blobs[vertex], inputs)
+        return found
 
     def _spec(self, shader: str, values: Mapping) -> dict[str, tuple[int, object]]:
         features = self.families[shader].features
@@ -71,15 +92,39 @@ class ContractBuilder:
         if same is not None and same[0] is state and same[1] is spec:  # the draws of one use share these dicts
             return same[2]
         try:
-            memo = (key.text, tuple(sorted(state.items())), tuple(sorted(i for i in spec.items() if i[0] != AXES)))
-            hash(memo)
+            items = self._items(state, False), self._items(spec, True)
         except TypeError:  # a value that is not hashable: made for this draw alone
             return pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+        memo = (key.text, id(items[0]), id(items[1]))  # of the interned items: equal items, one object
         found = self._states.get(memo)
         if found is None:
-            found = self._states[memo] = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+            found = self._states[memo] = self._shared(key.shader, items[1], state, pipeline_state(
+                key.text, layout, state, self._spec(key.shader, spec)))
         self._by_object[(key.text, id(state), id(spec))] = (state, spec, found)  # kept alive: ids stay theirs
         return found
+
+    def _items(self, values: Mapping, spec: bool) -> tuple:
+        """The sorted items of a render state (or specialization values but :data:`AXES`), one object for
+        equal ones, found once per dict object; TypeError when one is not hashable."""
+        found = self._sorted.get(id(values))
+        if found is not None and found[0] is values:
+            return found[1]
+        items = tuple(sorted(i for i in values.items() if i[0] != AXES)) if spec else tuple(sorted(values.items()))
+        items = self._interned.setdefault(items, items)
+        self._sorted[id(values)] = (values, items)  # kept alive: its id stays its own
+        return items
+
+    def _shared(self, shader: str, values: tuple, state: Mapping, made: tuple[str, dict]) -> tuple[str, dict]:
+        """``made`` with the render state copy and specialization document of the chunk's other states
+        of equal ones (one object each: serialized once by the index)."""
+        doc = made[1]
+        copy = self._copies.get(id(state))
+        if copy is None or copy[0] is not state:
+            copy = self._copies[id(state)] = (state, doc["render_state"])
+        doc["render_state"] = copy[1]
+        typed = (shader, tuple((n, type(v), v) for n, v in values))
+        doc["specialization"] = self._spec_docs.setdefault(typed, doc["specialization"])
+        return made
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
         """Every draw of ``key`` (``bindings``: (draw, render state, specialization values), :class:`KeyUses`)."""
@@ -89,34 +134,53 @@ class ContractBuilder:
                 layout = self._layout(key.shader, stages)
             except ReflectionError as exc:
                 self.warnings += [d.message for d in exc.diagnostics]
+        label, made = f"{key.shader}/{key.pass_name}", {}
+        fast = self._fast.setdefault(label, {})
         for draw, state, spec in bindings:
-            ident = draw_id(draw)
-            record = self.draws.setdefault(tuple(ident), dict(zip(DRAW_FIELDS, ident)) | {"passes": {}})
-            label = f"{key.shader}/{key.pass_name}"
-            combinations = spec.get(AXES) if spec else None
-            if combinations is None:
-                use = record["passes"][label] = {"key": key.text}
+            found = made.get((id(state), id(spec)))
+            if found is None:  # the draws of one use share these objects: their step is made once
+                found = made[(id(state), id(spec))] = (state, spec, self._step(key, layout, state, spec))
+            mine = fast.get(id(draw))
+            if mine is not None and mine[0] is draw:
+                mine[1].append(found[2])
             else:
-                use = record["passes"].setdefault(label, {})
-            pid = None
-            if layout is not None:
-                pid, doc = self._state(key, layout, state, spec)
-                self.pipelines[pid] = doc
-                if combinations is None:
-                    use["pipeline"] = pid
-            if combinations is not None:
-                self._add_axes(key, use, combinations, pid)
+                self._steps_of(draw, label, True).append(found[2])
 
-    def _add_axes(self, key, use: dict, combinations: list, pid: str | None) -> None:
+    def _step(self, key, layout: list[dict] | None, state: Mapping, spec: Mapping) -> tuple:
+        """What ``key`` does to the pass of a draw it binds with ``state`` and ``spec`` (its pipeline state added)."""
+        combinations = spec.get(AXES) if spec else None
+        pid = None
+        if layout is not None:
+            pid, doc = self._state(key, layout, state, spec)
+            self.pipelines[pid] = doc
+        if combinations is None:
+            return (_SET, key.text, pid)
+        rows, first = self._add_axes(key, combinations, pid)
+        return (_AXES, key.text, pid, id(rows), first)
+
+    def _steps_of(self, draw, label: str, make: bool) -> list | None:
+        """The steps of ``draw``'s pass ``label`` (made when ``make``, else None when no key gave it one)."""
+        ident = tuple(draw_id(draw))
+        steps = self._steps.get(ident)
+        if steps is None:
+            if not make:
+                return None
+            steps = self._steps[ident] = {}
+        mine = steps.get(label)
+        if mine is None:
+            if not make:
+                return None
+            mine = steps[label] = []
+        self._fast[label][id(draw)] = (draw, mine)  # kept alive: its id stays its own
+        return mine
+
+    def _add_axes(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
         memo = (key.text, id(combinations), pid)
         found = self._rows.get(memo)
         if found is None or found[0] is not combinations:  # the draws of one use share its combinations
             found = self._rows[memo] = (combinations, *self._axis_rows(key, combinations, pid))
-        use.setdefault("axes", []).extend(found[1])
-        if found[2]:
-            use["key"] = key.text
-            if pid is not None:
-                use["pipeline"] = pid
+            self._row_lists[id(found[1])] = found[1]
+        return found[1], found[2]
 
     def _axis_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
         """The rows ``combinations`` give a draw (shared by every draw of the use: never changed), and
@@ -143,19 +207,59 @@ class ContractBuilder:
             self.warnings += [d.message for d in exc.diagnostics]
             return
         label = f"{key.shader}/{key.pass_name}"
+        made: dict[tuple, tuple] = {}
+        fast = self._fast.setdefault(label, {})
         for draw, state, spec in by_pass.get(label, ()):
-            pid, doc = self._state(key, layout, state, spec)
-            record = self.draws.get(tuple(draw_id(draw)))
-            if record is not None and label in record["passes"]:  # else its own key failed to compile
-                self.pipelines[pid] = doc
-                record["passes"][label]["fallback"] = pid
+            found = made.get((id(state), id(spec)))
+            if found is None:
+                pid, doc = self._state(key, layout, state, spec)
+                found = made[(id(state), id(spec))] = (state, spec, pid, doc, (_FALLBACK, pid))
+            mine = fast.get(id(draw))
+            mine = mine[1] if mine is not None and mine[0] is draw else self._steps_of(draw, label, False)
+            if mine is not None:  # else its own key failed to compile
+                self.pipelines[found[2]] = found[3]
+                if mine[-1] != found[4]:
+                    mine.append(found[4])
+
+    def _use(self, steps: tuple) -> dict:
+        """A draw's pass from its steps, in order (its axis rows sorted by their values)."""
+        use: dict = {}
+        for step in steps:
+            if step[0] == _SET:
+                use = {"key": step[1]} if step[2] is None else {"key": step[1], "pipeline": step[2]}
+            elif step[0] == _AXES:
+                use.setdefault("axes", []).extend(self._row_lists[step[3]])
+                if step[4]:
+                    use["key"] = step[1]
+                    if step[2] is not None:
+                        use["pipeline"] = step[2]
+            else:
+                use["fallback"] = step[1]
+        if "axes" in use:
+            use["axes"].sort(key=lambda row: self.row_bytes[id(row)])
+        return use
+
+    @property
+    def draws(self) -> dict[tuple, dict]:
+        """Draw id -> its record (``{file, node, ..., "passes": {shader/pass: {key, pipeline, fallback?,
+        axes?}}}``); draws with the same passes share one ``passes`` object (nobody changes it)."""
+        uses: dict[tuple, dict] = {}
+        shared: dict[tuple, dict] = {}
+        records = {}
+        for ident, steps in self._steps.items():
+            made = tuple((label, tuple(mine)) for label, mine in steps.items())
+            passes = shared.get(made)
+            if passes is None:
+                passes = shared[made] = {}
+                for label, mine in made:
+                    use = uses.get(mine)
+                    passes[label] = use if use is not None else uses.setdefault(mine, self._use(mine))
+            records[ident] = dict(zip(DRAW_FIELDS, ident), passes=passes)
+        return records
 
     def draw_list(self) -> list[dict]:
-        for record in self.draws.values():
-            for use in record["passes"].values():
-                if "axes" in use:
-                    use["axes"].sort(key=lambda row: self.row_bytes[id(row)])
-        return sorted(self.draws.values(), key=lambda d: canonical_bytes([d[f] for f in DRAW_FIELDS]))
+        records = self.draws
+        return [records[ident] for ident in sorted(records, key=canonical_bytes)]
 
 
 def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
