@@ -29,10 +29,8 @@ library, aside).  docs/formats.md describes every field.
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from pipeline.digest import canonical_bytes, sorted_unique, stable_hash
@@ -83,18 +81,24 @@ def key_text(pass_label: str, names: list[str], values: list) -> str:
     return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
 
 
-@functools.lru_cache(maxsize=65536)  # the same key in every chunk of a cook splits the same way
-def _split(text: str, shader: str, pass_name: str, features: tuple) -> tuple | None:
-    names, label = feature_names(text), f"{shader}/{pass_name}"
-    if names is None or names != [n for n, _ in features] or key_text(label, names, [v for _, v in features]) != text:
-        return None
-    return label, tuple(names)
+_SPLITS: dict[str, tuple] = {}  # key text -> (shader, pass, features, their types, split, its bytes)
+_SPLITS_MAX = 1 << 16
 
 
-def _splits(text: str, e) -> list | None:
-    """[shader/pass, names] when the key's text is exactly what its names and values give, else None."""
-    found = _split(text, e.shader, e.pass_name, tuple(e.features.items()))
-    return None if found is None else [found[0], list(found[1])]
+def _splits(text: str, e) -> tuple[list, bytes] | None:
+    """([shader/pass, names], its canonical bytes) when the key's text is exactly what its names and values
+    give, else None; found once per key text and features (the chunks of a cook repeat their keys)."""
+    items, types = tuple(e.features.items()), tuple(map(type, e.features.values()))
+    found = _SPLITS.get(text)
+    if found is None or found[:4] != (e.shader, e.pass_name, items, types):
+        names, label, split = feature_names(text), f"{e.shader}/{e.pass_name}", None
+        if names is not None and names == [n for n, _ in items] and key_text(label, names, [v for _, v in items]) == text:
+            split = (label, tuple(names))
+        if len(_SPLITS) >= _SPLITS_MAX:
+            _SPLITS.clear()
+        found = _SPLITS[text] = (e.shader, e.pass_name, items, types, split,
+                                 None if split is None else canonical_bytes(split))
+    return None if found[4] is None else ([found[4][0], list(found[4][1])], found[5])
 
 
 def stage_hashes(m) -> frozenset[str]:
@@ -135,11 +139,17 @@ def encode(m, library: str) -> dict:
 
     t = _Tables()
     split = {text: _splits(text, e) for text, e in m.keys.items()}
-    key_specs = {text: t.add("key_specializations", {k: v.to_json() for k, v in e.specialization.items()})
-                 for text, e in m.keys.items()}
+    spec_raw: dict[int, tuple] = {}  # the entries of a chunk mostly share their specialization objects
+    key_specs = {}
+    for text, e in m.keys.items():
+        found = spec_raw.get(id(e.specialization))
+        if found is None or found[0] is not e.specialization:
+            found = spec_raw[id(e.specialization)] = (e.specialization, t.add(
+                "key_specializations", {k: v.to_json() for k, v in e.specialization.items()}))
+        key_specs[text] = found[1]
     for text, e in m.keys.items():
         if split[text] is not None:
-            split[text] = (split[text], t.add("key_passes", split[text]))
+            t.add_raw("key_passes", split[text][1], split[text][0])
         for state in e.render_states:
             t.add_raw("render_states", canon(state), dict(state))
     for p in m.pipelines.values():
@@ -275,66 +285,6 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
     fallbacks = {p: _pick(texts, i, where, "fallbacks", p) for p, i in where.get(doc, "fallbacks", dict).items()}
     return {"keys": keys, "draws": tuple(draws), "pipelines": pipelines, "fallbacks": fallbacks,
             "errors": tuple(where.get(doc, "errors", list))}
-
-
-# ------------------------------------------------------------------ the level manifest
-_CHUNK_ONLY = ("chunk", "level", "library", "draws", "files", "passes", "uses", "fallbacks")
-
-
-class _Union:
-    """A level's union in the shape :func:`encode` reads: its keys and PSO list, no draws."""
-
-    def __init__(self, m) -> None:
-        self.keys, self.pipelines, self.errors = m.keys, m.pipelines, m.errors
-        self.draws, self.fallbacks = (), {}
-        self.chunk = self.level = ""
-
-
-def encode_level(m) -> dict:
-    """The compact document of level manifest ``m``: the union's keys and pipeline states as a chunk
-    index writes them (draws summed; no render states or specialization values per key, those
-    being in the pipeline states), and per chunk its index path and the keys (with draws) and
-    pipeline states it uses, by position."""
-    doc = encode(_Union(m), "")
-    for name in _CHUNK_ONLY:
-        doc.pop(name, None)
-    key_at = {text: i for i, text in enumerate(sorted(m.keys))}
-    pipeline_at = {pid: i for i, pid in enumerate(sorted(m.pipelines))}
-    chunks = {}
-    for chunk in sorted(set(m.chunks)):
-        keys, pipelines = m.uses.get(chunk, ({}, ()))
-        chunks[chunk] = {"index": m.index_path(chunk),
-                         "keys": [[key_at[text], draws] for text, draws in sorted(keys.items()) if text in key_at],
-                         "pipelines": sorted(pipeline_at[p] for p in pipelines if p in pipeline_at)}
-    return {"level": m.level, "library": m.library, "chunks": chunks, **doc}
-
-
-def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
-    """The fields of a :class:`~pipeline.outputs.manifest.LevelManifest` (but ``level``) from its document."""
-    fields = decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
-                    where, entry)
-    texts, ids = list(fields["keys"]), list(fields["pipelines"])
-    users: dict[str, list[str]] = {text: [] for text in texts}
-    uses = {}
-    for chunk, item in where.get(doc, "chunks", dict).items():
-        at = where.at("chunks", chunk)
-        if not isinstance(item, dict):
-            raise at.error("expected an object")
-        keys = {}
-        for row in at.get(item, "keys", list):
-            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
-                raise at.at("keys").error("expected [key, draws]")
-            text = _pick(texts, row[0], at, "keys")
-            keys[text] = row[1]
-            users[text].append(chunk)
-        uses[chunk] = (keys, tuple(_pick(ids, i, at, "pipelines") for i in at.get(item, "pipelines", list)))
-    keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
-    return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
-            "uses": uses}
-
-
-def _with_chunks(e, chunks: list[str]):
-    return replace(e, chunks=tuple(sorted(chunks)))
 
 
 class _Lazy:

@@ -37,6 +37,7 @@ def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Ma
     return stable_hash(doc), doc
 
 
+MAX_SHARED = 1 << 16  # pipeline states a cook's chunks share; past that, they start afresh
 _SET, _AXES, _FALLBACK = 0, 1, 2  # what a key (or a fallback key) does to a draw's pass, in the order it comes
 
 
@@ -48,23 +49,26 @@ class ContractBuilder:
     records, per pass, what the keys and fallback keys did to it (a short list of steps).  Draws
     with the same steps share one ``passes`` object, made once when the draw records are made."""
 
-    def __init__(self, reflection: Callable[[str], dict], families: Mapping):
+    def __init__(self, reflection: Callable[[str], dict], families: Mapping, shared: dict | None = None):
+        """``shared``: what the chunks of one cook (same families, same blobs) share: their pipeline states."""
         self.reflection = reflection
         self.families = families
         self.warnings: list[str] = []  # reflection unavailable: draws keep their keys, without pipeline states
         self.pipelines: dict[str, dict] = {}
         self.blobs: dict[str, dict] = {}
         self._steps: dict[tuple, dict[str, list]] = {}  # draw id -> shader/pass -> steps (_SET, _AXES, _FALLBACK)
+        self._draws: dict[int, tuple] = {}  # id of a draw object -> (it, its steps by pass)
         self._fast: dict[str, dict[int, tuple]] = {}  # shader/pass -> id of a draw object -> (it, its steps)
-        self._states: dict[tuple, tuple[str, dict]] = {}  # (key, render state, spec values) -> (id, document)
+        shared = {} if shared is None else shared
+        # (key, vertex blob, render state items, spec items) -> (id, document); items -> the document's copy
+        self._known: dict[tuple, tuple[str, dict]] = shared.setdefault("pipeline states", {})
+        self._copies: dict[tuple, dict] = shared.setdefault("render states", {})
+        self._spec_docs: dict[tuple, dict] = shared.setdefault("specializations", {})  # (family, items) -> doc
         self._sorted: dict[int, tuple] = {}  # id of a render state or spec values dict -> (it, its items)
-        self._interned: dict[tuple, tuple] = {}  # sorted items -> one object of them (their id names them)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
         self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
         self._row_lists: dict[int, list[dict]] = {}  # id of a list of axis rows -> it (every one kept: ids stay)
         self._layouts: dict[tuple, list[dict]] = {}  # (vertex blob, instance inputs) -> vertex layout
-        self._copies: dict[int, tuple] = {}  # id of a render state -> (it, the copy pipeline states hold)
-        self._spec_docs: dict[tuple, dict] = {}  # (family, typed spec values) -> specialization document
         self.row_bytes: dict[int, bytes] = {}  # id of an axis row -> canonical bytes of its values
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
@@ -85,46 +89,42 @@ class ContractBuilder:
         features = self.families[shader].features
         return {n: (features[n].constant_id, v) for n, v in values.items() if n != AXES}
 
-    def _state(self, key, layout: list[dict], state: Mapping, spec: Mapping) -> tuple[str, dict]:
-        """:func:`pipeline_state` of a draw, made once per distinct (key, render state, specialization
-        values) of the chunk: the draws of a key mostly share them (its layout is the key's)."""
+    def _state(self, key, layout: list[dict], state: Mapping, spec: Mapping, vertex: str | None = None
+               ) -> tuple[str, dict]:
+        """:func:`pipeline_state` of a draw, made once per distinct (key, vertex blob, render state,
+        specialization values) of the cook (of the chunk without ``shared``): the draws of a key mostly
+        share them, and the chunks of a cook most of theirs."""
         same = self._by_object.get((key.text, id(state), id(spec)))
         if same is not None and same[0] is state and same[1] is spec:  # the draws of one use share these dicts
             return same[2]
         try:
             items = self._items(state, False), self._items(spec, True)
+            memo = (key.text, vertex, *items)
+            found = self._known.get(memo)
         except TypeError:  # a value that is not hashable: made for this draw alone
             return pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
-        memo = (key.text, id(items[0]), id(items[1]))  # of the interned items: equal items, one object
-        found = self._states.get(memo)
         if found is None:
-            found = self._states[memo] = self._shared(key.shader, items[1], state, pipeline_state(
-                key.text, layout, state, self._spec(key.shader, spec)))
+            if len(self._known) >= MAX_SHARED:
+                for table in (self._known, self._copies, self._spec_docs):
+                    table.clear()
+            pid, doc = pipeline_state(key.text, layout, state, self._spec(key.shader, spec))
+            # equal render states and specialization values: one object each (the index serializes it once)
+            doc["render_state"] = self._copies.setdefault(items[0], doc["render_state"])
+            doc["specialization"] = self._spec_docs.setdefault((key.shader, items[1]), doc["specialization"])
+            found = self._known[memo] = (pid, doc)
         self._by_object[(key.text, id(state), id(spec))] = (state, spec, found)  # kept alive: ids stay theirs
         return found
 
     def _items(self, values: Mapping, spec: bool) -> tuple:
-        """The sorted items of a render state (or specialization values but :data:`AXES`), one object for
-        equal ones, found once per dict object; TypeError when one is not hashable."""
+        """The sorted ``(name, type, value)`` of a render state (or specialization values but :data:`AXES`),
+        made once per dict object; TypeError when a value is not hashable."""
         found = self._sorted.get(id(values))
         if found is not None and found[0] is values:
             return found[1]
-        items = tuple(sorted(i for i in values.items() if i[0] != AXES)) if spec else tuple(sorted(values.items()))
-        items = self._interned.setdefault(items, items)
+        items = tuple((n, type(v), v) for n, v in sorted(values.items()) if not (spec and n == AXES))
+        hash(items)
         self._sorted[id(values)] = (values, items)  # kept alive: its id stays its own
         return items
-
-    def _shared(self, shader: str, values: tuple, state: Mapping, made: tuple[str, dict]) -> tuple[str, dict]:
-        """``made`` with the render state copy and specialization document of the chunk's other states
-        of equal ones (one object each: serialized once by the index)."""
-        doc = made[1]
-        copy = self._copies.get(id(state))
-        if copy is None or copy[0] is not state:
-            copy = self._copies[id(state)] = (state, doc["render_state"])
-        doc["render_state"] = copy[1]
-        typed = (shader, tuple((n, type(v), v) for n, v in values))
-        doc["specialization"] = self._spec_docs.setdefault(typed, doc["specialization"])
-        return made
 
     def add_key(self, key, stages: Mapping[str, str], bindings: Iterable[tuple]) -> None:
         """Every draw of ``key`` (``bindings``: (draw, render state, specialization values), :class:`KeyUses`)."""
@@ -134,24 +134,24 @@ class ContractBuilder:
                 layout = self._layout(key.shader, stages)
             except ReflectionError as exc:
                 self.warnings += [d.message for d in exc.diagnostics]
-        label, made = f"{key.shader}/{key.pass_name}", {}
+        label, vertex, made = f"{key.shader}/{key.pass_name}", stages.get("vertex"), {}
         fast = self._fast.setdefault(label, {})
         for draw, state, spec in bindings:
             found = made.get((id(state), id(spec)))
             if found is None:  # the draws of one use share these objects: their step is made once
-                found = made[(id(state), id(spec))] = (state, spec, self._step(key, layout, state, spec))
+                found = made[(id(state), id(spec))] = (state, spec, self._step(key, layout, state, spec, vertex))
             mine = fast.get(id(draw))
             if mine is not None and mine[0] is draw:
                 mine[1].append(found[2])
             else:
                 self._steps_of(draw, label, True).append(found[2])
 
-    def _step(self, key, layout: list[dict] | None, state: Mapping, spec: Mapping) -> tuple:
+    def _step(self, key, layout: list[dict] | None, state: Mapping, spec: Mapping, vertex: str | None) -> tuple:
         """What ``key`` does to the pass of a draw it binds with ``state`` and ``spec`` (its pipeline state added)."""
         combinations = spec.get(AXES) if spec else None
         pid = None
         if layout is not None:
-            pid, doc = self._state(key, layout, state, spec)
+            pid, doc = self._state(key, layout, state, spec, vertex)
             self.pipelines[pid] = doc
         if combinations is None:
             return (_SET, key.text, pid)
@@ -160,12 +160,17 @@ class ContractBuilder:
 
     def _steps_of(self, draw, label: str, make: bool) -> list | None:
         """The steps of ``draw``'s pass ``label`` (made when ``make``, else None when no key gave it one)."""
-        ident = tuple(draw_id(draw))
-        steps = self._steps.get(ident)
-        if steps is None:
-            if not make:
-                return None
-            steps = self._steps[ident] = {}
+        known = self._draws.get(id(draw))
+        if known is not None and known[0] is draw:
+            steps = known[1]
+        else:
+            ident = tuple(draw_id(draw))
+            steps = self._steps.get(ident)
+            if steps is None:
+                if not make:
+                    return None
+                steps = self._steps[ident] = {}
+            self._draws[id(draw)] = (draw, steps)  # kept alive: its id stays its own
         mine = steps.get(label)
         if mine is None:
             if not make:
@@ -212,7 +217,7 @@ class ContractBuilder:
         for draw, state, spec in by_pass.get(label, ()):
             found = made.get((id(state), id(spec)))
             if found is None:
-                pid, doc = self._state(key, layout, state, spec)
+                pid, doc = self._state(key, layout, state, spec, stages.get("vertex"))
                 found = made[(id(state), id(spec))] = (state, spec, pid, doc, (_FALLBACK, pid))
             mine = fast.get(id(draw))
             mine = mine[1] if mine is not None and mine[0] is draw else self._steps_of(draw, label, False)
