@@ -50,7 +50,9 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     entries, errors = [], list(file_errors)
     contract = ContractBuilder(reflection, jobs.families, jobs.shared)
     fallbacks = dict(jobs.fallbacks.get(chunk, {}))
-    fallback_stages, specs = {}, {}
+    fallback_stages, specs = {}, jobs.shared.setdefault("entries", {})
+    if len(specs) >= MAX_SHARED:
+        specs.clear()
     known = jobs.shared.setdefault("keys", {})  # id of a key -> (it, its jobs, its targets' jobs, constant ids)
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
         found = known.get(id(key))

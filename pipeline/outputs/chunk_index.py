@@ -81,23 +81,25 @@ def key_text(pass_label: str, names: list[str], values: list) -> str:
     return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
 
 
-_SPLITS: dict[str, tuple] = {}  # key text -> (shader, pass, features, their types, split, its bytes)
+_SPLITS: dict[str, tuple] = {}  # key text -> (shader, pass, features, their types, split, bytes, object)
 _SPLITS_MAX = 1 << 16
 
 
 def _splits(text: str, e) -> tuple[list, bytes] | None:
     """([shader/pass, names], its canonical bytes) when the key's text is exactly what its names and values
     give, else None; found once per key text and features (the chunks of a cook repeat their keys)."""
-    items, types = tuple(e.features.items()), tuple(map(type, e.features.values()))
     found = _SPLITS.get(text)
+    if found is not None and found[6] is e.features and found[0] == e.shader and found[1] == e.pass_name:
+        return None if found[4] is None else ([found[4][0], list(found[4][1])], found[5])  # one key object's
+    items, types = tuple(e.features.items()), tuple(map(type, e.features.values()))
     if found is None or found[:4] != (e.shader, e.pass_name, items, types):
         names, label, split = feature_names(text), f"{e.shader}/{e.pass_name}", None
         if names is not None and names == [n for n, _ in items] and key_text(label, names, [v for _, v in items]) == text:
             split = (label, tuple(names))
         if len(_SPLITS) >= _SPLITS_MAX:
             _SPLITS.clear()
-        found = _SPLITS[text] = (e.shader, e.pass_name, items, types, split,
-                                 None if split is None else canonical_bytes(split))
+        found = (e.shader, e.pass_name, items, types, split, None if split is None else canonical_bytes(split))
+    _SPLITS[text] = (*found[:6], e.features)  # held: that object's features are these (nobody changes them)
     return None if found[4] is None else ([found[4][0], list(found[4][1])], found[5])
 
 

@@ -64,6 +64,7 @@ class ContractBuilder:
         self._known: dict[tuple, tuple[str, dict]] = shared.setdefault("pipeline states", {})
         self._copies: dict[tuple, dict] = shared.setdefault("render states", {})
         self._spec_docs: dict[tuple, dict] = shared.setdefault("specializations", {})  # (family, items) -> doc
+        self._made_rows: dict[tuple, tuple] = shared.setdefault("axis rows", {})  # -> (rows, first?, their bytes)
         self._sorted: dict[int, tuple] = {}  # id of a render state or spec values dict -> (it, its items)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
         self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
@@ -183,9 +184,25 @@ class ContractBuilder:
         memo = (key.text, id(combinations), pid)
         found = self._rows.get(memo)
         if found is None or found[0] is not combinations:  # the draws of one use share its combinations
-            found = self._rows[memo] = (combinations, *self._axis_rows(key, combinations, pid))
+            found = self._rows[memo] = (combinations, *self._cooked_rows(key, combinations, pid))
             self._row_lists[id(found[1])] = found[1]
         return found[1], found[2]
+
+    def _cooked_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
+        """:meth:`_axis_rows`, made once per cook for equal combinations (of the same types)."""
+        try:
+            content = (key.text, pid, tuple(tuple((n, type(v), v) for n, v in c.items()) for c in combinations))
+            made = self._made_rows.get(content)
+        except TypeError:  # a value that is not hashable
+            return self._axis_rows(key, combinations, pid)
+        if made is None:
+            if len(self._made_rows) >= MAX_SHARED:
+                self._made_rows.clear()
+            rows, first = self._axis_rows(key, combinations, pid)
+            made = self._made_rows[content] = (rows, first, [self.row_bytes[id(row)] for row in rows])
+        else:
+            self.row_bytes.update(zip(map(id, made[0]), made[2]))
+        return made[0], made[1]
 
     def _axis_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
         """The rows ``combinations`` give a draw (shared by every draw of the use: never changed), and

@@ -103,19 +103,27 @@ class ManifestEntry:
            targets: Mapping[str, Mapping[str, str]] | None = None, shared: dict | None = None) -> "ManifestEntry":
         """The entry of ``key`` from what it is used for (:class:`~pipeline.keys.required.KeyUses`): its draw
         count, render states and specialization values (``constant_ids``: the family's, by feature).
-        ``shared``: kept by the caller across the entries of one chunk, whose keys mostly share one
-        specialization values object: their entries then share one ``specialization`` (nobody changes it)."""
-        values, spec = uses.specialization, None
+        ``shared``: kept by the caller across the entries it makes (a cook's chunks share their key and
+        specialization values objects): the entries of one key object share one ``features`` and those of
+        one specialization values object one ``specialization`` (nobody changes either)."""
+        values, spec, features = uses.specialization, None, None
         if shared is not None:
             found = shared.get((id(values), id(constant_ids)))
             if found is not None and found[0] is values and found[1] is constant_ids:
                 spec = found[2]
+            found = shared.get(id(key))
+            if found is not None and found[0] is key:
+                features = found[1]
         if spec is None:
             spec = {name: SpecConstant(constant_ids[name], tuple(v)) for name, v in values.items()}
             if shared is not None:  # kept alive with it: their ids stay theirs
                 shared[(id(values), id(constant_ids))] = (values, constant_ids, spec)
+        if features is None:
+            features = dict(key.features)
+            if shared is not None:
+                shared[id(key)] = (key, features)
         return cls(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                   features=dict(key.features), stages=stages, draws=uses.draw_count,
+                   features=features, stages=stages, draws=uses.draw_count,
                    render_states=tuple(uses.render_states), specialization=spec, targets=targets)
 
     def to_json(self, *, with_chunks: bool = False) -> dict:
