@@ -20,6 +20,7 @@ values; nothing re-runs the rules.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping
 
 from pipeline.outputs.reflection import ReflectionError, vertex_layout
@@ -68,9 +69,8 @@ class ContractBuilder:
         self._sorted: dict[int, tuple] = {}  # id of a render state or spec values dict -> (it, its items)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
         self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
-        self._row_lists: dict[int, list[dict]] = {}  # id of a list of axis rows -> it (every one kept: ids stay)
+        self._row_lists: dict[int, tuple] = {}  # id of (axis rows, their bytes, first?) -> it (kept: ids stay)
         self._layouts: dict[tuple, list[dict]] = {}  # (vertex blob, instance inputs) -> vertex layout
-        self.row_bytes: dict[int, bytes] = {}  # id of an axis row -> canonical bytes of its values
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
         blobs = self.blobs
@@ -156,8 +156,8 @@ class ContractBuilder:
             self.pipelines[pid] = doc
         if combinations is None:
             return (_SET, key.text, pid)
-        rows, first = self._add_axes(key, combinations, pid)
-        return (_AXES, key.text, pid, id(rows), first)
+        made, first = self._add_axes(key, combinations, pid)
+        return (_AXES, key.text, pid, id(made), first)
 
     def _steps_of(self, draw, label: str, make: bool) -> list | None:
         """The steps of ``draw``'s pass ``label`` (made when ``make``, else None when no key gave it one)."""
@@ -180,15 +180,17 @@ class ContractBuilder:
         self._fast[label][id(draw)] = (draw, mine)  # kept alive: its id stays its own
         return mine
 
-    def _add_axes(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
+    def _add_axes(self, key, combinations: list, pid: str | None) -> tuple[tuple, bool]:
+        """(the rows ``combinations`` give a draw, their values' canonical bytes, first?), made once per
+        use, and whether one of them is the pass's first combination."""
         memo = (key.text, id(combinations), pid)
         found = self._rows.get(memo)
         if found is None or found[0] is not combinations:  # the draws of one use share its combinations
-            found = self._rows[memo] = (combinations, *self._cooked_rows(key, combinations, pid))
+            found = self._rows[memo] = (combinations, self._cooked_rows(key, combinations, pid))
             self._row_lists[id(found[1])] = found[1]
-        return found[1], found[2]
+        return found[1], found[1][2]
 
-    def _cooked_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
+    def _cooked_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], list[bytes], bool]:
         """:meth:`_axis_rows`, made once per cook for equal combinations (of the same types)."""
         try:
             content = (key.text, pid, tuple(tuple((n, type(v), v) for n, v in c.items()) for c in combinations))
@@ -198,26 +200,24 @@ class ContractBuilder:
         if made is None:
             if len(self._made_rows) >= MAX_SHARED:
                 self._made_rows.clear()
-            rows, first = self._axis_rows(key, combinations, pid)
-            made = self._made_rows[content] = (rows, first, [self.row_bytes[id(row)] for row in rows])
-        else:
-            self.row_bytes.update(zip(map(id, made[0]), made[2]))
-        return made[0], made[1]
+            made = self._made_rows[content] = self._axis_rows(key, combinations, pid)
+        return made
 
-    def _axis_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], bool]:
-        """The rows ``combinations`` give a draw (shared by every draw of the use: never changed), and
-        whether one of them is the pass's first combination (every axis at its first allowed value)."""
+    def _axis_rows(self, key, combinations: list, pid: str | None) -> tuple[list[dict], list[bytes], bool]:
+        """The rows ``combinations`` give a draw (shared by every draw of the use: never changed), the
+        canonical bytes of their values, and whether one of them is the pass's first combination (every
+        axis at its first allowed value)."""
         allowed = axes_of(self.families[key.shader])
-        rows, first = [], False
+        rows, raws, first = [], [], False
         for values in combinations:
             row = {"values": dict(values), "key": key.text}
             if pid is not None:
                 row["pipeline"] = pid
             rows.append(row)
-            self.row_bytes[id(row)] = canonical_bytes(row["values"])
+            raws.append(canonical_bytes(row["values"]))
             if all(allowed.get(n, (v,))[0] == v and type(allowed.get(n, (v,))[0]) is type(v) for n, v in values.items()):
                 first = True
-        return rows, first
+        return rows, raws, first
 
     def add_fallback(self, key, stages: Mapping[str, str], by_pass: Mapping[str, list]) -> None:
         """The fallback pipeline state of every draw of the fallback key's family and pass."""
@@ -246,11 +246,15 @@ class ContractBuilder:
     def _use(self, steps: tuple) -> dict:
         """A draw's pass from its steps, in order (its axis rows sorted by their values)."""
         use: dict = {}
+        rows: list[tuple[bytes, dict]] = []  # the axis rows, with their values' canonical bytes
         for step in steps:
             if step[0] == _SET:
                 use = {"key": step[1]} if step[2] is None else {"key": step[1], "pipeline": step[2]}
+                rows = []
             elif step[0] == _AXES:
-                use.setdefault("axes", []).extend(self._row_lists[step[3]])
+                made = self._row_lists[step[3]]
+                use.setdefault("axes", rows)
+                rows.extend(zip(made[1], made[0]))
                 if step[4]:
                     use["key"] = step[1]
                     if step[2] is not None:
@@ -258,7 +262,7 @@ class ContractBuilder:
             else:
                 use["fallback"] = step[1]
         if "axes" in use:
-            use["axes"].sort(key=lambda row: self.row_bytes[id(row)])
+            use["axes"] = [row for _, row in sorted(rows, key=operator.itemgetter(0))]
         return use
 
     @property
