@@ -40,6 +40,7 @@ def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Ma
 
 MAX_SHARED = 1 << 16  # pipeline states a cook's chunks share; past that, they start afresh
 _SET, _AXES, _FALLBACK = 0, 1, 2  # what a key (or a fallback key) does to a draw's pass, in the order it comes
+_NOTHING = object()  # no binding's render state nor specialization values
 
 
 class ContractBuilder:
@@ -66,6 +67,7 @@ class ContractBuilder:
         self._copies: dict[tuple, dict] = shared.setdefault("render states", {})
         self._spec_docs: dict[tuple, dict] = shared.setdefault("specializations", {})  # (family, items) -> doc
         self._made_rows: dict[tuple, tuple] = shared.setdefault("axis rows", {})  # -> (rows, first?, their bytes)
+        self._reflections: dict[str, dict] = shared.setdefault("reflections", {})  # blob -> its reflection
         self._sorted: dict[int, tuple] = {}  # id of a render state or spec values dict -> (it, its items)
         self._by_object: dict[tuple, tuple] = {}  # (key, id of a state dict, id of a spec dict) -> (them, the above)
         self._rows: dict[tuple, tuple] = {}  # (key, id of its combinations, pipeline) -> (them, axis rows, first?)
@@ -73,10 +75,11 @@ class ContractBuilder:
         self._layouts: dict[tuple, list[dict]] = {}  # (vertex blob, instance inputs) -> vertex layout
 
     def _layout(self, shader: str, stages: Mapping[str, str]) -> list[dict]:
-        blobs = self.blobs
+        blobs, known = self.blobs, self._reflections
         for digest in stages.values():
             if digest not in blobs:
-                blobs[digest] = self.reflection(digest)
+                found = known.get(digest)
+                blobs[digest] = found if found is not None else known.setdefault(digest, self.reflection(digest))
         vertex = stages.get("vertex")
         if vertex is None:
             return []
@@ -136,11 +139,12 @@ class ContractBuilder:
             except ReflectionError as exc:
                 self.warnings += [d.message for d in exc.diagnostics]
         label, vertex, made = f"{key.shader}/{key.pass_name}", stages.get("vertex"), {}
-        fast = self._fast.setdefault(label, {})
+        fast, found = self._fast.setdefault(label, {}), (_NOTHING, _NOTHING, None)
         for draw, state, spec in bindings:
-            found = made.get((id(state), id(spec)))
-            if found is None:  # the draws of one use share these objects: their step is made once
-                found = made[(id(state), id(spec))] = (state, spec, self._step(key, layout, state, spec, vertex))
+            if state is not found[0] or spec is not found[1]:  # the draws of one use come in a row
+                found = made.get((id(state), id(spec)))
+                if found is None:  # the draws of one use share these objects: their step is made once
+                    found = made[(id(state), id(spec))] = (state, spec, self._step(key, layout, state, spec, vertex))
             mine = fast.get(id(draw))
             if mine is not None and mine[0] is draw:
                 mine[1].append(found[2])
@@ -230,12 +234,13 @@ class ContractBuilder:
             return
         label = f"{key.shader}/{key.pass_name}"
         made: dict[tuple, tuple] = {}
-        fast = self._fast.setdefault(label, {})
+        fast, found = self._fast.setdefault(label, {}), (_NOTHING, _NOTHING)
         for draw, state, spec in by_pass.get(label, ()):
-            found = made.get((id(state), id(spec)))
-            if found is None:
-                pid, doc = self._state(key, layout, state, spec, stages.get("vertex"))
-                found = made[(id(state), id(spec))] = (state, spec, pid, doc, (_FALLBACK, pid))
+            if state is not found[0] or spec is not found[1]:
+                found = made.get((id(state), id(spec)))
+                if found is None:
+                    pid, doc = self._state(key, layout, state, spec, stages.get("vertex"))
+                    found = made[(id(state), id(spec))] = (state, spec, pid, doc, (_FALLBACK, pid))
             mine = fast.get(id(draw))
             mine = mine[1] if mine is not None and mine[0] is draw else self._steps_of(draw, label, False)
             if mine is not None:  # else its own key failed to compile
@@ -273,7 +278,7 @@ class ContractBuilder:
         shared: dict[tuple, dict] = {}
         records = {}
         for ident, steps in self._steps.items():
-            made = tuple((label, tuple(mine)) for label, mine in steps.items())
+            made = tuple(zip(steps, map(tuple, steps.values())))  # (shader/pass, its steps) in order
             passes = shared.get(made)
             if passes is None:
                 passes = shared[made] = {}
