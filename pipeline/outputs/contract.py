@@ -20,8 +20,11 @@ values; nothing re-runs the rules.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Mapping
+
+import orjson
 
 from pipeline.outputs.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
@@ -41,6 +44,7 @@ def pipeline_state(key: str, layout: list[dict], render_state: Mapping, spec: Ma
 MAX_SHARED = 1 << 16  # pipeline states a cook's chunks share; past that, they start afresh
 _SET, _AXES, _FALLBACK = 0, 1, 2  # what a key (or a fallback key) does to a draw's pass, in the order it comes
 _NOTHING = object()  # no binding's render state nor specialization values
+_canon = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)  # canonical_bytes, called from C by sorted
 
 
 class ContractBuilder:
@@ -234,6 +238,7 @@ class ContractBuilder:
             return
         label = f"{key.shader}/{key.pass_name}"
         made: dict[tuple, tuple] = {}
+        used: dict[str, dict] = {}
         fast, found = self._fast.setdefault(label, {}), (_NOTHING, _NOTHING)
         for draw, state, spec in by_pass.get(label, ()):
             if state is not found[0] or spec is not found[1]:
@@ -243,10 +248,11 @@ class ContractBuilder:
                     found = made[(id(state), id(spec))] = (state, spec, pid, doc, (_FALLBACK, pid))
             mine = fast.get(id(draw))
             mine = mine[1] if mine is not None and mine[0] is draw else self._steps_of(draw, label, False)
-            if mine is not None:  # else its own key failed to compile
-                self.pipelines[found[2]] = found[3]
+            if mine is not None and mine[-1] is not found[4]:  # else its own key failed to compile
+                used.setdefault(found[2], found[3])
                 if mine[-1] != found[4]:
                     mine.append(found[4])
+        self.pipelines.update(used)  # the states some draw of the pass was given, in that order
 
     def _use(self, steps: tuple) -> dict:
         """A draw's pass from its steps, in order (its axis rows sorted by their values)."""
@@ -290,7 +296,7 @@ class ContractBuilder:
 
     def draw_list(self) -> list[dict]:
         records = self.draws
-        return [records[ident] for ident in sorted(records, key=canonical_bytes)]
+        return [records[ident] for ident in sorted(records, key=_canon)]
 
 
 def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
