@@ -18,6 +18,7 @@ from pipeline.outputs.contract import MAX_SHARED, ContractBuilder, bindings_by_p
 from pipeline.plan.jobs import JobPlan, blobs_of
 
 MISSING_BLOB = "a stage blob is missing from the cache"
+MAX_ENTRIES = 4096  # features and specialization objects the entries of a cook's chunks share; then afresh
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     contract = ContractBuilder(reflection, jobs.families, jobs.shared)
     fallbacks = dict(jobs.fallbacks.get(chunk, {}))
     fallback_stages, specs = {}, jobs.shared.setdefault("entries", {})
-    if len(specs) >= MAX_SHARED:
+    if len(specs) >= MAX_ENTRIES:
         specs.clear()
     known = jobs.shared.setdefault("keys", {})  # id of a key -> (it, its jobs, its targets' jobs, constant ids)
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
