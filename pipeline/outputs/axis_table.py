@@ -18,11 +18,17 @@ from pipeline.digest import canonical_bytes
 
 def axis_values(draws) -> tuple[list[dict], dict[int, int]]:
     """The distinct combinations the draws' axis rows name, sorted, and each one's position by the
-    ``id`` of a row's values (the draws of a use share their rows: each is serialized once)."""
+    ``id`` of a row's values (the draws of a use share their rows and often their ``passes`` object:
+    each is read once)."""
     found: dict[bytes, dict] = {}
     raw_of: dict[int, bytes] = {}
+    seen: set[int] = set()
     for d in draws:
-        for use in d["passes"].values():
+        passes = d["passes"]
+        if id(passes) in seen:  # the draws hold every passes object while this runs: ids stay theirs
+            continue
+        seen.add(id(passes))
+        for use in passes.values():
             for row in use.get("axes", ()):
                 values = row["values"]
                 raw = raw_of.get(id(values))

@@ -8,16 +8,17 @@ files on disk.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.compile.scheduler import RunResult
 from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.contract import ContractBuilder, bindings_by_pass
+from pipeline.outputs.contract import MAX_SHARED, ContractBuilder, bindings_by_pass
 from pipeline.plan.jobs import JobPlan, blobs_of
 
 MISSING_BLOB = "a stage blob is missing from the cache"
+MAX_ENTRIES = 4096  # features and specialization objects the entries of a cook's chunks share; then afresh
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class CookedJobs:
     families: Mapping
     fallbacks: Mapping[str, Mapping[str, str]]                # chunk -> shader/pass -> fallback key text
     key_errors: Callable[[PermutationKey], list[dict]]
+    shared: dict = field(default_factory=dict, compare=False, repr=False)  # what its chunks' contracts share
 
 
 @dataclass(frozen=True)
@@ -47,16 +49,22 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     ``reflection(digest)`` gives a blob's reflection, for the runtime contract (:mod:`pipeline.outputs.contract`)."""
     plan, results = jobs.plan, jobs.run.results
     entries, errors = [], list(file_errors)
-    contract = ContractBuilder(reflection, jobs.families)
+    contract = ContractBuilder(reflection, jobs.families, jobs.shared)
     fallbacks = dict(jobs.fallbacks.get(chunk, {}))
-    fallback_stages = {}
+    fallback_stages, specs = {}, jobs.shared.setdefault("entries", {})
+    if len(specs) >= MAX_ENTRIES:
+        specs.clear()
+    known = jobs.shared.setdefault("keys", {})  # id of a key -> (it, its jobs, its targets' jobs, constant ids)
     for key, info in sorted(required.items(), key=lambda kv: kv[0].text):
-        key_jobs = plan.jobs_for(key)
+        found = known.get(id(key))
+        if found is None or found[0] is not key:  # the chunks of a cook share their key objects
+            found = known[id(key)] = (key, plan.jobs_for(key), plan.targets.get(key), _constant_ids(jobs, key.shader))
+            if len(known) >= MAX_SHARED:
+                known.clear()
+        _, key_jobs, per_target, constant_ids = found
         stages = blobs_of(key_jobs, results, has_blob)
-        per_target = plan.targets.get(key)
         targets = {label: blobs_of(j, results, has_blob) for label, j in per_target.items()} if per_target else None
-        constant_ids = {name: f.constant_id for name, f in jobs.families[key.shader].features.items()}
-        entries.append(mf.ManifestEntry.of(key, info, stages, constant_ids, targets))
+        entries.append(mf.ManifestEntry.of(key, info, stages, constant_ids, targets, specs))
         vulkan = stages if targets is None or any(t.startswith("vulkan") for t in targets) else None
         if vulkan is not None:  # the runtime contract reflects the key's stages when they are Vulkan SPIR-V
             contract.add_key(key, vulkan, info.bindings)
@@ -70,3 +78,11 @@ def build_chunk(jobs: CookedJobs, chunk: str, level: str, required: Mapping[Perm
     manifest = mf.chunk_manifest(chunk, level, entries, errors, draws=contract.draw_list(),
                                  pipelines=contract.pipelines, reflection=contract.blobs, fallbacks=fallbacks)
     return BuiltChunk(manifest, tuple(dict.fromkeys(contract.warnings)))
+
+
+def _constant_ids(jobs: CookedJobs, shader: str) -> dict[str, int]:
+    """Feature -> specialization constant id of a family (made once per cook)."""
+    made = jobs.shared.setdefault("constant ids", {})
+    if shader not in made:
+        made[shader] = {name: f.constant_id for name, f in jobs.families[shader].features.items()}
+    return made[shader]

@@ -29,9 +29,8 @@ library, aside).  docs/formats.md describes every field.
 
 from __future__ import annotations
 
-import functools
+import operator
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from pipeline.digest import canonical_bytes, sorted_unique, stable_hash
@@ -82,24 +81,41 @@ def key_text(pass_label: str, names: list[str], values: list) -> str:
     return pass_label + "{" + ",".join(f"{n}={format_value(v)}" for n, v in zip(names, values)) + "}"
 
 
-@functools.lru_cache(maxsize=65536)  # the same key in every chunk of a cook splits the same way
-def _split(text: str, shader: str, pass_name: str, features: tuple) -> tuple | None:
-    names, label = feature_names(text), f"{shader}/{pass_name}"
-    if names is None or names != [n for n, _ in features] or key_text(label, names, [v for _, v in features]) != text:
-        return None
-    return label, tuple(names)
+_SPLITS: dict[str, tuple] = {}  # key text -> (shader, pass, features, their types, split, bytes, object)
+_SPLITS_MAX = 1 << 16
 
 
-def _splits(text: str, e) -> list | None:
-    """[shader/pass, names] when the key's text is exactly what its names and values give, else None."""
-    found = _split(text, e.shader, e.pass_name, tuple(e.features.items()))
-    return None if found is None else [found[0], list(found[1])]
+def _splits(text: str, e) -> tuple[list, bytes] | None:
+    """([shader/pass, names], its canonical bytes) when the key's text is exactly what its names and values
+    give, else None; found once per key text and features (the chunks of a cook repeat their keys)."""
+    found = _SPLITS.get(text)
+    if found is not None and found[6] is e.features and found[0] == e.shader and found[1] == e.pass_name:
+        return None if found[4] is None else ([found[4][0], list(found[4][1])], found[5])  # one key object's
+    items, types = tuple(e.features.items()), tuple(map(type, e.features.values()))
+    if found is None or found[:4] != (e.shader, e.pass_name, items, types):
+        names, label, split = feature_names(text), f"{e.shader}/{e.pass_name}", None
+        if names is not None and names == [n for n, _ in items] and key_text(label, names, [v for _, v in items]) == text:
+            split = (label, tuple(names))
+        if len(_SPLITS) >= _SPLITS_MAX:
+            _SPLITS.clear()
+        found = (e.shader, e.pass_name, items, types, split, None if split is None else canonical_bytes(split))
+    _SPLITS[text] = (*found[:6], e.features)  # held: that object's features are these (nobody changes them)
+    return None if found[4] is None else ([found[4][0], list(found[4][1])], found[5])
 
 
 def stage_hashes(m) -> frozenset[str]:
     """Every stage blob hash a chunk (or level) manifest names: what the library must hold for it."""
     return frozenset(h for e in m.keys.values()
                      for stages in (e.stages, *(e.targets or {}).values()) for h in stages.values())
+
+
+def _shared_passes(draws) -> dict[int, Mapping]:
+    """Each distinct ``passes`` object of the draws by its ``id`` (a chunk's draws share a few: each is
+    encoded once; the draws keep them alive while the index is made)."""
+    found: dict[int, Mapping] = {}
+    for d in draws:
+        found.setdefault(id(d["passes"]), d["passes"])
+    return found
 
 
 def encode(m, library: str) -> dict:
@@ -112,7 +128,8 @@ def encode(m, library: str) -> dict:
     pipeline_at = {pid: i for i, pid in enumerate(ids)}
     files = sorted({d["file"] for d in m.draws})
     file_at = {f: i for i, f in enumerate(files)}
-    passes = sorted({name for d in m.draws for name in d["passes"]})
+    shared = _shared_passes(m.draws)
+    passes = sorted({name for one in shared.values() for name in one})
     pass_at = {name: i for i, name in enumerate(passes)}
     memo: dict[int, tuple[Any, bytes]] = {}  # the states of a chunk share their layouts and render states
 
@@ -124,45 +141,53 @@ def encode(m, library: str) -> dict:
 
     t = _Tables()
     split = {text: _splits(text, e) for text, e in m.keys.items()}
-    key_specs = {text: {k: v.to_json() for k, v in e.specialization.items()} for text, e in m.keys.items()}
+    spec_raw: dict[int, tuple] = {}  # the entries of a chunk mostly share their specialization objects
+    key_specs = {}
+    for text, e in m.keys.items():
+        found = spec_raw.get(id(e.specialization))
+        if found is None or found[0] is not e.specialization:
+            found = spec_raw[id(e.specialization)] = (e.specialization, t.add(
+                "key_specializations", {k: v.to_json() for k, v in e.specialization.items()}))
+        key_specs[text] = found[1]
     for text, e in m.keys.items():
         if split[text] is not None:
-            t.add("key_passes", split[text])
+            t.add_raw("key_passes", split[text][1], split[text][0])
         for state in e.render_states:
             t.add_raw("render_states", canon(state), dict(state))
-        t.add("key_specializations", key_specs[text])
     for p in m.pipelines.values():
         t.add_raw("render_states", canon(p["render_state"]), p["render_state"])
         t.add_raw("layouts", canon(p["vertex_layout"]), p["vertex_layout"])
         t.add_raw("specializations", canon(p["specialization"]), p["specialization"])
-    draw_uses, (combos, combo_at) = [], axis_values(m.draws)
-    for d in m.draws:
+    (combos, combo_at), use_raw = axis_values(m.draws), {}
+    for ident, one in shared.items():  # the draws sharing one passes object share its row
         row = []
-        for name, use in sorted(d["passes"].items()):
+        for name, use in sorted(one.items()):
             choice = [pass_at[name], key_at[use["key"]], pipeline_at.get(use.get("pipeline"))]
             if "fallback" in use or "axes" in use:
                 choice.append(pipeline_at[use["fallback"]] if "fallback" in use else None)
             if "axes" in use:
                 choice.append(encode_rows(use, combo_at, key_at, pipeline_at))
             row.append(choice)
-        draw_uses.append(t.add("uses", row))
+        use_raw[ident] = t.add("uses", row)
     t.freeze()
     keys = []
     for text in texts:
-        e = m.keys[text]
-        head = [t.at("key_passes", canonical_bytes(split[text])), [e.features[n] for n in split[text][1]]] \
-            if split[text] is not None else [text, dict(e.features)]
+        e, named = m.keys[text], split[text]
+        # a split key's names are its features' own, in order (_split): its values are theirs
+        head = [t.at("key_passes", named[1]), list(e.features.values())] \
+            if named is not None else [text, dict(e.features)]
         row = [*head, {st: blob_at[h] for st, h in sorted(e.stages.items())}, e.draws,
                sorted({t.at("render_states", canon(state)) for state in e.render_states}),
-               t.at("key_specializations", canonical_bytes(key_specs[text]))]
+               t.at("key_specializations", key_specs[text])]
         if e.targets is not None:
             row.append({label: {st: blob_at[h] for st, h in sorted(x.items())} for label, x in sorted(e.targets.items())})
         keys.append(row)
     pipelines = [[key_at[p["key"]], t.at("render_states", canon(p["render_state"])),
                   t.at("layouts", canon(p["vertex_layout"])), t.at("specializations", canon(p["specialization"]))]
                  for pid in ids for p in (m.pipelines[pid],)]
-    draws = [[file_at[d["file"]], *(d[f] for f in DRAW_FIELDS[1:]), t.at("uses", raw)]
-             for d, raw in zip(m.draws, draw_uses)]
+    use_at = {ident: t.at("uses", raw) for ident, raw in use_raw.items()}
+    fields = operator.itemgetter(*DRAW_FIELDS[1:])
+    draws = [[file_at[d["file"]], *fields(d), use_at[id(d["passes"])]] for d in m.draws]
     return {"chunk": m.chunk, "level": m.level, "library": library, "blobs": blobs, "keys": keys,
             "pipelines": pipelines, "draws": draws, **t.lists(), "files": files, "passes": passes,
             "fallbacks": {p: key_at[text] for p, text in m.fallbacks.items()},
@@ -262,66 +287,6 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
     fallbacks = {p: _pick(texts, i, where, "fallbacks", p) for p, i in where.get(doc, "fallbacks", dict).items()}
     return {"keys": keys, "draws": tuple(draws), "pipelines": pipelines, "fallbacks": fallbacks,
             "errors": tuple(where.get(doc, "errors", list))}
-
-
-# ------------------------------------------------------------------ the level manifest
-_CHUNK_ONLY = ("chunk", "level", "library", "draws", "files", "passes", "uses", "fallbacks")
-
-
-class _Union:
-    """A level's union in the shape :func:`encode` reads: its keys and PSO list, no draws."""
-
-    def __init__(self, m) -> None:
-        self.keys, self.pipelines, self.errors = m.keys, m.pipelines, m.errors
-        self.draws, self.fallbacks = (), {}
-        self.chunk = self.level = ""
-
-
-def encode_level(m) -> dict:
-    """The compact document of level manifest ``m``: the union's keys and pipeline states as a chunk
-    index writes them (draws summed; no render states or specialization values per key, those
-    being in the pipeline states), and per chunk its index path and the keys (with draws) and
-    pipeline states it uses, by position."""
-    doc = encode(_Union(m), "")
-    for name in _CHUNK_ONLY:
-        doc.pop(name, None)
-    key_at = {text: i for i, text in enumerate(sorted(m.keys))}
-    pipeline_at = {pid: i for i, pid in enumerate(sorted(m.pipelines))}
-    chunks = {}
-    for chunk in sorted(set(m.chunks)):
-        keys, pipelines = m.uses.get(chunk, ({}, ()))
-        chunks[chunk] = {"index": m.index_path(chunk),
-                         "keys": [[key_at[text], draws] for text, draws in sorted(keys.items()) if text in key_at],
-                         "pipelines": sorted(pipeline_at[p] for p in pipelines if p in pipeline_at)}
-    return {"level": m.level, "library": m.library, "chunks": chunks, **doc}
-
-
-def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
-    """The fields of a :class:`~pipeline.outputs.manifest.LevelManifest` (but ``level``) from its document."""
-    fields = decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
-                    where, entry)
-    texts, ids = list(fields["keys"]), list(fields["pipelines"])
-    users: dict[str, list[str]] = {text: [] for text in texts}
-    uses = {}
-    for chunk, item in where.get(doc, "chunks", dict).items():
-        at = where.at("chunks", chunk)
-        if not isinstance(item, dict):
-            raise at.error("expected an object")
-        keys = {}
-        for row in at.get(item, "keys", list):
-            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
-                raise at.at("keys").error("expected [key, draws]")
-            text = _pick(texts, row[0], at, "keys")
-            keys[text] = row[1]
-            users[text].append(chunk)
-        uses[chunk] = (keys, tuple(_pick(ids, i, at, "pipelines") for i in at.get(item, "pipelines", list)))
-    keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
-    return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
-            "uses": uses}
-
-
-def _with_chunks(e, chunks: list[str]):
-    return replace(e, chunks=tuple(sorted(chunks)))
 
 
 class _Lazy:

@@ -48,7 +48,7 @@ from pipeline.errors import PipelineError
 from pipeline.fileio import read_regular
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.required import KeyUses
-from pipeline.outputs import chunk_index
+from pipeline.outputs import chunk_index, level_index
 from pipeline.digest import sorted_unique as _sorted_unique
 from pipeline.outputs.pak import LIBRARY_NAME
 
@@ -100,12 +100,30 @@ class ManifestEntry:
 
     @classmethod
     def of(cls, key: PermutationKey, uses: KeyUses, stages: Mapping[str, str], constant_ids: Mapping[str, int],
-           targets: Mapping[str, Mapping[str, str]] | None = None) -> "ManifestEntry":
+           targets: Mapping[str, Mapping[str, str]] | None = None, shared: dict | None = None) -> "ManifestEntry":
         """The entry of ``key`` from what it is used for (:class:`~pipeline.keys.required.KeyUses`): its draw
-        count, render states and specialization values (``constant_ids``: the family's, by feature)."""
-        spec = {name: SpecConstant(constant_ids[name], tuple(values)) for name, values in uses.specialization.items()}
+        count, render states and specialization values (``constant_ids``: the family's, by feature).
+        ``shared``: kept by the caller across the entries it makes (a cook's chunks share their key and
+        specialization values objects): the entries of one key object share one ``features`` and those of
+        one specialization values object one ``specialization`` (nobody changes either)."""
+        values, spec, features = uses.specialization, None, None
+        if shared is not None:
+            found = shared.get((id(values), id(constant_ids)))
+            if found is not None and found[0] is values and found[1] is constant_ids:
+                spec = found[2]
+            found = shared.get(id(key))
+            if found is not None and found[0] is key:
+                features = found[1]
+        if spec is None:
+            spec = {name: SpecConstant(constant_ids[name], tuple(v)) for name, v in values.items()}
+            if shared is not None:  # kept alive with it: their ids stay theirs
+                shared[(id(values), id(constant_ids))] = (values, constant_ids, spec)
+        if features is None:
+            features = dict(key.features)
+            if shared is not None:
+                shared[id(key)] = (key, features)
         return cls(key=key.text, hash=key.hash, shader=key.shader, pass_name=key.pass_name,
-                   features=dict(key.features), stages=stages, draws=uses.draw_count,
+                   features=features, stages=stages, draws=uses.draw_count,
                    render_states=tuple(uses.render_states), specialization=spec, targets=targets)
 
     def to_json(self, *, with_chunks: bool = False) -> dict:
@@ -168,7 +186,7 @@ class LevelManifest:
         return posixpath.relpath(output_stem(chunk), start) + ".json"
 
     def to_json(self) -> dict:
-        return {"format": FORMAT_VERSION, **chunk_index.encode_level(self)}
+        return {"format": FORMAT_VERSION, **level_index.encode_level(self)}
 
 
 # ------------------------------------------------------------------ building
@@ -334,7 +352,7 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     """Read and check a level manifest; raises ManifestError / ManifestVersionError."""
     doc = _load(path)
     where = _Where(str(path))
-    return LevelManifest(where.get(doc, "level", str), **chunk_index.decode_level(doc, where, _index_entry))
+    return LevelManifest(where.get(doc, "level", str), **level_index.decode_level(doc, where, _index_entry))
 
 
 def _load(path: Path | str) -> dict:

@@ -218,3 +218,104 @@ def test_a_pipeline_state_is_made_once_per_key_render_state_and_specialization(m
     assert len(set(ids[:4])) == 1 and len(set(ids)) == 3
     assert ids == [real(key.text, builder._layout("pbr", {"vertex": "v"}), state, builder._spec("pbr", spec))[0]
                    for _, state, spec in bindings]  # the same ids as made draw by draw
+
+
+def _reference_draws(keys, fallbacks, reflection, families) -> tuple[list[dict], dict]:
+    """The runtime contract's draws and pipeline states made the plain way, draw by draw (a record per
+    draw, its pass's dict changed in place by each key and fallback key in turn)."""
+    from pipeline.digest import canonical_bytes
+    from pipeline.keys.required import AXES, draw_id
+    from pipeline.outputs.reflection import vertex_layout
+    from pipeline.rules.axes import axes_of
+
+    records, pipelines = {}, {}
+
+    def state_of(key, stages, state, spec):
+        layout = vertex_layout(reflection(stages["vertex"]), tuple(families[key.shader].instance_inputs))
+        features = families[key.shader].features
+        return pipeline_state(key.text, layout, state,
+                              {n: (features[n].constant_id, v) for n, v in spec.items() if n != AXES})
+
+    for key, stages, bindings in keys:
+        label = f"{key.shader}/{key.pass_name}"
+        for draw, state, spec in bindings:
+            record = records.setdefault(tuple(draw_id(draw)), dict(zip(DRAW_FIELDS, draw_id(draw))) | {"passes": {}})
+            combinations = spec.get(AXES) if spec else None
+            use = record["passes"].setdefault(label, {}) if combinations else {"key": key.text}
+            if combinations is None:
+                record["passes"][label] = use
+            pid = None
+            if len(stages) >= 2:
+                pid, doc = state_of(key, stages, state, spec)
+                pipelines[pid] = doc
+                if combinations is None:
+                    use["pipeline"] = pid
+            for values in combinations or ():
+                use.setdefault("axes", []).append({"values": dict(values), "key": key.text}
+                                                  | ({"pipeline": pid} if pid else {}))
+                allowed = axes_of(families[key.shader])
+                if all(allowed[n][0] == v and type(allowed[n][0]) is type(v) for n, v in values.items()):
+                    use["key"] = key.text
+                    if pid is not None:
+                        use["pipeline"] = pid
+    for key, stages, bindings in fallbacks:
+        label = f"{key.shader}/{key.pass_name}"
+        for draw, state, spec in bindings:
+            record = records.get(tuple(draw_id(draw)))
+            if record is not None and label in record["passes"]:
+                pid, doc = state_of(key, stages, state, spec)
+                pipelines[pid] = doc
+                record["passes"][label]["fallback"] = pid
+    for record in records.values():
+        for use in record["passes"].values():
+            use.get("axes", []).sort(key=lambda row: canonical_bytes(row["values"]))
+    return sorted(records.values(), key=lambda d: canonical_bytes([d[f] for f in DRAW_FIELDS])), pipelines
+
+
+def test_the_contract_made_per_use_is_the_one_made_draw_by_draw() -> None:
+    """Draws sharing render state and specialization objects, draws with equal but distinct ones, a value
+    that is not hashable, one draw named by two equal objects, axis rows from two keys of one pass, a key
+    without a pipeline state, a fallback, and a second chunk reusing the first's pipeline states: the
+    contract made once per use (and per cook) equals the one made draw by draw."""
+    from types import SimpleNamespace
+
+    from pipeline.keys.key import PermutationKey
+    from pipeline.keys.required import AXES
+    from pipeline.outputs import contract
+    from recorders import draw_sources
+
+    vertex = {"inputs": [{"location": 0, "name": "p", "type": "vec3", "format": "R32G32B32_SFLOAT", "size": 12}]}
+    family = SimpleNamespace(instance_inputs=(), compiled=SimpleNamespace(axes={"Q": ("LOW", "HIGH")}),
+                             features={"X": SimpleNamespace(constant_id=3), "L": SimpleNamespace(constant_id=4)})
+    families = {"pbr": family}
+    reflection = lambda digest: vertex if digest == "v" else {"inputs": []}  # noqa: E731
+    stages, broken = {"vertex": "v", "fragment": "f"}, {"vertex": "v"}
+    low, high = PermutationKey("pbr", "forward", ()), PermutationKey("pbr", "forward", (("Q", "HIGH"),))
+    depth, fallback = PermutationKey("pbr", "depth", ()), PermutationKey("pbr", "forward", (("SAFE", True),))
+    opaque, blend = {"blend": False}, {"blend": True}
+
+    def chunk(name: str) -> tuple[list, list]:
+        draws = draw_sources(8, name)
+        twin = draws[0].model_copy()  # the same draw, another object
+        shared_spec = {"X": False, AXES: [{"Q": "LOW"}]}
+        bindings_low = [(d, opaque if d.node < 5 else blend, shared_spec) for d in draws[:6]]
+        bindings_low += [(draws[6], dict(opaque), {"X": False, AXES: [{"Q": "LOW"}]}),
+                         (draws[7], opaque, {"X": True, "L": [1, 2], AXES: [{"Q": "LOW"}]})]  # not hashable
+        bindings_high = [(d, opaque, {"X": d.node % 2 == 0, AXES: [{"Q": "HIGH"}]}) for d in draws[2:7]]
+        bindings_depth = [(d, blend, {"X": d.node % 2 == 0}) for d in [*draws[:4], twin]]
+        keys = [(depth, broken, bindings_depth), (low, stages, bindings_low), (high, stages, bindings_high)]
+        return keys, [(fallback, stages, bindings_low + bindings_high)]
+
+    shared: dict = {}
+    for name in ("forest/c00", "forest/c01"):
+        keys, fallbacks = chunk(name)
+        builder = contract.ContractBuilder(reflection, families, shared)
+        for key, key_stages, bindings in keys:
+            builder.add_key(key, key_stages, bindings)
+        by_pass = {"pbr/forward": fallbacks[0][2]}
+        builder.add_fallback(fallback, stages, by_pass)
+        draws, pipelines = _reference_draws(keys, fallbacks, reflection, families)
+        assert builder.draw_list() == draws
+        assert builder.pipelines == pipelines
+        assert {n: [sorted(p) for p in d["passes"].values()] for n, d in enumerate(draws)}[7] == \
+            [["axes", "fallback", "key", "pipeline"]]

@@ -1,0 +1,74 @@
+"""A level manifest's compact document: the union of its chunk indexes (output format 4).
+
+The union's keys and pipeline states are written as a chunk index writes them
+(:mod:`pipeline.outputs.chunk_index`: draws summed, no render states or specialization
+values per key, those being in the pipeline states), and per chunk its index path and
+the keys (with draws) and pipeline states it uses, by position.  docs/formats.md
+describes every field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from pipeline.outputs.chunk_index import _pick, decode, encode
+
+_CHUNK_ONLY = ("chunk", "level", "library", "draws", "files", "passes", "uses", "fallbacks")
+
+
+class _Union:
+    """A level's union in the shape :func:`encode` reads: its keys and PSO list, no draws."""
+
+    def __init__(self, m) -> None:
+        self.keys, self.pipelines, self.errors = m.keys, m.pipelines, m.errors
+        self.draws, self.fallbacks = (), {}
+        self.chunk = self.level = ""
+
+
+def encode_level(m) -> dict:
+    """The compact document of level manifest ``m``: the union's keys and pipeline states as a chunk
+    index writes them (draws summed; no render states or specialization values per key, those
+    being in the pipeline states), and per chunk its index path and the keys (with draws) and
+    pipeline states it uses, by position."""
+    doc = encode(_Union(m), "")
+    for name in _CHUNK_ONLY:
+        doc.pop(name, None)
+    key_at = {text: i for i, text in enumerate(sorted(m.keys))}
+    pipeline_at = {pid: i for i, pid in enumerate(sorted(m.pipelines))}
+    chunks = {}
+    for chunk in sorted(set(m.chunks)):
+        keys, pipelines = m.uses.get(chunk, ({}, ()))
+        chunks[chunk] = {"index": m.index_path(chunk),
+                         "keys": [[key_at[text], draws] for text, draws in sorted(keys.items()) if text in key_at],
+                         "pipelines": sorted(pipeline_at[p] for p in pipelines if p in pipeline_at)}
+    return {"level": m.level, "library": m.library, "chunks": chunks, **doc}
+
+
+def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
+    """The fields of a :class:`~pipeline.outputs.manifest.LevelManifest` (but ``level``) from its document."""
+    fields = decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
+                    where, entry)
+    texts, ids = list(fields["keys"]), list(fields["pipelines"])
+    users: dict[str, list[str]] = {text: [] for text in texts}
+    uses = {}
+    for chunk, item in where.get(doc, "chunks", dict).items():
+        at = where.at("chunks", chunk)
+        if not isinstance(item, dict):
+            raise at.error("expected an object")
+        keys = {}
+        for row in at.get(item, "keys", list):
+            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
+                raise at.at("keys").error("expected [key, draws]")
+            text = _pick(texts, row[0], at, "keys")
+            keys[text] = row[1]
+            users[text].append(chunk)
+        uses[chunk] = (keys, tuple(_pick(ids, i, at, "pipelines") for i in at.get(item, "pipelines", list)))
+    keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
+    return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
+            "uses": uses}
+
+
+def _with_chunks(e, chunks: list[str]):
+    return replace(e, chunks=tuple(sorted(chunks)))
