@@ -30,7 +30,8 @@ OUTPUTS_VERSION = 3  # what the named input digests cover (3: job results per ch
 # the modules whose source shapes a chunk's output bytes: a change there rebuilds every output once
 WRITER_MODULES = ("cook/run.py", "cook/error_docs.py", "outputs/manifest.py", "outputs/pak.py",
                   "outputs/contract.py", "outputs/reflection.py", "outputs/chunk_build.py",
-                  "outputs/chunk_index.py", "outputs/axis_table.py", "outputs/write_chunk.py")
+                  "outputs/chunk_index.py", "outputs/level_index.py", "outputs/axis_table.py",
+                  "outputs/write_chunk.py")
 
 
 def shared_inputs(manifest_prefix: str) -> list[list[str]]:
