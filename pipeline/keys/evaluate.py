@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, RuleError
 from pipeline.facts import DrawFacts
-from pipeline.keys.key import PermutationKey
+from pipeline.keys.key import PermutationKey, interned
 from pipeline.rules.compiled import (
     RENDER_STATE,
     CompiledPass,
@@ -220,7 +220,7 @@ def _pass_use(rs: RuleSet, pass_: CompiledPass, facts: DrawFacts, values: dict, 
         return None
     modes, ids = rs.compiled.modes, rs.compiled.constant_ids
     out = [f for f, how in overrides.items() if how in ("dynamic", "removed")] if overrides else ()
-    key = PermutationKey(rs.shader, pass_.name, key_features(rs, pass_, normalized, out))
+    key = interned(PermutationKey(rs.shader, pass_.name, key_features(rs, pass_, normalized, out)))
     trace = Trace(
         {f: traces[f] for f in pass_.features},
         tuple(NormalizeTrace(str(r.location), r.pass_name, r.when.expr.text, tuple(sorted(r.set.items())))

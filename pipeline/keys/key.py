@@ -112,3 +112,18 @@ def _parse_value(text: str, rs: RuleSet, name: str, raw: str) -> FeatureValue:
         shown = "any integer" if domain.open else ", ".join(format_value(v) for v in domain.values)
         raise _key_error(text, f"'{raw}' is not a value of {name} (values: {shown})")
     return parsed
+
+
+_INTERNED: dict[PermutationKey, PermutationKey] = {}
+MAX_INTERNED = 100_000
+
+
+def interned(key: PermutationKey) -> PermutationKey:
+    """One object for equal keys made in this process: a dict finds a key by identity, never comparing
+    its features (rule evaluations and decoded records each make their own)."""
+    found = _INTERNED.get(key)
+    if found is None:
+        if len(_INTERNED) >= MAX_INTERNED:
+            _INTERNED.clear()
+        found = _INTERNED[key] = key
+    return found

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
-from pipeline.keys.key import PermutationKey
+from pipeline.keys.key import PermutationKey, interned
 
 CHUNK_KEYS = RecordKind("chunk-keys", 5)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables
 CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
@@ -68,7 +68,7 @@ def decode_uses(data: list[dict]) -> list[KeyUse]:
         trace = Trace({n: FeatureTrace(v, loc, case, expr, tuple(facts))
                        for n, (v, loc, case, expr, facts) in u["trace"]["features"].items()},
                       tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in u["trace"]["normalize"]))
-        uses.append(KeyUse(PermutationKey(shader, pass_name, features_of(features)), dict(u["render_state"]),
+        uses.append(KeyUse(interned(PermutationKey(shader, pass_name, features_of(features))), dict(u["render_state"]),
                            {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]), trace,
                            tuple(dict(c) for c in u["axes"])))
     return uses

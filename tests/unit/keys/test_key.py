@@ -114,3 +114,12 @@ def test_a_key_hashes_as_its_fields_and_travels_without_its_cached_hash() -> Non
     done = subprocess.run([sys.executable, "-c", script], input=data, capture_output=True,
                           env={"PYTHONHASHSEED": "7", "PYTHONPATH": str(REPO)})
     assert done.stdout.strip() == b"found", done.stderr
+
+
+def test_equal_keys_made_apart_are_interned_to_one_object() -> None:
+    from pipeline.keys.key import interned
+
+    a = PermutationKey("pbr", "forward", (("LIT", True),))
+    b = PermutationKey("pbr", "forward", (("LIT", True),))
+    assert a is not b and interned(a) is interned(b) is interned(a)
+    assert interned(PermutationKey("pbr", "depth", (("LIT", True),))) is not interned(a)
