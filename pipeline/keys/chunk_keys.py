@@ -23,7 +23,8 @@ from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
-from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of, required_keys
+from pipeline.facts import DrawSource
+from pipeline.keys.required import DRAW_FIELDS, KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
 
 
@@ -166,7 +167,7 @@ class StoredDraws:
             at = tuple(ident)
             source = self._sources.get(at)
             if source is None:
-                source = self._sources[at] = draw_of(ident, name, level)
+                source = self._sources[at] = RecordedDraw(ident, name, level)
             made.append((source, states[state], specs[spec]))
         return made
 
@@ -184,6 +185,33 @@ class StoredDraws:
             raise OSError(errno.ENOENT, f"the cache no longer holds the draws of chunk {self.chunk[0]!r} "
                                         "(cleared during the cook?); cook again", str(store.directory))
         return data
+
+
+class RecordedDraw:
+    """A draw a chunk record names, as its :class:`~pipeline.facts.DrawSource` reads (the same fields, equal
+    to it), made without validation: its values were validated when the draw was first scanned, and a
+    chunk's outputs make one per draw."""
+
+    __slots__ = ("file", "node", "mesh", "primitive", "material", "variant", "chunk", "level")
+    _FIELDS = (*DRAW_FIELDS, "chunk", "level")
+
+    def __init__(self, ident, chunk: str, level: str | None):
+        self.file, self.node, self.mesh, self.primitive, self.material, self.variant = ident
+        self.chunk, self.level = chunk, level
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RecordedDraw, DrawSource)):
+            return self._values() == tuple(getattr(other, name) for name in self._FIELDS)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"RecordedDraw({', '.join(f'{n}={getattr(self, n)!r}' for n in self._FIELDS)})"
 
 
 _STORES: dict[tuple[int, str], Store] = {}

@@ -34,11 +34,6 @@ def draw_id(source: DrawSource) -> list:
     return [source.file, source.node, source.mesh, source.primitive, source.material, source.variant]
 
 
-def draw_of(ident, chunk: str, level: str) -> DrawSource:
-    """The draw a :func:`draw_id` of a chunk names (its values were validated when it was first made)."""
-    return DrawSource.model_construct(chunk=chunk, level=level, **dict(zip(DRAW_FIELDS, ident)))
-
-
 @dataclass
 class KeyUses:
     """What a key is used for, the one shape every stage passes around: the draws that need it

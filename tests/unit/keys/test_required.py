@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pipeline import api
 from pipeline.keys import incremental
-from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, draw_of
+from pipeline.keys.chunk_keys import RecordedDraw
+from pipeline.keys.required import KeyUses, RequiredKeys, draw_id
 from pipeline.outputs.manifest import ManifestEntry, load_chunk_manifest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -27,7 +28,12 @@ def test_a_draw_id_names_its_draw_within_its_chunk() -> None:
     found = api.keys(SAMPLE)
     for uses in found.required.keys.values():
         for draw in uses.draws:
-            assert draw_of(draw_id(draw), draw.chunk, draw.level) == draw
+            back = RecordedDraw(draw_id(draw), draw.chunk, draw.level)
+            assert back == draw and draw == back and hash(back) == hash(RecordedDraw(draw_id(draw), draw.chunk,
+                                                                                     draw.level))
+            assert all(getattr(back, name) == getattr(draw, name) for name in type(draw).model_fields)
+            other = RecordedDraw([*draw_id(draw)[:-1], "another variant"], draw.chunk, draw.level)
+            assert other != draw and draw != other
 
 
 def test_uses_merge_across_chunks() -> None:
