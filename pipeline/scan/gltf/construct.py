@@ -58,20 +58,20 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
             data[name] = factory()
     if len(values) < count and any(v is _MISSING for v in data.values()):
         raise TypeError(f"{cls.__name__}: required fields missing")
-    model = cls.__new__(cls)
-    _set(model, "__dict__", data)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+    return _model(cls, data, set(values))
 
 
 def construct_every(cls: type[M], values: dict[str, Any]) -> M:
     """:func:`construct` for ``values`` that give every field of ``cls``, in field order (checked by tests,
     not here: the caller builds them so)."""
+    return _model(cls, values, set(values))
+
+
+def _model(cls: type[M], data: dict[str, Any], given: set[str]) -> M:
+    """A model of ``cls`` holding ``data`` as its fields, ``given`` the ones set explicitly."""
     model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__dict__", data)
+    _set(model, "__pydantic_fields_set__", given)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
