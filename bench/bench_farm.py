@@ -38,9 +38,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH.parent), str(BENCH)]
 
 from pipeline import api  # noqa: E402
-from pipeline.cache.job_records import JOB  # noqa: E402
 from pipeline.cache.store import Store  # noqa: E402
 from pipeline.compile.farm import batch_size  # noqa: E402
+from pipeline.compile.scheduler import store_result  # noqa: E402
 from pipeline.compile.farm_trust import job_output  # noqa: E402
 from pipeline.compile.farm_worker import FarmResult, noop  # noqa: E402
 from pipeline.digest import bytes_hash  # noqa: E402
@@ -82,19 +82,25 @@ def pool_round_trip(samples: int = 40) -> float:
 
 
 def client_cost(cache: Path, result: api.CookResult, scratch: Path, sample: int = 40) -> tuple[float, float]:
-    """Mean client-side seconds per result: (the client's checks of a worker's result, store write of blob
-    and record), the checks being :func:`pipeline.compile.farm_trust.job_output`, as the client runs them."""
+    """Mean client-side seconds per result: (the client's checks of a worker's result, storing its blob and
+    records), each as the client does it: :func:`pipeline.compile.farm_trust.job_output`, then the scheduler's
+    store write, a batch's results in one commit (batches of the cook's mean farm batch)."""
+    size = max(1, round((result.farm or {}).get("mean_batch") or 1))
     with Store(cache) as source, Store(scratch) as target:
         jobs = sorted(result.run.results.items())[:sample]
         blobs = [(key, source.get_blob(r.blob)) for key, r in jobs if r.blob]
         sent = [(result.plan.jobs[key], (FarmResult(key, blob, bytes_hash(blob), (), 0.01),)) for key, blob in blobs]
         began = time.perf_counter()
+        outputs = []
         for job, results in sent:
             output, why = job_output(job, results)
             assert output is not None, why
+            outputs.append((job, output))
         checked = time.perf_counter()
-        for key, blob in blobs:
-            target.set(JOB, key, {"blob": target.put_blob(blob), "diagnostics": []})
+        for at in range(0, len(outputs), size):
+            with target.batched():
+                for job, output in outputs[at:at + size]:
+                    store_result(job, output, target, "")
         stored = time.perf_counter()
         count = max(1, len(blobs))
         return (checked - began) / count, (stored - checked) / count

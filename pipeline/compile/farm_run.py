@@ -24,7 +24,7 @@ from distributed import Client, KilledWorker, wait
 from pipeline.compilers import CompileOutput, SourceTree
 from pipeline.compile.farm_trust import Trust, audit_sample, batch_problem, job_output
 from pipeline.compile.farm_worker import BatchFailure, CompilerMismatch, FarmBatch, farm_task
-from pipeline.compile.scheduler import JobRunner
+from pipeline.compile.scheduler import JobRunner, batch_of
 from pipeline.plan.jobs import StageJob
 from pipeline.errors import one_line
 
@@ -297,14 +297,15 @@ class FarmRun:
             self.done_jobs += len(batch)
             self.per_job = self.stats.compile_s / self.done_jobs
             self.stats.per_job_ms = self.per_job * 1000
-        for job, output, _ in checked:
-            if output.spirv is None:  # a farm's failure is confirmed here, never remembered as it came
-                self.confirm[job.key] = worker
-                self.stop = self.stop or self.fail_fast
-            elif self.farm.audit:
-                self.held.append((job, output, worker))
-            else:
-                self._deliver(job, output, worker)
+        with batch_of(self.on_done):  # the batch's records in one store commit
+            for job, output, _ in checked:
+                if output.spirv is None:  # a farm's failure is confirmed here, never remembered as it came
+                    self.confirm[job.key] = worker
+                    self.stop = self.stop or self.fail_fast
+                elif self.farm.audit:
+                    self.held.append((job, output, worker))
+                else:
+                    self._deliver(job, output, worker)
 
     def _deliver(self, job: StageJob, output: CompileOutput, where: str) -> None:
         self.farm.calls += 1

@@ -21,6 +21,7 @@ every worker costs more than the pool would save on them.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,10 +168,18 @@ class JobRunner:
     def _deliver(self, batch: list[StageJob], outputs: list[CompileOutput], on_done, pending_keys: set) -> bool:
         """Hand a finished batch's outputs to ``on_done``; True when one of them failed."""
         self.calls += len(outputs)
-        for job, output in zip(batch, outputs):
-            on_done(job, output)
-            pending_keys.discard(job.key)
+        with batch_of(on_done):
+            for job, output in zip(batch, outputs):
+                on_done(job, output)
+                pending_keys.discard(job.key)
         return any(o.spirv is None for o in outputs)
+
+
+def batch_of(on_done):
+    """The context in which ``on_done`` takes a batch of results whose records are written together (one
+    store commit), when it offers one (``on_done.batched``); else nothing."""
+    batched = getattr(on_done, "batched", None)
+    return batched() if batched is not None else contextlib.nullcontext()
 
 
 def look_up(jobs: dict[str, StageJob], store: Store, library: str) -> tuple[RunResult, list[StageJob]]:
@@ -205,7 +214,7 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
         progress.start("compiling", len(misses))
 
         def on_done(job: StageJob, output: CompileOutput, where: str = "local") -> None:
-            run.results[job.key] = _store_result(job, output, store, library)
+            run.results[job.key] = store_result(job, output, store, library)
             run.compiled.append(job.key)
             run.where[job.key] = where
             run.seconds[job.key] = output.seconds
@@ -213,6 +222,7 @@ def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: boo
                 remote.compiled(job, output)
             progress.advance()
 
+        on_done.batched = store.batched  # a batch of results delivered together: its records in one commit
         run.cancelled = compiler.run(misses, on_done, fail_fast)
         progress.finish()
     if remote is not None:
@@ -228,7 +238,7 @@ def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, library
     found = {key: output for key, output in remote.fetch(misses).items() if output.spirv is not None}
     for job in misses:
         if job.key in found:
-            stored = _store_result(job, found[job.key], store, library)
+            stored = store_result(job, found[job.key], store, library)
             run.results[job.key] = JobResult(stored.blob, stored.diagnostics, cached=True)
             run.fetched.append(job.key)
             run.reasons.pop(job.key, None)
@@ -249,7 +259,8 @@ def _cached_result(record, store: Store, library: str = "") -> JobResult | None:
     return result
 
 
-def _store_result(job: StageJob, output: CompileOutput, store: Store, library: str = "") -> JobResult:
+def store_result(job: StageJob, output: CompileOutput, store: Store, library: str = "") -> JobResult:
+    """Record a compiled job: its blob, its job record and its identity record (the result as a cook keeps it)."""
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
     store.set(JOB, job.key, result.to_record(library))

@@ -198,6 +198,19 @@ def test_the_process_pool_gives_the_bytes_compiling_here_gives(tmp_path: Path, m
     assert pooled.results[BAD.key].diagnostics == inline.results[BAD.key].diagnostics
 
 
+def test_a_batch_of_results_from_the_pool_is_recorded_in_one_commit(tmp_path: Path, monkeypatch) -> None:
+    jobs = [BAD, *(make_job([("X", str(i))]) for i in range(23))]
+    monkeypatch.setattr(scheduler, "INLINE_PER_WORKER", 0)
+    with Store(tmp_path / "pool") as store:
+        commits, real = [], store._cache.transact
+        monkeypatch.setattr(store._cache, "transact", lambda *a, **k: commits.append(1) or real(*a, **k))
+        run = run_plan(plan_of(*jobs), store, JobRunner(LIBRARY, "capi", 2))
+        assert sorted(run.compiled) == sorted(j.key for j in jobs)
+        assert 1 <= len(commits) < len(jobs)  # one per batch the pool sent back, not one per job
+        again = run_plan(plan_of(*jobs), store, JobRunner(LIBRARY, "capi", 2))
+        assert again.compiled == [] and again.cache_hits == len(jobs)  # every record was written
+
+
 def with_plugins(job: StageJob, *plugins: tuple[str, str, str]) -> StageJob:
     request = dataclasses.replace(job.request, plugins=plugins, text=SourceTree(LIBRARY).read(SOURCE))
     return StageJob(request, job.closure, job.options, job_key(request, job.closure, job.options))
