@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.key import PermutationKey
+from pipeline.keys.key import PermutationKey, interned as interned_key
 from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
 from pipeline.facts import DrawSource
 from pipeline.keys.required import DRAW_FIELDS, KeyUses, RequiredKeys, draw_id, required_keys
@@ -50,9 +50,17 @@ class ChunkKeys:
         ids: dict[int, list] = {}  # id of a draw -> its draw_id (a draw has a binding per pass and axis key)
         alive = []  # what the ids above name, kept alive while they are in use
 
+        serialized: dict[int, bytes] = {}  # id of a render state (or specialization values) -> its canonical bytes
+
+        def canon(value: dict) -> bytes:  # made once per object, for both records' tables
+            found = serialized.get(id(value))
+            if found is None:
+                alive.append(value)
+                found = serialized[id(value)] = canonical_bytes(value)
+            return found
+
         def place(n: int, value: dict) -> int:
-            alive.append(value)
-            found = at[n][id(value)] = tables[n].setdefault(canonical_bytes(value), (len(tables[n]), value))[0]
+            found = at[n][id(value)] = tables[n].setdefault(canon(value), (len(tables[n]), value))[0]
             return found
 
         texts: tuple[dict, dict] = ({}, {})  # the summary's tables: canonical text -> position
@@ -61,8 +69,7 @@ class ChunkKeys:
         def text_of(n: int, value: dict) -> int:
             found = known.get(id(value))
             if found is None:
-                alive.append(value)
-                found = known[id(value)] = texts[n].setdefault(canonical_bytes(value).decode(), len(texts[n]))
+                found = known[id(value)] = texts[n].setdefault(canon(value).decode(), len(texts[n]))
             return found
 
         for k, u in self.keys.items():
@@ -104,9 +111,10 @@ class ChunkKeys:
             if key is None:
                 ident = (shader, pass_name, features_of(features))
                 key = interned.get(ident)
-                if key is None:
-                    key = interned[ident] = PermutationKey(*ident)
-                    key.__dict__.update(text=text, hash=digest)  # its cached properties, computed when recorded
+                if key is None:  # the process's one object for it, as rule evaluation gives it
+                    key = interned[ident] = interned_key(PermutationKey(*ident))
+                    key.__dict__.setdefault("text", text)  # its cached properties, computed when recorded
+                    key.__dict__.setdefault("hash", digest)
                 interned[(_SHARED, text, digest)] = key
             hashes.append(key.hash if key.hash == digest else digest)  # the interned key's string, when equal
             states = [state_table[at] for at in states]

@@ -54,7 +54,7 @@ class JobResults:
         if found is None:
             plan, run = self.plan, self.run
             targets = plan.targets.get(key)
-            jobs = sorted(set(plan.jobs_for(key).values()).union(plan.all_jobs_for(key)))
+            jobs = sorted(set(plan.all_jobs_for(key)))  # its stages are its primary target's
             found = self._keys[key] = stable_hash([
                 key.text, sorted(plan.jobs_for(key).items()),
                 None if targets is None else sorted((label, sorted(stages.items())) for label, stages in targets.items()),

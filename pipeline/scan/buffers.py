@@ -48,7 +48,7 @@ OPTIONAL_FACTS = frozenset({"mesh.colorAllWhite", "mesh.maxJointInfluences"})
 WHITE_TOLERANCE = 1 / 512
 
 _COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
-_DTYPES = {5120: "<i1", 5121: "<u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
+# componentType -> (struct format code, bytes): little-endian, "<" + code is also the numpy dtype
 _STRUCT = {5120: ("b", 1), 5121: ("B", 1), 5122: ("h", 2), 5123: ("H", 2), 5125: ("I", 4), 5126: ("f", 4)}
 SMALL_ACCESSOR = 64  # accessors of at most this many values are read without numpy (cheaper for so few)
 _UNSET = object()
@@ -173,8 +173,8 @@ class BufferData:
         found = self._view_layout(acc, components)
         if found is None:
             return None
-        data, start, stride, _, size = found
-        dtype = np.dtype(_DTYPES[acc["componentType"]])
+        data, start, stride, code, size = found
+        dtype = np.dtype("<" + code)
         return np.ndarray((acc["count"], components), dtype, buffer=data, offset=start, strides=(stride, size))
 
     def _view_layout(self, acc: dict, components: int) -> tuple[memoryview, int, int, str, int] | None:
