@@ -48,8 +48,7 @@ def encode_level(m) -> dict:
 
 def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
     """The fields of a :class:`~pipeline.outputs.manifest.LevelManifest` (but ``level``) from its document."""
-    fields = decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
-                    where, entry)
+    fields = decode_union(doc, where, entry)
     texts, ids = list(fields["keys"]), list(fields["pipelines"])
     users: dict[str, list[str]] = {text: [] for text in texts}
     uses = {}
@@ -68,6 +67,13 @@ def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
     keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}
     return {"chunks": tuple(uses), "keys": keys, "errors": fields["errors"], "pipelines": fields["pipelines"],
             "uses": uses}
+
+
+def decode_union(doc: dict, where, entry: Callable[..., Any]) -> dict:
+    """The union's ``keys`` (draws summed, no chunks named), ``pipelines`` and ``errors`` of a level
+    manifest's document, its per-chunk rows left unread."""
+    return decode({**doc, **{name: [] for name in ("draws", "files", "passes", "uses")}, "fallbacks": {}},
+                  where, entry)
 
 
 def _with_chunks(e, chunks: list[str]):

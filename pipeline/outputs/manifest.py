@@ -229,7 +229,7 @@ def level_manifest(level: str, chunks: Iterable[Any], fresh: Iterable[str] = ())
         for text, entry in m.keys.items():
             old = base.setdefault(text, entry)
             if old is not entry:
-                _same_key(old, entry)
+                same_key(old, entry)
             draws[text] = draws.get(text, 0) + counts[text]
             users.setdefault(text, []).append(m.chunk)
         uses[m.chunk] = (dict(counts), tuple(sorted(m.pipelines)))
@@ -242,7 +242,7 @@ def level_manifest(level: str, chunks: Iterable[Any], fresh: Iterable[str] = ())
                          dict(sorted(pipelines.items())), uses)
 
 
-def _same_key(a: ManifestEntry, b: ManifestEntry) -> None:
+def same_key(a: ManifestEntry, b: ManifestEntry) -> None:
     """Two chunks' entries of one key text agree on what the key is."""
     for name in ("hash", "shader", "pass_name", "features", "targets"):
         if getattr(a, name) != getattr(b, name):
@@ -353,6 +353,14 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     doc = _load(path)
     where = _Where(str(path))
     return LevelManifest(where.get(doc, "level", str), **level_index.decode_level(doc, where, _index_entry))
+
+
+def load_level_union(path: Path | str) -> tuple[dict, dict]:
+    """A level manifest's document and its union's fields (:func:`pipeline.outputs.level_index.decode_union`),
+    its per-chunk rows left as written; raises ManifestError / ManifestVersionError."""
+    doc = _load(path)
+    _Where(str(path)).get(doc, "level", str)
+    return doc, level_index.decode_union(doc, _Where(str(path)), _index_entry)
 
 
 def _load(path: Path | str) -> dict:

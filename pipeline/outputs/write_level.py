@@ -11,6 +11,10 @@ pipeline states the chunk uses, so the union is rebuilt from
   record saw when the level manifest was last written,
 - and only the other indexes (changed behind the cook's back, or never seen) read again.
 
+Where it can, it does not rebuild the union either: it updates the document on disk,
+carrying every unchanged chunk's rows over (:mod:`pipeline.outputs.level_delta`), so a
+cook of one chunk costs a level of 250 chunks little more than a level of 25.
+
 The result is the same bytes a rebuild from every index would give
 (:func:`pipeline.outputs.manifest.level_manifest`).  It returns a :class:`LevelWrite`:
 whether the file was rewritten, and why.
@@ -26,6 +30,7 @@ from typing import Any
 from pipeline.cache.store import Store
 from pipeline.digest import stable_hash
 from pipeline.outputs import atomic
+from pipeline.outputs import level_delta
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.records import LEVEL_OUTPUTS, as_tuple, level_outputs_current, stat_of
 from pipeline.outputs.sweep import level_files
@@ -67,9 +72,14 @@ def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, v
         if reason is None and not verify:
             return LevelWrite(path)
         reason = reason or "differs from its chunk indexes (cook --verify)"
-        trusted = {} if verify else _trusted(record, path, out, stamps)
-        parts, read = _parts(level, out, stamps, built or {}, trusted)
-        written = write_level_manifest(out, mf.level_manifest(level, parts, fresh))
+        doc = None if verify else _delta(record, path, level, out, stamps, built or {})
+        if doc is not None:
+            doc, read = doc
+            written = atomic.write_if_changed(path, mf.dump_json(doc))
+        else:
+            trusted = {} if verify else _trusted(record, path, out, stamps)
+            parts, read = _parts(level, out, stamps, built or {}, trusted)
+            written = write_level_manifest(out, mf.level_manifest(level, parts, fresh))
         store.set(LEVEL_OUTPUTS, str(path.resolve()), [state, stat_of(path), stamps])
     return LevelWrite(path, reason, written, read)
 
@@ -83,11 +93,57 @@ def level_state_of(stamps: Mapping[str, Any]) -> str:
     return stable_hash(sorted(stamps.items()))
 
 
+def _recorded(record, path: Path) -> bool:
+    """The record names each index's stamp, and the level manifest on disk is the one it wrote."""
+    return isinstance(record, tuple) and len(record) == 3 and isinstance(record[2], Mapping) \
+        and as_tuple(stat_of(path)) == as_tuple(record[1])
+
+
+def _delta(record, path: Path, level: str, out: Path, stamps: Mapping[str, Any],
+           built: Mapping[str, Any]) -> tuple[dict, int] | None:
+    """The new document from the one on disk, the chunks whose index is as recorded carried over and
+    every other one read or taken from ``built`` (:func:`pipeline.outputs.level_delta.updated_level`),
+    and how many indexes were read; None: rebuild it."""
+    if not _recorded(record, path):
+        return None
+    try:
+        doc, union = mf.load_level_union(path)
+    except mf.ManifestError:
+        return None
+    if not isinstance(doc.get("chunks"), dict):
+        return None
+    built_at = {str(mf.chunk_manifest_path(out, m.chunk)): m for m in built.values()}
+    kept, parts, read = [], [], 0
+    for chunk in doc["chunks"]:
+        try:
+            index = str(mf.chunk_manifest_path(out, chunk))
+        except mf.ManifestError:
+            return None
+        if index in stamps and index not in built_at \
+                and as_tuple(record[2].get(index)) == as_tuple(stamps[index]):
+            kept.append(chunk)
+    carried = {str(mf.chunk_manifest_path(out, chunk)) for chunk in kept}
+    for index in sorted(stamps):
+        if index in carried:
+            continue
+        part = built_at.get(index)
+        if part is None:
+            try:
+                part = mf.load_chunk_manifest(index)
+            except mf.ManifestError:
+                continue
+            read += 1
+            if part.level != level:
+                continue
+        parts.append(part)
+    new = level_delta.updated_level(doc, union, level, kept, parts)
+    return None if new is None else (new, read)
+
+
 def _trusted(record, path: Path, out: Path, stamps: Mapping[str, Any]) -> dict[str, Part]:
     """Index path -> the chunk's part, from the level manifest on disk, for each index whose stamp is
     the one recorded when that manifest was written (a stale chunk is never trusted)."""
-    if not (isinstance(record, tuple) and len(record) == 3 and isinstance(record[2], Mapping)) \
-            or as_tuple(stat_of(path)) != as_tuple(record[1]):
+    if not _recorded(record, path):
         return {}  # no per-index stamps, or the level manifest is not the one last written
     try:
         old = mf.load_level_manifest(path)

@@ -1,0 +1,128 @@
+"""A level manifest updated by replacing the parts of the chunks that changed (outputs/level_delta.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pipeline.cache.store import Store
+from pipeline.digest import bytes_hash
+from pipeline.keys.key import PermutationKey
+from pipeline.outputs import level_delta, write_level
+from pipeline.outputs import manifest as mf
+from pipeline.outputs.contract import pipeline_state
+from pipeline.outputs.write_chunk import write_now
+from pipeline.outputs.write_level import Part, level_chunks, update_level
+
+STATES = [{"blend": False, "cull": "back"}, {"blend": True, "cull": "none"}]
+
+
+def entry(n: int, draws: int, blob: str = "blob") -> mf.ManifestEntry:
+    key = PermutationKey("pbr", "forward", (("A", n),))
+    return mf.ManifestEntry(key=key.text, hash=key.hash, shader="pbr", pass_name="forward",
+                            features={"A": n}, stages={"fragment": bytes_hash(f"{blob}{n}".encode())}, draws=draws)
+
+
+def chunk(name: str, rng: random.Random, blob: str = "blob") -> mf.ChunkManifest:
+    keys = rng.sample(range(12), rng.randint(1, 5))
+    entries = [entry(n, rng.randint(1, 9), blob) for n in keys]
+    pipelines = dict(pipeline_state(e.key, [], STATES[rng.randint(0, 1)], {}) for e in entries)
+    errors = [{"message": f"m{rng.randint(0, 3)}", "pointer": "/x"}] if rng.random() < 0.3 else []
+    return mf.chunk_manifest(name, "forest", entries, errors, pipelines=pipelines)
+
+
+def write(out, manifest: mf.ChunkManifest) -> mf.ChunkManifest:
+    write_now(mf.chunk_manifest_path(out, manifest.chunk), mf.dump_json(manifest.to_json()))
+    return manifest
+
+
+def rebuilt_bytes(out) -> bytes:
+    return mf.dump_json(mf.level_manifest("forest", level_chunks(out, "forest")).to_json())
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "cache") as s:
+        yield s
+
+
+@pytest.fixture
+def rebuilds(monkeypatch):
+    """How many times update_level rebuilt the union from every part rather than updating it."""
+    calls, parts = [], write_level._parts
+
+    def counted(*a, **k):
+        calls.append(1)
+        return parts(*a, **k)
+    monkeypatch.setattr(write_level, "_parts", counted)
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_edits_added_and_deleted_chunks_give_the_bytes_of_a_rebuild(tmp_path, store, rebuilds, seed):
+    rng, out = random.Random(seed), tmp_path / "out"
+    names = [f"forest/c{n:02d}" for n in range(8)]
+    for name in names[:6]:
+        write(out, chunk(name, rng))
+    update_level("forest", [], store, out)
+    assert rebuilds == [1]  # the first write has nothing to update
+    path = mf.level_manifest_path(out, "forest")
+    for _ in range(12):
+        name = rng.choice(names)
+        if rng.random() < 0.2 and mf.chunk_manifest_path(out, name).exists():
+            mf.chunk_manifest_path(out, name).unlink()
+            built = {}
+        else:
+            new = write(out, chunk(name, rng))
+            built = {name: Part(new.chunk, new.keys, new.pipelines, new.errors) if rng.random() < 0.5 else new}
+        done = update_level("forest", list(built), store, out, built=built)
+        assert done.read == 0 and rebuilds == [1]
+        assert path.read_bytes() == rebuilt_bytes(out)
+
+
+def test_an_index_changed_behind_the_cook_s_back_is_read_and_carried_into_the_update(tmp_path, store, rebuilds):
+    rng, out = random.Random(7), tmp_path / "out"
+    for n in range(4):
+        write(out, chunk(f"forest/c{n:02d}", rng))
+    update_level("forest", [], store, out)
+    write(out, chunk("forest/c02", rng))
+    done = update_level("forest", [], store, out)
+    assert done.read == 1 and rebuilds == [1] and mf.level_manifest_path(out, "forest").read_bytes() == rebuilt_bytes(out)
+
+
+def _level(tmp_path, store, chunks):
+    out = tmp_path / "out"
+    for m in chunks:
+        write(out, m)
+    update_level("forest", [], store, out)
+    doc, union = mf.load_level_union(mf.level_manifest_path(out, "forest"))
+    return doc, union
+
+
+def test_a_changed_chunk_naming_other_blobs_for_a_key_is_left_to_the_rebuild(tmp_path, store):
+    rng = random.Random(1)
+    a, b = chunk("forest/c00", rng), chunk("forest/c01", rng)
+    doc, union = _level(tmp_path, store, [a, b])
+    other = mf.chunk_manifest("forest/c01", "forest", [entry(int(t[-2]), 1, "other") for t in a.keys])
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00"], [other]) is None
+    same = mf.chunk_manifest("forest/c01", "forest", [entry(int(t[-2]), 1) for t in a.keys])
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00"], [same]) is not None
+
+
+def test_a_level_listing_a_stale_chunk_is_left_to_the_rebuild(tmp_path, store):
+    rng = random.Random(2)
+    doc, union = _level(tmp_path, store, [chunk("forest/c00", rng)])
+    union = {**union, "errors": (*union["errors"], {"chunk": "forest/c00", "message": mf.STALE})}
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00"], []) is None
+
+
+@pytest.mark.parametrize("rows", [{"keys": [[-1, 1]], "pipelines": []}, {"keys": [[0]], "pipelines": []},
+                                  {"keys": [[99, 1]], "pipelines": []}, {"keys": [[0, 1.5]], "pipelines": []},
+                                  {"keys": [[0, 1]], "pipelines": [-2]}, {"keys": [[0, 1]]}, "x"])
+def test_rows_this_module_does_not_write_are_left_to_the_rebuild(tmp_path, store, rows):
+    rng = random.Random(3)
+    doc, union = _level(tmp_path, store, [chunk("forest/c00", rng), chunk("forest/c01", rng)])
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is not None
+    doc["chunks"]["forest/c00"] = rows
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is None
