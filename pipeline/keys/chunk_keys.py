@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -22,7 +24,7 @@ from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey, interned as interned_key
-from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
+from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, KEY_DEFS, decode_uses, encode_uses, features_of
 from pipeline.facts import DrawSource
 from pipeline.keys.required import DRAW_FIELDS, KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
@@ -75,8 +77,8 @@ class ChunkKeys:
         for k, u in self.keys.items():
             made = u.bindings
             alive.append(made)
-            keys.append([k.shader, k.pass_name, k.features, k.text, k.hash, len(made),
-                         [text_of(0, state) for state in u.render_states], text_of(1, u.specialization)])
+            keys.append([k.hash, len(made), [text_of(0, state) for state in u.render_states],
+                         text_of(1, u.specialization)])
             rows = []
             for d, st, sp in made:
                 ident = ids.get(id(d))
@@ -94,11 +96,19 @@ class ChunkKeys:
         return summary, {"keys": [k.hash for k in self.keys], "bindings": bindings, "render_states": states,
                          "specializations": specs}
 
+    def definitions(self) -> dict[str, list]:
+        """Key hash -> ``[shader, pass, [[feature, value], ...], key text]`` of each of its keys: what a
+        ``key`` record holds, the chunk record naming its keys by hash alone."""
+        return {k.hash: [k.shader, k.pass_name, k.features, k.text] for k in self.keys}
+
     @classmethod
-    def from_records(cls, record: dict, interned: dict, draws: "dict | StoredDraws") -> "ChunkKeys":
+    def from_records(cls, record: dict, interned: dict, draws: "dict | StoredDraws",
+                     define: Callable[[str], Any]) -> "ChunkKeys":
         """Rebuild a chunk from its ``chunk-keys`` record and its ``chunk-draws`` record (``draws``: the
         record, or a :class:`StoredDraws` that reads it from the store when a key's draws are first
-        asked for); equal keys of several chunks share one (interned) PermutationKey."""
+        asked for); ``define``: a key hash -> its definition (:meth:`definitions`; a ``key`` record),
+        asked only for keys ``interned`` does not hold yet.  Equal keys of several chunks share one
+        (interned) PermutationKey.  Raises KeyError/TypeError/ValueError on what is not a record."""
         name, level = str(record["name"]), record["level"]
         source = draws if isinstance(draws, StoredDraws) else StoredDraws.holding(draws)
         source.chunk = (name, level)
@@ -106,17 +116,18 @@ class ChunkKeys:
         hashes = []
         state_table = [_interned_text(interned, t) for t in record["render_states"]]
         spec_table = [_interned_text(interned, t) for t in record["specializations"]]
-        for i, (shader, pass_name, features, text, digest, count, states, spec) in enumerate(record["keys"]):
-            key = interned.get((_SHARED, text, digest))  # a key's text and hash name it: its features are read once
+        for i, (digest, count, states, spec) in enumerate(record["keys"]):
+            key = interned.get((_SHARED, digest))  # its hash names a key: its definition is read once
             if key is None:
-                ident = (shader, pass_name, features_of(features))
+                shader, pass_name, features, _text = define(digest)
+                ident = (str(shader), str(pass_name), features_of(features))
                 key = interned.get(ident)
                 if key is None:  # the process's one object for it, as rule evaluation gives it
                     key = interned[ident] = interned_key(PermutationKey(*ident))
-                    key.__dict__.setdefault("text", text)  # its cached properties, computed when recorded
-                    key.__dict__.setdefault("hash", digest)
-                interned[(_SHARED, text, digest)] = key
-            hashes.append(key.hash if key.hash == digest else digest)  # the interned key's string, when equal
+                if key.hash != digest:  # made once per key and process, never taken from the record
+                    raise ValueError("a key record that is not the key its hash names")
+                interned[(_SHARED, digest)] = key
+            hashes.append(key.hash)
             states = [state_table[at] for at in states]
             states = interned.setdefault((_SHARED, tuple(map(id, states))), states)  # ids of interned: stable
             uses[key] = RecordedUses(source, i, int(count), states, spec_table[spec])
@@ -126,6 +137,21 @@ class ChunkKeys:
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
+
+
+def store_definitions(store: Store, chunk: ChunkKeys, known: set[str]) -> None:
+    """Record the ``key`` record of each key of ``chunk`` the store lacks (``known``: hashes already
+    recorded or found, kept by the caller across its chunks)."""
+    for digest, definition in chunk.definitions().items():
+        if digest not in known:
+            known.add(digest)
+            if not store.has(KEY_DEFS, digest):
+                store.set(KEY_DEFS, digest, definition)
+
+
+def defining(store: Store) -> Callable[[str], Any]:
+    """A key hash -> its definition, from its ``key`` record (None when absent)."""
+    return lambda digest: store.get(KEY_DEFS, digest)
 
 
 _SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values

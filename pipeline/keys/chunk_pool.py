@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
-from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, evaluate_chunk
+from pipeline.keys.chunk_keys import (ChunkKeys, StoredDraws, StoredEvaluations, defining, evaluate_chunk,
+                                      store_definitions)
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.scan.buffers import preload
 from pipeline.scan.gltf.draws import SharedFacts
@@ -42,6 +43,7 @@ class _Work:
     optional: frozenset[str]
     memo: StoredEvaluations = field(init=False)
     shared: SharedFacts = field(default_factory=SharedFacts)
+    defined: set = field(default_factory=set)  # key hashes whose ``key`` record is known to be stored
     stored: bool = False  # whether the last chunk done was recorded
     records: tuple | None = None  # and its records, when it was
 
@@ -58,6 +60,7 @@ class _Work:
             self.records = record.to_records() if self.stored else None
             if self.stored:
                 summary, draws = self.records
+                store_definitions(self.store, record, self.defined)
                 self.store.set(CHUNK_DRAWS, fingerprint, draws)
                 self.store.set(CHUNK_KEYS, fingerprint, summary)
         return record
@@ -106,14 +109,14 @@ def _start_worker(world, root, directory, base: str, optional: frozenset[str]) -
 
 
 def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list[str]]:
-    """In a worker: each chunk's ``chunk-keys`` record, with its ``chunk-draws`` record only when it
-    could not be stored (else the draws are read from the store by whatever writes the chunk's
-    outputs); the store's warnings."""
+    """In a worker: each chunk's ``chunk-keys`` record, with its ``chunk-draws`` record and its keys'
+    definitions only when it could not be stored (else the draws are read from the store by whatever
+    writes the chunk's outputs, and the definitions from their ``key`` records); the store's warnings."""
     out = []
     for info, fingerprint in zip(chunks, prints):
         record = _WORKER.chunk(info, fingerprint)
         summary, draws = _WORKER.records or record.to_records()  # made once: the stored records, else now
-        out.append((summary, None if _WORKER.stored else draws))
+        out.append((summary, None, None) if _WORKER.stored else (summary, draws, record.definitions()))
     warnings, _WORKER.store.warnings[:] = list(_WORKER.store.warnings), []
     return out, warnings
 
@@ -138,9 +141,10 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
                 chunks = futures.pop(future)  # a future done with lets go of its records: memory stays flat
                 del future
                 store.warnings += [w for w in warnings if w not in store.warnings]
-                for info, (summary, draws) in zip(chunks, found):
+                for info, (summary, draws, defined) in zip(chunks, found):
                     stored = StoredDraws(store, prints.get(info.name)) if draws is None else draws
-                    records[info.name] = ChunkKeys.from_records(summary, interned, stored)
+                    records[info.name] = ChunkKeys.from_records(summary, interned, stored,
+                                                                defined.get if defined else defining(store))
                     step(info)
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
         pass

@@ -33,7 +33,7 @@ from pathlib import Path
 from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed
+from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed, defining
 from pipeline.keys.chunk_pool import compute_chunks
 from pipeline.keys.key import PermutationKey
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
@@ -128,7 +128,8 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
     try:
         if not store.has(CHUNK_DRAWS, fingerprint):  # a summary without its draws: a miss
             return None
-        record = ChunkKeys.from_records(store.get(CHUNK_KEYS, fingerprint), interned, StoredDraws(store, fingerprint))
+        record = ChunkKeys.from_records(store.get(CHUNK_KEYS, fingerprint), interned, StoredDraws(store, fingerprint),
+                                        defining(store))
     except (KeyError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
         return None
     if record.name != name or not _scan.deps_fresh(record.deps):

@@ -1,17 +1,22 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 5), one per chunk state (see
-:mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges.  A key's
-render states and specialization values are positions in the record's tables, each entry the
-value's canonical JSON text (:func:`pipeline.digest.canonical_bytes`), so a cook reading many
+``chunk-keys:<fingerprint>`` (version 6), one per chunk state (see
+:mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges.  A key is
+named by its hash alone, its definition being a ``key`` record (below): the chunks of a world
+share a few hundred keys, and a cook reading every chunk's record decodes each key once.  A
+key's render states and specialization values are positions in the record's tables, each entry
+the value's canonical JSON text (:func:`pipeline.digest.canonical_bytes`), so a cook reading many
 chunks decodes each distinct value once and holds it once::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
-     "keys": [[shader, pass, [[feature, value], ...], key text, key hash,
-               draws, [render state position, ...], specialization position], ...],
+     "keys": [[key hash, draws, [render state position, ...], specialization position], ...],
      "render_states": ["{...}", ...], "specializations": ["{\"feature\":[values]}", ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
+
+``key:<key hash>`` (version 1): a key's definition, written with the first chunk record naming it::
+
+    [shader, pass, [[feature, value], ...], key text]
 
 ``chunk-draws:<fingerprint>`` (version 2), beside it: each key's draws, in the order of
 the ``keys`` above, read only by whatever writes the chunk's outputs; a draw's render
@@ -41,7 +46,8 @@ from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey, interned
 
-CHUNK_KEYS = RecordKind("chunk-keys", 5)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables
+CHUNK_KEYS = RecordKind("chunk-keys", 6)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables; 6: keys by hash
+KEY_DEFS = RecordKind("key", 1)
 CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
 EVALUATIONS = RecordKind("evaluations", 2)  # 2: runtime axis combinations
 

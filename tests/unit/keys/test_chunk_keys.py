@@ -22,8 +22,9 @@ def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_p
     found = api.keys(world)
     for name, required in sorted(found.by_chunk.items()):
         level = world.level_of(name)
-        summary, draws = ChunkKeys(name, level, 0, dict(required.keys), [], []).to_records()
-        back = ChunkKeys.from_records(summary, {}, draws)
+        chunk = ChunkKeys(name, level, 0, dict(required.keys), [], [])
+        summary, draws = chunk.to_records()
+        back = ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
         assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
         assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
 
@@ -56,10 +57,11 @@ def test_a_chunk_s_draws_are_read_from_the_store_only_when_asked_and_let_go(tmp_
     world = api.open_world(SAMPLE, cache=tmp_path / "cache")
     found = api.keys(world)
     name, required = sorted(found.by_chunk.items())[0]
-    summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+    chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+    summary, draws = chunk.to_records()
     with world.open_store() as store:
         store.set(CHUNK_DRAWS, "fp", draws)
-        back = ChunkKeys.from_records(summary, {}, StoredDraws(store, "fp"))
+        back = ChunkKeys.from_records(summary, {}, StoredDraws(store, "fp"), chunk.definitions().get)
         source = next(iter(back.keys.values()))._source
         assert source._data is None  # a cook that merges keys reads no draw
         assert [u.draw_count for u in back.keys.values()] == [len(u.draws) for u in required.keys.values()]
@@ -81,11 +83,12 @@ def test_a_chunk_record_holds_each_render_state_once_and_chunks_read_back_share_
     interned: dict = {}
     states: dict[str, dict] = {}
     for name, required in sorted(found.by_chunk.items()):
-        summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+        chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+        summary, draws = chunk.to_records()
         assert len(summary["render_states"]) == len(set(summary["render_states"]))  # a table: each text once
-        used = {i for key in summary["keys"] for i in key[6]}
+        used = {i for key in summary["keys"] for i in key[2]}
         assert used == set(range(len(summary["render_states"])))  # and every entry is a key's
-        back = ChunkKeys.from_records(summary, interned, draws)
+        back = ChunkKeys.from_records(summary, interned, draws, chunk.definitions().get)
         assert back.keys == required.keys
         for uses in back.keys.values():
             for state in uses.render_states:
@@ -97,10 +100,41 @@ def test_a_chunk_record_holds_each_render_state_once_and_chunks_read_back_share_
 def test_a_chunk_record_whose_table_entry_is_not_an_object_does_not_read(tmp_path: Path) -> None:
     world = api.open_world(SAMPLE, cache=tmp_path / "cache")
     name, required = sorted(api.keys(world).by_chunk.items())[0]
-    summary, draws = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], []).to_records()
+    chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+    summary, draws = chunk.to_records()
     summary["render_states"][0] = "[1, 2]"
     with pytest.raises(ValueError):
-        ChunkKeys.from_records(summary, {}, draws)
+        ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
+
+
+def test_a_chunk_record_names_its_keys_by_hash_and_reads_each_definition_once(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    found = api.keys(world)
+    interned: dict = {}
+    asked: list[str] = []
+    definitions: dict = {}
+    for name, required in sorted(found.by_chunk.items()):
+        chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+        summary, draws = chunk.to_records()
+        assert [row[0] for row in summary["keys"]] == [k.hash for k in required.keys]
+        assert not any(k.text in str(summary) for k in required.keys)  # no definition in the chunk's record
+        definitions.update(chunk.definitions())
+        back = ChunkKeys.from_records(summary, interned, draws, lambda d: asked.append(d) or definitions.get(d))
+        assert back.keys == required.keys
+    assert sorted(asked) == sorted({k.hash for r in found.by_chunk.values() for k in r.keys})  # each once
+
+
+def test_a_chunk_record_whose_key_is_undefined_or_defined_as_another_does_not_read(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    name, required = sorted(api.keys(world).by_chunk.items())[0]
+    chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+    summary, draws = chunk.to_records()
+    with pytest.raises(TypeError):
+        ChunkKeys.from_records(summary, {}, draws, lambda d: None)
+    wrong = dict.fromkeys(chunk.definitions(), next(iter(chunk.definitions().values())))
+    if len(set(chunk.definitions())) > 1:
+        with pytest.raises(ValueError, match="not the key its hash names"):
+            ChunkKeys.from_records(summary, {}, draws, wrong.get)
 
 
 def test_an_evaluation_decoded_once_serves_the_later_cooks_of_the_process(tmp_path: Path, monkeypatch) -> None:
