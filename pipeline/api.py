@@ -53,6 +53,8 @@ from pipeline.scan.scanner import scan as _scan
 from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pipeline.cook.dryrun import DryRunResult
     from pipeline.cook.timings import TimingSummary
     from pipeline.report.explain import Explanation
@@ -160,7 +162,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          compiler=None, incremental: bool = True, scheduler: str | None = None,
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
          remote_options: dict | None = None, verify: bool = False, dry_run: bool = False,
-         audit: float = 0, include_logs: tuple = (), platform: str | tuple[str, ...] = ()) -> CookResult | DryRunResult:
+         audit: float = 0, include_logs: tuple = (), platform: str | tuple[str, ...] = (),
+         stamps: Mapping[str, tuple] | None = None) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look): the
@@ -177,6 +180,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
     ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).  ``platform``: the platforms of
     pipeline.toml's target matrix to cook (a name or several; default all, :mod:`pipeline.plan.matrix`).
+    ``stamps``: file stamps (:mod:`pipeline.stamps`) by absolute path that a stat walk took just before this
+    cook (the command line's no-op check, when it missed): the world's files found there are not stat-ed again.
     """
     started = time.perf_counter()
     w = _matrix.with_platforms(_world(world, cache), platform)
@@ -188,7 +193,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         found = None  # one cook input (CookInput): from chunk records, else from a full evaluation
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress),
-                                           jobs=jobs)
+                                           jobs=jobs, stamps=stamps)
         if found is None:
             found = _chunkcache.from_keys(keys(w, level=level, chunk=chunk, progress=progress, store=store,
                                                verify=verify), w)

@@ -5,10 +5,10 @@ unchanged.  An edit that keeps the size and puts the mtime back (``touch -d``,
 ``os.utime``) still moves the ctime, which no user tool can set, and a file replaced
 by another one (an atomic rename, a copy over it) has another inode.
 
-Every up-to-date check of the package decides with :func:`why_dirty`: the scan
-records, the chunk-key records, the output records and the no-op cook
-(:mod:`pipeline.cook.noop`, which loads this module before anything else, so it
-imports the standard library alone).
+Every up-to-date check of the package decides with :func:`why_dirty`, or by comparing
+all four fields at once: the scan records, the chunk-key records, the output records
+and the no-op cook (:mod:`pipeline.cook.noop`, which loads this module before anything
+else, so it imports the standard library alone).
 """
 
 from __future__ import annotations

@@ -107,13 +107,14 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     stamp_args = dict(world=world, level=level, chunk=chunk, cache=cache, out=out, rules=rules,
                       materials=materials, backend=backend)
     noop.forget(stamp_args)  # until this cook has finished cleanly
-    started_ns = time.time_ns()
+    walk = noop.walked(stamp_args)  # the missed no-op check's stamps: the cook began when they were taken
+    started_ns = walk.started_ns if walk is not None else time.time_ns()
     w = api.open_world(world, rules=rules, materials=materials)
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,
                       remote_cache_mode=remote_cache_mode, verify=verify, audit=audit, include_logs=include_logs,
-                      platform=platforms)
+                      platform=platforms, stamps=walk.stamps if walk is not None else None)
     folded, cooked = result.folded, api.cooked_targets(w, platform=platforms)
     if as_json:
         for e in result.errors:  # machines read stdout; people and logs still see the errors

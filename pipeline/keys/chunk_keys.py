@@ -108,7 +108,7 @@ class ChunkKeys:
         record, or a :class:`StoredDraws` that reads it from the store when a key's draws are first
         asked for); ``define``: a key hash -> its definition (:meth:`definitions`; a ``key`` record),
         asked only for keys ``interned`` does not hold yet.  Equal keys of several chunks share one
-        (interned) PermutationKey.  Raises KeyError/TypeError/ValueError on what is not a record."""
+        (interned) PermutationKey.  Raises KeyError/IndexError/TypeError/ValueError on what is not a record."""
         name, level = str(record["name"]), record["level"]
         source = draws if isinstance(draws, StoredDraws) else StoredDraws.holding(draws)
         source.chunk = (name, level)
@@ -116,6 +116,7 @@ class ChunkKeys:
         hashes = []
         state_table = [_interned_text(interned, t) for t in record["render_states"]]
         spec_table = [_interned_text(interned, t) for t in record["specializations"]]
+        lists: dict[tuple, list] = {}
         for i, (digest, count, states, spec) in enumerate(record["keys"]):
             key = interned.get((_SHARED, digest))  # its hash names a key: its definition is read once
             if key is None:
@@ -128,9 +129,12 @@ class ChunkKeys:
                     raise ValueError("a key record that is not the key its hash names")
                 interned[(_SHARED, digest)] = key
             hashes.append(key.hash)
-            states = [state_table[at] for at in states]
-            states = interned.setdefault((_SHARED, tuple(map(id, states))), states)  # ids of interned: stable
-            uses[key] = RecordedUses(source, i, int(count), states, spec_table[spec])
+            at = tuple(states)  # a chunk's keys share a few lists of render states: each made once
+            found = lists.get(at)
+            if found is None:
+                found = [state_table[n] for n in at]
+                found = lists[at] = interned.setdefault((_SHARED, tuple(map(id, found))), found)  # ids of interned
+            uses[key] = RecordedUses(source, i, int(count), found, spec_table[spec])
         source.hashes = hashes
         deps = record["deps"]
         return cls(name, level, int(record["draws"]), uses,

@@ -27,6 +27,7 @@ Worlds with grid-chunked levels or a single-file target take the full path
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,12 +111,16 @@ def _base(world, root: Path, optional: frozenset[str]) -> str:
     } | ({"fact_providers": providers} if providers else {}))
 
 
-def _fingerprint(base: str, root: Path, chunk, providers: tuple = ()) -> str | None:
+def _fingerprint(base: str, root: Path, chunk, providers: tuple = (), known: Mapping[str, tuple] | None = None,
+                 prefix: str = "") -> str | None:
     """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans); with fact
-    ``providers``, each file's sidecars' stamps too."""
+    ``providers``, each file's sidecars' stamps too.  ``known``: stamps taken just before, by ``prefix`` (the
+    root's absolute path) plus the file's name; a file not there is stat-ed."""
     stats = []
     for file in chunk.files:
-        stamp = stamp_of(os.path.join(root, file))
+        stamp = known.get(prefix + file) if known else None
+        if stamp is None:
+            stamp = stamp_of(os.path.join(root, file))
         if stamp is None:
             return None
         stats.append((file, *stamp, *sidecar_stamps(providers, root, file)))
@@ -130,7 +135,7 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
             return None
         record = ChunkKeys.from_records(store.get(CHUNK_KEYS, fingerprint), interned, StoredDraws(store, fingerprint),
                                         defining(store))
-    except (KeyError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
+    except (LookupError, TypeError, ValueError, AttributeError):  # absent or not a record of this layout: a miss
         return None
     if record.name != name or not _scan.deps_fresh(record.deps):
         return None
@@ -139,11 +144,12 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
 
 # ------------------------------------------------------------------ the incremental path
 def cook_input(world, store: Store, *, level: str | None = None, chunk: str | None = None,
-               progress=None, jobs: int | None = None) -> CookInput | None:
+               progress=None, jobs: int | None = None, stamps: Mapping[str, tuple] | None = None) -> CookInput | None:
     """The cook's keys from chunk records, scanning only chunks whose inputs changed.
 
     None when the target needs the full path (grid-chunked levels, a file target).  ``jobs``: the
-    most processes that scan and evaluate missed chunks (None: one per core).
+    most processes that scan and evaluate missed chunks (None: one per core).  ``stamps``: file stamps by
+    absolute path a stat walk took just before (:func:`pipeline.api.cook`), used for the fingerprints.
     """
     rulesets = world.rulesets  # a broken rule set stops here, before any scanning
     optional = optional_facts(rulesets)
@@ -157,8 +163,9 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     prints = {}
     interned: dict = {}
     providers = providers_of(rulesets)
+    prefix = os.path.join(os.path.abspath(root), "")
     for info in target.chunks:
-        prints[info.name] = fp = _fingerprint(base, root, info, providers)
+        prints[info.name] = fp = _fingerprint(base, root, info, providers, stamps, prefix)
         record = _load(store, fp, info.name, interned)
         if record is None:
             missing.append(info)

@@ -10,6 +10,9 @@ from click.testing import CliRunner
 from robust_helpers import GOOD_CHUNKS, make_world, outputs
 
 from pipeline.cli.cook import command
+from pipeline.cook import noop
+from pipeline.keys import incremental
+from pipeline.stamps import stamp_of
 
 
 def run(world: Path, tmp: Path, *extra: str):
@@ -82,3 +85,46 @@ def test_platform_cooks_only_that_platform_s_targets_and_json_names_them(tmp_pat
     assert wrong.exit_code == 1
     assert wrong.output.strip().splitlines()[-1] == \
         "--platform: error: unknown platform 'wbe' (did you mean 'web'?) (platforms: apple, desktop, web)"
+
+
+def _masked(path: Path) -> None:
+    """Edit a glTF file so that its draws need other keys (its chunk's index changes)."""
+    doc = json.loads(path.read_text())
+    for material in doc.get("materials", []):
+        material["alphaMode"] = "MASK" if material.get("alphaMode") != "MASK" else "OPAQUE"
+    path.write_text(json.dumps(doc))
+
+
+def _stamp_args(tmp: Path, world: Path) -> dict:
+    return noop.parse_args([str(world), "--out", str(tmp / "out"), "--cache", str(tmp / "cache"), "--jobs", "1"])
+
+
+def test_the_missed_no_op_check_s_walk_stands_for_the_cook_s_stats(tmp_path: Path, monkeypatch) -> None:
+    make_world(tmp_path / "w")
+    assert run(tmp_path / "w", tmp_path).exit_code == 0  # stamped
+    house = tmp_path / "w" / "town" / "c00" / "house.gltf"
+    _masked(house)
+    assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is None  # missed: its walk is left to the cook
+    stats = []
+    monkeypatch.setattr(incremental, "stamp_of", lambda p: stats.append(p) or stamp_of(p))
+    doc = json.loads(run(tmp_path / "w", tmp_path, "--json").stdout)
+    assert any(p.endswith("town/c00.json") for p in doc["written"]) and stats == []  # the walk's stamps, no stat
+    assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is not None  # and it stamped what it cooked
+
+
+def test_an_edit_after_the_walk_is_no_input_the_stamp_vouches_for(tmp_path: Path) -> None:
+    make_world(tmp_path / "w")
+    assert run(tmp_path / "w", tmp_path).exit_code == 0
+    house = tmp_path / "w" / "town" / "c00" / "house.gltf"
+    _masked(house)
+    assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is None
+    _masked(house)  # back as it was, after the walk: the cook's stamps say "edited", the file says "as before"
+    doc = json.loads(run(tmp_path / "w", tmp_path, "--json").stdout)
+    assert doc["errors"] == []
+    assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is None  # no stamp: the next cook looks again
+    again = json.loads(run(tmp_path / "w", tmp_path, "--json").stdout)
+    index = json.loads((tmp_path / "out" / "town" / "c00.json").read_text())
+    fresh = tmp_path / "fresh"
+    make_world(fresh / "w")
+    assert run(fresh / "w", fresh).exit_code == 0
+    assert index == json.loads((fresh / "out" / "town" / "c00.json").read_text()) and again["errors"] == []

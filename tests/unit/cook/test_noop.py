@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from pipeline.cook import noop
+from pipeline.stamps import stamp_of
 
 BAD = "world/forest/c00/a.gltf:1:1: error: bad\n"  # the located errors a stamped cook printed
 
@@ -84,6 +85,23 @@ def test_a_stamp_answers_until_an_output_changes(site) -> None:
     assert noop.check(site.args) is not None
     (site.root / "out/forest/c00.json").write_text("{} \n")  # an output edited by hand: the cook must repair it
     assert noop.check(site.args) is None
+
+
+def test_a_missed_check_leaves_its_walk_to_the_cook_of_the_same_arguments_once(site) -> None:
+    stamp(site)
+    assert noop.check(site.args) is not None and noop.walked(site.args) is None  # a hit leaves nothing
+    edited = site.root / "world/forest/c00/a.gltf"
+    edited.write_text('{"asset": {"version": "2.0"}}')
+    before = time.time_ns()
+    assert noop.check(site.args) is None
+    walk = noop.walked(site.args)
+    assert walk.stamps[str(edited)] == stamp_of(edited)  # what the cook would have stat-ed
+    assert str(site.root / "out/forest/c00.json") in walk.stamps and before <= walk.started_ns <= time.time_ns()
+    assert noop.walked(site.args) is None  # taken once
+    assert noop.check(site.args) is None
+    assert noop.walked(noop.parse_args(["world", "--out", "out", "--cache", "cache", "-l", "forest"])) is None
+    noop.drop_walks()
+    assert noop.walked(site.args) is None  # good for the command that walked only
 
 
 def test_a_changed_cache_database_takes_the_full_path(site) -> None:
