@@ -54,7 +54,6 @@ from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
     from pipeline.cook.dryrun import DryRunResult
     from pipeline.cook.timings import TimingSummary
     from pipeline.report.explain import Explanation
@@ -180,8 +179,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
     ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).  ``platform``: the platforms of
     pipeline.toml's target matrix to cook (a name or several; default all, :mod:`pipeline.plan.matrix`).
-    ``stamps``: file stamps (:mod:`pipeline.stamps`) by absolute path that a stat walk took just before this
-    cook (the command line's no-op check, when it missed): the world's files found there are not stat-ed again.
+    ``stamps``: file stamps by absolute path a stat walk took just before (a missed no-op check's), not taken again.
     """
     started = time.perf_counter()
     w = _matrix.with_platforms(_world(world, cache), platform)
@@ -199,10 +197,9 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
                                                verify=verify), w)
         folded = _fold.fold_world(w, found, include_logs)  # cook input -> plan, beside the fallback keys
         options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
-                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt,
-                                    scheduler=chosen_scheduler, audit=audit,
-                                    farm_timeout=w.config.farm.batch_timeout, sweep=_sweep_scope(w, level, chunk),
-                                    verify=verify)
+                                    fail_fast=fail_fast, optimize=w.config.cook.spirv_opt, scheduler=chosen_scheduler,
+                                    audit=audit, farm_timeout=w.config.farm.batch_timeout,
+                                    sweep=_sweep_scope(w, level, chunk), verify=verify)
         if dry_run:
             from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run
@@ -210,8 +207,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             identity = compiler.identity if compiler is not None else get_backend(backend).identity
             return _dry_run(w, found, store, options, identity, _library(w, compiler))
         remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _library(w, compiler))
-        result = _cook.cook_keys(w, found, store, options,
-                                 progress=progress, compiler=compiler, remote=remote)
+        result = _cook.cook_keys(w, found, store, options, progress=progress, compiler=compiler, remote=remote)
     result.duration, result.folded = round(time.perf_counter() - started, 3), folded
     if result.published_at is not None:  # the chunk indexes in place, before the level manifests
         result.outputs_seconds = round(result.published_at - started, 3)
