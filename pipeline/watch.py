@@ -24,6 +24,7 @@ from pathlib import Path
 from pipeline import api
 from pipeline.outputs import manifest as mf
 from pipeline.errors import CookDiagnostic, Diagnostic, PipelineError
+from pipeline.stamps import stamp_of
 from pipeline.world import World
 
 GLTF_SUFFIXES = (".gltf", ".glb")
@@ -66,10 +67,11 @@ class Watcher:
         self.out, self.cache = Path(out).absolute(), cache
         self.rules, self.materials = rules, materials
         self.world = self._open(None)
+        self._read: dict[str, tuple] = {}  # chunk index -> (its stamp, its keys) when last read
 
     # ------------------------------------------------------------ world
     def _open(self, previous: World | None) -> World:
-        world = api.open_world(self.path, rules=self.rules, materials=self.materials)
+        world = api.open_world(self.path, rules=self.rules, materials=self.materials, cache=self.cache)
         if previous is not None:  # the rule sets did not change: keep them loaded
             for name in ("rulesets", "families"):
                 if name in previous.__dict__:
@@ -110,7 +112,7 @@ class Watcher:
             whole = whole or not rel.endswith(GLTF_SUFFIXES)
         reopen = whole or any(rel not in before for rel in changed)
         if whole:
-            self.world = api.open_world(self.path, rules=self.rules, materials=self.materials)
+            self.world = api.open_world(self.path, rules=self.rules, materials=self.materials, cache=self.cache)
             return None, sorted(changed)
         if reopen:  # a new or removed file: discover the chunks again
             self.world = self._open(self.world)
@@ -131,10 +133,18 @@ class Watcher:
             paths = [mf.chunk_manifest_path(self.out, c) for c in chunks]
         keys: set[str] = set()
         for path in paths:
+            stamp = stamp_of(path)
+            known = self._read.get(str(path))
+            if known is not None and stamp is not None and known[0] == stamp:
+                keys.update(known[1])  # read after the last recook, unchanged since: not read again
+                continue
             try:
-                keys.update(mf.load_chunk_manifest(path).keys)
+                found = frozenset(mf.load_chunk_manifest(path).keys)
             except (mf.ManifestError, OSError):
                 continue
+            if stamp is not None:
+                self._read[str(path)] = (stamp, found)
+            keys.update(found)
         return keys
 
     def recook(self, chunks: set[str] | None, changed: list[str]) -> Recook:

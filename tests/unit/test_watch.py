@@ -107,3 +107,29 @@ def test_a_recook_times_the_save_to_the_chunk_s_outputs_on_disk_not_the_level_ma
     recook = watcher.recook({"town/market"}, ["town/market/copy.gltf"])
     assert seen["index on disk"] and recook.errors == []
     assert recook.total - recook.seconds >= 0.3 and recook.to_json()["total"] >= recook.to_json()["seconds"]
+
+
+def test_recooks_keep_the_rule_sets_loaded_and_read_an_unchanged_index_once(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.outputs import manifest as mf
+    from pipeline.rules import load
+    from pipeline.watch import Watcher
+
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    watcher = Watcher(world, out=tmp_path / "out", cache=tmp_path / "cache", jobs=1)  # a cache of its own
+    watcher.recook(None, [])
+    loads, reads = [], []
+    real_load = load.load_rulesets  # the world imports it when it first loads its rule sets
+    monkeypatch.setattr(load, "load_rulesets", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    real_read = mf.load_chunk_manifest
+    monkeypatch.setattr(mf, "load_chunk_manifest", lambda p: reads.append(str(p)) or real_read(p))
+    market = world / "town" / "market"
+    source = next(market.glob("*.gltf"))
+    for n in range(2):
+        (market / f"copy{n}.gltf").write_bytes(source.read_bytes())
+        chunks, changed = watcher.chunks_of([market / f"copy{n}.gltf"])
+        recook = watcher.recook(chunks, changed)
+        assert recook.errors == [] and chunks == {"town/market"}
+    index = str(mf.chunk_manifest_path(tmp_path / "out", "town/market"))
+    assert loads == []  # the world's rule sets stayed loaded: its cache is the one the cooks use
+    assert reads.count(index) == 2  # once after each recook; before the next one it is as it was read
