@@ -27,20 +27,25 @@ material share them, so each is stored and decoded once)::
      "bindings": [[[[file, node, mesh, primitive, material, variant], render state, specialization], ...], ...],
      "render_states": [{...}, ...], "specializations": [{feature: value}, ...]}
 
-``evaluations:<hash of rules, config, code and projected facts>`` (version 2): the
-keys one distinct projected fact combination needs (rule errors are not stored)::
+``evaluations:<hash of rules, config, code and projected facts>`` (version 3): the
+keys one distinct projected fact combination needs (rule errors are not stored).  A use's
+rule trace, most of the record, is kept as the JSON text of itself: a cook reads the record
+without decoding it, and whatever reads the trace (``pipeline explain``) decodes it then
+(:class:`StoredTrace`)::
 
     [{"key": [shader, pass, [[feature, value], ...]], "render_state": {...},
       "specialization": {feature: [constant_id, value]}, "dynamic": {feature: value},
       "axes": [{axis: value}, ...],
-      "trace": {"features": {name: [value, rule, case, expression, [fact paths]]},
-                "normalize": [[rule, pass, when, [[feature, value], ...]], ...]}}, ...]
+      "trace": "{\"features\": {name: [value, rule, case, expression, [fact paths]]},
+                 \"normalize\": [[rule, pass, when, [[feature, value], ...]], ...]}"}, ...]
 
 A diagnostic is :meth:`pipeline.errors.Diagnostic.to_json`.  Anything that does not
 decode is a miss.
 """
 
 from __future__ import annotations
+
+import orjson
 
 from pipeline.cache.store import RecordKind
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
@@ -49,7 +54,7 @@ from pipeline.keys.key import PermutationKey, interned
 CHUNK_KEYS = RecordKind("chunk-keys", 6)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables; 6: keys by hash
 KEY_DEFS = RecordKind("key", 1)
 CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
-EVALUATIONS = RecordKind("evaluations", 2)  # 2: runtime axis combinations
+EVALUATIONS = RecordKind("evaluations", 3)  # 2: runtime axis combinations; 3: the trace as JSON text
 
 
 def features_of(pairs) -> tuple:
@@ -60,21 +65,66 @@ def features_of(pairs) -> tuple:
 def encode_uses(uses: list[KeyUse]) -> list[dict]:
     return [{"key": [u.key.shader, u.key.pass_name, u.key.features], "render_state": u.render_state,
              "specialization": u.specialization, "dynamic": u.dynamic, "axes": list(u.axes),
-             "trace": {"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
-                                    for n, t in u.trace.features.items()},
-                       "normalize": [[n.location, n.pass_name, n.when, n.set] for n in u.trace.normalize]}}
+             "trace": trace_text(u.trace)}
             for u in uses]
 
 
+def trace_text(trace: Trace) -> str:
+    """A trace as an evaluation record keeps it (a stored one not decoded yet: its text as read)."""
+    if isinstance(trace, StoredTrace) and trace._made is None:
+        return trace._text
+    return orjson.dumps({"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
+                                      for n, t in trace.features.items()},
+                         "normalize": [[n.location, n.pass_name, n.when, n.set] for n in trace.normalize]}).decode()
+
+
 def decode_uses(data: list[dict]) -> list[KeyUse]:
-    """Raises KeyError/TypeError/ValueError on anything that is not a record of this layout."""
+    """Raises KeyError/TypeError/ValueError on anything that is not a record of this layout (a trace's
+    text is decoded when the trace is first read, raising ValueError then)."""
     uses = []
     for u in data:
         shader, pass_name, features = u["key"]
-        trace = Trace({n: FeatureTrace(v, loc, case, expr, tuple(facts))
-                       for n, (v, loc, case, expr, facts) in u["trace"]["features"].items()},
-                      tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in u["trace"]["normalize"]))
+        if not isinstance(u["trace"], str):
+            raise TypeError("a trace that is not JSON text")
         uses.append(KeyUse(interned(PermutationKey(shader, pass_name, features_of(features))), dict(u["render_state"]),
-                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]), trace,
-                           tuple(dict(c) for c in u["axes"])))
+                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]),
+                           StoredTrace(u["trace"]), tuple(dict(c) for c in u["axes"])))
     return uses
+
+
+class StoredTrace(Trace):
+    """A :class:`~pipeline.keys.evaluate.Trace` read back from an evaluation record, decoded from its text
+    when first read: a cook carries the traces of its keys and never reads them.  Equal to the trace it
+    was made from."""
+
+    def __init__(self, text: str) -> None:
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_made", None)
+
+    def _trace(self) -> Trace:
+        if self._made is None:
+            try:
+                doc = orjson.loads(self._text)
+                made = Trace({n: FeatureTrace(v, loc, case, expr, tuple(facts))
+                              for n, (v, loc, case, expr, facts) in doc["features"].items()},
+                             tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in doc["normalize"]))
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(f"an evaluation record's trace does not decode: {exc}") from None
+            object.__setattr__(self, "_made", made)
+        return self._made
+
+    features = property(lambda self: self._trace().features)  # type: ignore[assignment]
+    normalize = property(lambda self: self._trace().normalize)  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trace):
+            return NotImplemented
+        return (self.features, self.normalize) == (other.features, other.normalize)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoredTrace({self._trace()!r})"
+
+    def __reduce__(self):
+        return (StoredTrace, (self._text,))
