@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Iterable
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.facts import Draw, DrawFacts, DrawSource
-from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
+from pipeline.keys.evaluate import AXES, KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
 from pipeline.rules.expr_runtime import get_attr, parse_fact_path, resolve_fact_path
@@ -26,7 +28,6 @@ from pipeline.scan.scanner import ScanResult
 
 # ---------------------------------------------------------------- over many draws
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")  # a draw's id in records and manifests
-AXES = "@axes"  # in a binding's values: the runtime axis combinations ({axis: value} each) the binding serves
 
 
 def draw_id(source: DrawSource) -> list:
@@ -59,11 +60,10 @@ class KeyUses:
 
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
-        spec = {n: v for n, (_, v) in use.specialization.items()}
-        if use.axes:
-            spec[AXES] = list(use.axes)
-        self.bindings.extend((source, use.render_state, spec) for source in sources)
-        self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
+        spec, values = use.binding_values()
+        count = len(sources)
+        self.bindings.extend(zip(sources, repeat(use.render_state, count), repeat(spec, count)))
+        self._add_states((use.render_state,), values)
         if self.trace is None:
             self.trace = use.trace
 
@@ -75,7 +75,7 @@ class KeyUses:
         if self.trace is None:
             self.trace = other.trace
 
-    def _add_states(self, render_states: list[dict], specialization: dict[str, list]) -> None:
+    def _add_states(self, render_states: Iterable[dict], specialization: dict[str, list]) -> None:
         for state in render_states:
             if state not in self.render_states:
                 self.render_states.append(state)
@@ -199,6 +199,10 @@ class FactProjection:
         # the paths under each part of the facts (mesh, material, node, ...), to project each part once
         self._parts = tuple((root, tuple(at), tuple(self._steps[i][1 if root else 0:] for i in at))
                             for root, at in sorted(roots.items()))
+        # the parts' values concatenated in that order, then put back in path order (when it differs)
+        order = [i for _, at, _ in self._parts for i in at]
+        at_of = {path: place for place, path in enumerate(order)}
+        self._reorder = None if order == sorted(order) else itemgetter(*(at_of[i] for i in range(len(order))))
 
     @classmethod
     def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
@@ -208,8 +212,8 @@ class FactProjection:
         """The projection of ``facts``; with ``parts`` (kept by the caller while every facts object it
         projects is alive), each part of the facts shared by many draws (their mesh, their material) is
         projected once."""
-        values: list = [None] * len(self._steps)
-        for root, at, steps in self._parts:
+        values: tuple = ()
+        for root, _, steps in self._parts:
             part = get_attr(facts, root) if root else facts
             key = (root, id(part))
             found = parts.get(key) if parts is not None else None
@@ -217,9 +221,8 @@ class FactProjection:
                 found = tuple(_hashable(resolve_fact_path(part, s)) for s in steps)
                 if parts is not None:
                     parts[key] = found
-            for i, value in zip(at, found):
-                values[i] = value
-        return tuple(values)
+            values += found
+        return values if self._reorder is None else self._reorder(values)
 
 
 def _hashable(value: Any) -> Any:

@@ -76,3 +76,34 @@ def test_a_projection_through_shared_parts_is_the_projection_of_each_draw() -> N
         alone = [project(d.facts) for d in draws]
         assert shared == alone and len(set(alone)) > 1
         assert len(parts) < len(draws) * len(project._parts)  # parts were shared, not projected per draw
+
+
+def _each_path(project, facts) -> tuple:
+    """The projection as its definition says: every path resolved on its own, in path order."""
+    from pipeline.keys.required import _hashable
+    from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
+
+    return tuple(_hashable(resolve_fact_path(facts, parse_fact_path(p))) for p in project.paths)
+
+
+def test_a_projection_is_every_fact_path_resolved_in_path_order() -> None:
+    """The parts' values are concatenated part by part; the tuple is still the paths' values in path order,
+    on the real rule sets' paths and on paths whose parts interleave when sorted (``a.b`` < ``a0.x`` <
+    ``a[0]``: part ``a``'s values are not next to each other)."""
+    from pipeline.keys.required import FactProjection
+    from pipeline.scan.scanner import scan
+
+    world = api.open_world(SAMPLE)
+    project = FactProjection.of(world.rulesets)
+    draws = scan(world, jobs=1).draws
+    parts: dict = {}
+    assert [project(d.facts, parts) for d in draws] == [_each_path(project, d.facts) for d in draws]
+
+    interleaved = FactProjection(["a0.x", "a[0]", "a.b", "c", "['k']"])
+    assert interleaved.paths == ("['k']", "a.b", "a0.x", "a[0]", "c")
+    assert interleaved._reorder is not None  # part a's paths are apart: the concatenation is put back in order
+    many = [{"a": {"b": i % 2, 0: "not an attribute"}, "a0": {"x": [i]}, "c": i % 3, "k": i} for i in range(6)]
+    many.append({"a": None})
+    parts = {}
+    for facts in many + many:
+        assert interleaved(facts, parts) == interleaved(facts) == _each_path(interleaved, facts)
