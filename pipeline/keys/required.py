@@ -143,6 +143,7 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
     rulesets = list(rulesets)
     memo = {} if memo is None else memo
     result = RequiredKeys()
+    keys = result.keys
     seen: set[str] = set()
     for projected, group in _group(rulesets, draws).items():
         uses = memo.get(projected)
@@ -163,7 +164,10 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
             _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
         sources = [d.source for d in group]
         for use in uses:
-            result.keys.setdefault(use.key, KeyUses()).add(use, sources)
+            found = keys.get(use.key)
+            if found is None:
+                found = keys[use.key] = KeyUses()
+            found.add(use, sources)
     return result
 
 
