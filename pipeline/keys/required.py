@@ -203,7 +203,7 @@ class FactProjection:
     projection, so the chunks of one process share what it keeps.
     """
 
-    KEPT_PARTS = 1 << 16  # per part of the facts; the kept parts start afresh beyond it
+    KEPT_PARTS = 1 << 14  # per part of the facts; the kept parts start afresh beyond it
 
     def __init__(self, paths: Iterable[str]):
         self.paths = tuple(sorted(paths))
