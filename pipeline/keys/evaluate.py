@@ -13,7 +13,7 @@ paths) that set it and the normalize rules that changed it.  Over many draws, se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from pipeline.digest import canonical_bytes
@@ -35,6 +35,7 @@ from pipeline.rules.emit import TemplateError, render_set
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import run_normalize
 
+AXES = "@axes"  # in a binding's values: the runtime axis combinations ({axis: value} each) the binding serves
 Overrides = Mapping[str, Any]  # feature -> "dynamic" | "removed" | ("only", values) (what-if)
 
 
@@ -88,6 +89,18 @@ class KeyUse:
     dynamic: dict[str, FeatureValue]
     trace: Trace
     axes: tuple[dict, ...] = ()  # the runtime axis combinations this use serves ({axis: value} each)
+    _binding: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def binding_values(self) -> tuple[dict, dict[str, list]]:
+        """The specialization values a draw binds this key with (its runtime axis combinations under
+        ``@axes``), and the same values as one-value lists; made once per use, shared by every draw
+        bound with it (nobody changes them)."""
+        if self._binding is None:
+            spec = {n: v for n, (_, v) in self.specialization.items()}
+            if self.axes:
+                spec[AXES] = list(self.axes)
+            self._binding = (spec, {n: [v] for n, (_, v) in self.specialization.items()})
+        return self._binding
 
 
 class Evaluation(list):

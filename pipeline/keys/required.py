@@ -10,23 +10,25 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Iterable
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.facts import Draw, DrawFacts, DrawSource
-from pipeline.keys.evaluate import KeyUse, Overrides, Trace, evaluate
+from pipeline.facts import Draw, DrawFacts, DrawSource, Frozen
+from pipeline.keys.evaluate import AXES, KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
 from pipeline.rules.expr_runtime import get_attr, parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
+from pipeline.scan.chunk_scan import collection_paused
 from pipeline.scan.provided import with_provided_facts
 from pipeline.scan.scanner import ScanResult
 
 
 # ---------------------------------------------------------------- over many draws
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")  # a draw's id in records and manifests
-AXES = "@axes"  # in a binding's values: the runtime axis combinations ({axis: value} each) the binding serves
 
 
 def draw_id(source: DrawSource) -> list:
@@ -59,11 +61,10 @@ class KeyUses:
 
     def add(self, use: KeyUse, sources: list[DrawSource]) -> None:
         self.draws.extend(sources)
-        spec = {n: v for n, (_, v) in use.specialization.items()}
-        if use.axes:
-            spec[AXES] = list(use.axes)
-        self.bindings.extend((source, use.render_state, spec) for source in sources)
-        self._add_states([use.render_state], {n: [v] for n, (_, v) in use.specialization.items()})
+        spec, values = use.binding_values()
+        count = len(sources)
+        self.bindings.extend(zip(sources, repeat(use.render_state, count), repeat(spec, count)))
+        self._add_states((use.render_state,), values)
         if self.trace is None:
             self.trace = use.trace
 
@@ -75,7 +76,7 @@ class KeyUses:
         if self.trace is None:
             self.trace = other.trace
 
-    def _add_states(self, render_states: list[dict], specialization: dict[str, list]) -> None:
+    def _add_states(self, render_states: Iterable[dict], specialization: dict[str, list]) -> None:
         for state in render_states:
             if state not in self.render_states:
                 self.render_states.append(state)
@@ -126,6 +127,7 @@ class DrawErrors(RuleError):
 Memo = dict  # projected facts -> list[KeyUse] | RuleError, shared across calls
 
 
+@collection_paused()
 def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo | None = None,
                   overrides: Overrides | None = None) -> RequiredKeys:
     """Every key the draws need; rules run once per distinct *projected* fact signature.
@@ -135,10 +137,13 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
     colour factor, the chunk name) share one evaluation.  Pass the same ``memo`` to
     several calls (one per chunk, say) to share evaluations between them (never
     across different ``overrides``, see :func:`pipeline.keys.evaluate.evaluate`).
+    Cyclic garbage collection waits meanwhile, as it does for a chunk's scan: the groups,
+    bindings and projections made here form no cycles.
     """
     rulesets = list(rulesets)
     memo = {} if memo is None else memo
     result = RequiredKeys()
+    keys = result.keys
     seen: set[str] = set()
     for projected, group in _group(rulesets, draws).items():
         uses = memo.get(projected)
@@ -159,7 +164,10 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
             _add_unique(result.diagnostics, [_no_family(d) for d in _first_per_file(group)], seen)
         sources = [d.source for d in group]
         for use in uses:
-            result.keys.setdefault(use.key, KeyUses()).add(use, sources)
+            found = keys.get(use.key)
+            if found is None:
+                found = keys[use.key] = KeyUses()
+            found.add(use, sources)
     return result
 
 
@@ -188,7 +196,14 @@ class FactProjection:
     Rule expressions can only observe facts through these paths (``has(X)`` reads
     ``mesh.attributes['X']``), so two draws with equal projections get equal keys,
     render states and traces.
+
+    Each part of the facts (mesh, material, node, ...) is projected once: a frozen fact model's values
+    are kept with the model itself (so its id names it while they are kept, up to :data:`KEPT_PARTS`
+    per part), for every later draw and chunk that shares it; :meth:`of` gives the rule sets' one
+    projection, so the chunks of one process share what it keeps.
     """
+
+    KEPT_PARTS = 1 << 14  # per part of the facts; the kept parts start afresh beyond it
 
     def __init__(self, paths: Iterable[str]):
         self.paths = tuple(sorted(paths))
@@ -196,30 +211,49 @@ class FactProjection:
         roots: dict[str, list[int]] = {}
         for i, steps in enumerate(self._steps):
             roots.setdefault(steps[0][1] if steps and not steps[0][0] else "", []).append(i)
-        # the paths under each part of the facts (mesh, material, node, ...), to project each part once
-        self._parts = tuple((root, tuple(at), tuple(self._steps[i][1 if root else 0:] for i in at))
+        # per part: its paths, those paths' steps below it, and its kept projections (id -> (model, values))
+        self._parts = tuple((root, tuple(at), tuple(self._steps[i][1 if root else 0:] for i in at), {})
                             for root, at in sorted(roots.items()))
+        # the parts' values concatenated in that order, then put back in path order (when it differs)
+        order = [i for _, at, _, _ in self._parts for i in at]
+        at_of = {path: place for place, path in enumerate(order)}
+        self._reorder = None if order == sorted(order) else itemgetter(*(at_of[i] for i in range(len(order))))
 
     @classmethod
     def of(cls, rulesets: list[RuleSet]) -> "FactProjection":
-        return cls(frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets)))
+        """The projection of the paths the rule sets read (one per set of paths in this process)."""
+        paths = frozenset().union(*(rs.compiled.fact_paths() for rs in rulesets))
+        found = _PROJECTIONS.get(paths)
+        if found is None:
+            if len(_PROJECTIONS) >= 16:
+                _PROJECTIONS.clear()
+            found = _PROJECTIONS[paths] = cls(paths)
+        return found
 
     def __call__(self, facts: DrawFacts, parts: dict | None = None) -> tuple:
         """The projection of ``facts``; with ``parts`` (kept by the caller while every facts object it
-        projects is alive), each part of the facts shared by many draws (their mesh, their material) is
-        projected once."""
-        values: list = [None] * len(self._steps)
-        for root, at, steps in self._parts:
+        projects is alive), a part that is not a frozen fact model (provided facts, say) is projected
+        once per call too."""
+        values: tuple = ()
+        for root, _, steps, kept in self._parts:
             part = get_attr(facts, root) if root else facts
-            key = (root, id(part))
-            found = parts.get(key) if parts is not None else None
+            found = kept.get(id(part))
             if found is None:
-                found = tuple(_hashable(resolve_fact_path(part, s)) for s in steps)
-                if parts is not None:
-                    parts[key] = found
-            for i, value in zip(at, found):
-                values[i] = value
-        return tuple(values)
+                key = (root, id(part))
+                found = parts.get(key) if parts is not None else None
+                if found is None:
+                    found = (part, tuple(_hashable(resolve_fact_path(part, s)) for s in steps))
+                    if isinstance(part, Frozen):  # never changes: kept, and kept alive, for later calls
+                        if len(kept) >= self.KEPT_PARTS:
+                            kept.clear()
+                        kept[id(part)] = found
+                    elif parts is not None:
+                        parts[key] = found
+            values += found[1]
+        return values if self._reorder is None else self._reorder(values)
+
+
+_PROJECTIONS: dict[frozenset, FactProjection] = {}
 
 
 def _hashable(value: Any) -> Any:

@@ -42,8 +42,9 @@ def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> d
     """An in-memory chunk entry (see :meth:`pipeline.scan.chunk_scan.ChunkScan.entry`) as a record.
 
     ``known(id(part))``: a part's canonical bytes when the caller holds them (the scan's
-    :class:`~pipeline.scan.gltf.draws.SharedFacts`), read back instead of dumping the part again
-    (the same JSON value; the store writes records canonically, so their bytes are the same too).
+    :class:`~pipeline.scan.gltf.draws.SharedFacts`), placed in the record as they are (an
+    ``orjson.Fragment``) instead of dumping the part again: they are the part's canonical JSON, so
+    the store, which writes records canonically, writes the same bytes.
     """
     files = {}
     for file, (stat, size, digest, deps, rows, diagnostics, lights) in entry["files"].items():
@@ -61,7 +62,7 @@ def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> d
                     part = objects[k]
                     text = known(id(part)) if known is not None else None
                     row[k] = seen[id(part)] = len(parts[name])
-                    parts[name].append(orjson.loads(text) if text is not None else part.model_dump(mode="json"))
+                    parts[name].append(orjson.Fragment(text) if text is not None else part.model_dump(mode="json"))
         if f.ext:
             row.append({provider: dict(values) for provider, values in f.ext.items()})
         facts.append(row)

@@ -95,12 +95,11 @@ def _light_type(node: dict, lights: list) -> str | None:
     return lights[ref.light].type if ref is not None else None
 
 
-def scene_facts(doc: Document, materials: Callable[[int], list], material_facts: Callable) -> list[F.SceneFacts]:
-    """Per scene: its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
-
+def scene_keys(doc: Document, materials: Callable[[int], list], material_facts: Callable) -> list[tuple]:
+    """Per scene, everything its :class:`SceneFacts` hold, exactly, as one tuple (:func:`scene_of` makes
+    them): its index, default flag, KHR_lights_punctual counts by type and draw aggregates.
     ``materials(mesh)`` gives the material indices of a mesh's draws (variants included),
-    ``material_facts(index)`` their facts.
-    """
+    ``material_facts(index)`` their facts."""
     lights = _punctual_lights(doc)
     out = []
     for s, scene in enumerate(doc.scenes):
@@ -113,25 +112,29 @@ def scene_facts(doc: Document, materials: Callable[[int], list], material_facts:
                 continue
             seen.add(n)
             node = doc.nodes[n]
-            if lights:
-                light = _light_type(node, lights)
-                if light is not None:
-                    counts[light] += 1
+            light = _light_type(node, lights) if lights else None
+            if light is not None:
+                counts[light] += 1
             if "mesh" in node:
                 drawn += materials(node["mesh"])
             stack.extend(node.get("children", ()))
-        values = {"index": s, "default": s == default_scene(doc)}
-        if any(counts.values()):
-            values["lights"] = construct(F.Lights, counts)
-        if drawn:
-            used = [material_facts(m) for m in dict.fromkeys(drawn)]  # each once, first met first
-            values["materials"] = construct(F.SceneMaterials, {
-                "draws": len(drawn), "extensions": tuple(sorted({e for m in used for e in m.extensions})),
-                "alphaModes": tuple(sorted({m.alphaMode for m in used})),
-                "transmission": any(m.transmission is not None for m in used),
-                "volume": any(m.volume is not None for m in used)})
-        out.append(construct(F.SceneFacts, values))
+        used = [material_facts(m) for m in dict.fromkeys(drawn)]  # each once, first met first
+        aggregates = (len(drawn), tuple(sorted({e for m in used for e in m.extensions})),
+                      tuple(sorted({m.alphaMode for m in used})), any(m.transmission is not None for m in used),
+                      any(m.volume is not None for m in used)) if drawn else None
+        out.append((s, s == default_scene(doc), tuple(counts.values()) if any(counts.values()) else None, aggregates))
     return out
+
+
+def scene_of(key: tuple) -> F.SceneFacts:
+    """The :class:`SceneFacts` of a :func:`scene_keys` tuple."""
+    values, (lights, aggregates) = {"index": key[0], "default": key[1]}, key[2:]
+    if lights is not None:
+        values["lights"] = construct(F.Lights, dict(zip(LIGHT_TYPES, lights)))
+    if aggregates is not None:
+        values["materials"] = construct(F.SceneMaterials, dict(zip(
+            ("draws", "extensions", "alphaModes", "transmission", "volume"), aggregates)))
+    return construct(F.SceneFacts, values)
 
 
 def chunk_lights(doc: Document, chunk_of: ChunkOf, scenes: str = "all") -> tuple[tuple[str, int, int, int], ...]:
@@ -179,9 +182,8 @@ class SharedFacts:
 
     def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
              variant: str | None = None) -> tuple[F.DrawFacts, str]:
-        info = self.infos.get(variant)
-        if info is None:
-            info = self.part(self.infos, variant, lambda: construct(F.DrawInfo, {"variant": variant}))
+        info = self.infos.get(variant) or self.part(self.infos, variant,
+                                                    lambda: construct(F.DrawInfo, {"variant": variant}))
         key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
         found = self.draws.get(key)
         if found is None:
@@ -207,8 +209,9 @@ class _Builder:
         ext = self.doc.extensions
         self.variant_names = [v.name for v in ext.KHR_materials_variants.variants] \
             if ext and ext.KHR_materials_variants else []
-        scenes = scene_facts(self.doc, self.mesh_materials, lambda m: self.material(m)[0])
-        self.scenes = [shared.part(shared.scenes, (canonical(s),), lambda s=s: s) for s in scenes]
+        scenes = scene_keys(self.doc, self.mesh_materials, lambda m: self.material(m)[0])
+        self.scenes = [shared.scenes.get(key) or shared.part(shared.scenes, key, lambda key=key: scene_of(key))
+                       for key in scenes]
 
     def mesh(self, m: int, p: int) -> tuple[F.MeshFacts, bytes]:
         key = (m, p)
@@ -332,8 +335,7 @@ def draws_of(gltf: Gltf, chunk_of: ChunkOf, optional: OptionalFacts | None = Non
 
 def mesh_values(doc: Document, m: int, p: int, optional: dict) -> dict:
     """The :class:`MeshFacts` field values of one mesh primitive (in field order)."""
-    mesh = doc.meshes[m]
-    prim = mesh["primitives"][p]
+    prim = doc.meshes[m]["primitives"][p]
     attributes = {name: _attribute(doc.accessors[i]) for name, i in prim["attributes"].items()}
     targets = prim.get("targets", ())
     moved = sorted({name for target in targets for name in target})
@@ -374,8 +376,7 @@ def _attribute(accessor: dict) -> F.Attribute:
     key = (accessor["type"], accessor["componentType"], accessor.get("normalized", False))
     found = _ATTRIBUTES.get(key)
     if found is None:
-        found = _ATTRIBUTES[key] = construct(F.Attribute, {"type": key[0], "componentType": key[1],
-                                                            "normalized": key[2]})
+        found = _ATTRIBUTES[key] = construct(F.Attribute, dict(zip(("type", "componentType", "normalized"), key)))
     return found
 
 

@@ -69,10 +69,71 @@ def test_a_projection_through_shared_parts_is_the_projection_of_each_draw() -> N
 
     for root in (SAMPLE, REPO / "corpus"):
         world = api.open_world(root)
-        project = FactProjection.of(world.rulesets)
+        project = FactProjection(FactProjection.of(world.rulesets).paths)  # nothing kept yet
         draws = scan(world, jobs=1).draws
         parts: dict = {}
         shared = [project(d.facts, parts) for d in draws]
-        alone = [project(d.facts) for d in draws]
+        alone = [FactProjection(project.paths)(d.facts) for d in draws]
         assert shared == alone and len(set(alone)) > 1
-        assert len(parts) < len(draws) * len(project._parts)  # parts were shared, not projected per draw
+        kept = sum(len(part[3]) for part in project._parts)
+        assert 0 < kept < len(draws) * len(project._parts)  # parts were shared, not projected per draw
+
+
+def _each_path(project, facts) -> tuple:
+    """The projection as its definition says: every path resolved on its own, in path order."""
+    from pipeline.keys.required import _hashable
+    from pipeline.rules.expr_runtime import parse_fact_path, resolve_fact_path
+
+    return tuple(_hashable(resolve_fact_path(facts, parse_fact_path(p))) for p in project.paths)
+
+
+def test_a_projection_is_every_fact_path_resolved_in_path_order() -> None:
+    """The parts' values are concatenated part by part; the tuple is still the paths' values in path order,
+    on the real rule sets' paths and on paths whose parts interleave when sorted (``a.b`` < ``a0.x`` <
+    ``a[0]``: part ``a``'s values are not next to each other)."""
+    from pipeline.keys.required import FactProjection
+    from pipeline.scan.scanner import scan
+
+    world = api.open_world(SAMPLE)
+    project = FactProjection.of(world.rulesets)
+    draws = scan(world, jobs=1).draws
+    parts: dict = {}
+    assert [project(d.facts, parts) for d in draws] == [_each_path(project, d.facts) for d in draws]
+
+    interleaved = FactProjection(["a0.x", "a[0]", "a.b", "c", "['k']"])
+    assert interleaved.paths == ("['k']", "a.b", "a0.x", "a[0]", "c")
+    assert interleaved._reorder is not None  # part a's paths are apart: the concatenation is put back in order
+    many = [{"a": {"b": i % 2, 0: "not an attribute"}, "a0": {"x": [i]}, "c": i % 3, "k": i} for i in range(6)]
+    many.append({"a": None})
+    parts = {}
+    for facts in many + many:
+        assert interleaved(facts, parts) == interleaved(facts) == _each_path(interleaved, facts)
+
+
+def test_a_projection_keeps_frozen_parts_across_calls_and_only_those(monkeypatch) -> None:
+    """The rule sets' one projection keeps each frozen part's values for later chunks (not projected
+    again), starts afresh past its bound with the same results, and never keeps a mutable part."""
+    import pipeline.keys.required as required
+    from pipeline.keys.required import FactProjection
+    from pipeline.scan.scanner import scan
+
+    world = api.open_world(SAMPLE)
+    project = FactProjection.of(world.rulesets)
+    assert FactProjection.of(world.rulesets) is project
+    draws = scan(world, jobs=1).draws
+    first = [project(d.facts) for d in draws]
+    resolved = []
+    real = required.resolve_fact_path
+    monkeypatch.setattr(required, "resolve_fact_path", lambda part, steps: resolved.append(1) or real(part, steps))
+    assert [project(d.facts) for d in draws] == first and resolved == []  # every part was kept
+
+    bounded = FactProjection(project.paths)
+    bounded.KEPT_PARTS = 2
+    assert [bounded(d.facts) for d in draws] == first == [_each_path(project, d.facts) for d in draws]
+    assert resolved and all(len(part[3]) <= 2 for part in bounded._parts)
+
+    mutable = FactProjection(["mesh.count"])
+    facts = {"mesh": {"count": 1}}
+    assert mutable(facts) == (1,)
+    facts["mesh"]["count"] = 2
+    assert mutable(facts) == (2,) and all(not part[3] for part in mutable._parts)
