@@ -51,8 +51,7 @@ class ChunkKeys:
         at: tuple[dict, dict] = ({}, {})  # id of a dict -> its position: a use's draws share theirs
         ids: dict[int, list] = {}  # id of a draw -> its draw_id (a draw has a binding per pass and axis key)
         alive = []  # what the ids above name, kept alive while they are in use
-
-        serialized: dict[int, bytes] = {}  # id of a render state (or specialization values) -> its canonical bytes
+        serialized: dict[int, bytes] = {}  # id of a key's specialization values -> its canonical bytes
 
         def canon(value: dict) -> bytes:  # made once per object, for both records' tables
             found = serialized.get(id(value))
@@ -61,8 +60,16 @@ class ChunkKeys:
                 found = serialized[id(value)] = canonical_bytes(value)
             return found
 
+        def shared(value: dict) -> bytes:  # evaluations share these (nobody changes them): once per process
+            found = _CANON.get(id(value))
+            if found is None or found[0] is not value:
+                if len(_CANON) >= _CANON_MAX:
+                    _CANON.clear()
+                found = _CANON[id(value)] = (value, canonical_bytes(value))
+            return found[1]
+
         def place(n: int, value: dict) -> int:
-            found = at[n][id(value)] = tables[n].setdefault(canon(value), (len(tables[n]), value))[0]
+            found = at[n][id(value)] = tables[n].setdefault(shared(value), (len(tables[n]), value))[0]
             return found
 
         texts: tuple[dict, dict] = ({}, {})  # the summary's tables: canonical text -> position
@@ -70,8 +77,9 @@ class ChunkKeys:
 
         def text_of(n: int, value: dict) -> int:
             found = known.get(id(value))
-            if found is None:
-                found = known[id(value)] = texts[n].setdefault(canon(value).decode(), len(texts[n]))
+            if found is None:  # a key's own specialization values grow with its uses: never kept past the call
+                raw = shared(value) if n == 0 else canon(value)
+                found = known[id(value)] = texts[n].setdefault(raw.decode(), len(texts[n]))
             return found
 
         for k, u in self.keys.items():
@@ -97,8 +105,7 @@ class ChunkKeys:
                          "specializations": specs}
 
     def definitions(self) -> dict[str, list]:
-        """Key hash -> ``[shader, pass, [[feature, value], ...], key text]`` of each of its keys: what a
-        ``key`` record holds, the chunk record naming its keys by hash alone."""
+        """Key hash -> ``[shader, pass, [[feature, value], ...], key text]`` of its keys (``key`` records)."""
         return {k.hash: [k.shader, k.pass_name, k.features, k.text] for k in self.keys}
 
     @classmethod
@@ -157,6 +164,9 @@ def defining(store: Store) -> Callable[[str], Any]:
     """A key hash -> its definition, from its ``key`` record (None when absent)."""
     return lambda digest: store.get(KEY_DEFS, digest)
 
+
+_CANON: dict[int, tuple[dict, bytes]] = {}  # id -> (a shared render state or binding values, its canonical bytes)
+_CANON_MAX = 1 << 16
 
 _SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values
 

@@ -26,6 +26,7 @@ from pipeline.keys.chunk_keys import (ChunkKeys, StoredDraws, StoredEvaluations,
                                       store_definitions)
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
 from pipeline.scan.buffers import preload
+from pipeline.scan.chunk_scan import collection_paused
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, pool_workers
 from pipeline.scan.scanner import scan_chunk
@@ -53,7 +54,8 @@ class _Work:
     def chunk(self, info: ChunkInfo, fingerprint: str | None) -> ChunkKeys:
         """Scan and evaluate one chunk; its record stored under ``fingerprint`` when it can be."""
         world = self.world
-        with self.store.batched():  # the chunk's records (scan, evaluations, keys, draws): one commit
+        # the chunk's records (scan, evaluations, keys, draws): one commit; the collector waits (no cycles here)
+        with collection_paused(), self.store.batched():
             found = scan_chunk(self.root, info, world.config, self.optional, self.store, self.shared)
             record = evaluate_chunk(world.rulesets, info, found, self.optional, self.memo)
             self.stored = fingerprint is not None and record.deps is not None
