@@ -112,8 +112,8 @@ def _delta(record, path: Path, level: str, out: Path, stamps: Mapping[str, Any],
         return None
     if not isinstance(doc.get("chunks"), dict):
         return None
-    built_at = {str(mf.chunk_manifest_path(out, m.chunk)): m for m in built.values()}
-    kept, parts, read = [], [], 0
+    built_at = {str(mf.chunk_manifest_path(out, m.chunk)) for m in built.values()}
+    kept = []
     for chunk in doc["chunks"]:
         try:
             index = str(mf.chunk_manifest_path(out, chunk))
@@ -123,19 +123,7 @@ def _delta(record, path: Path, level: str, out: Path, stamps: Mapping[str, Any],
                 and as_tuple(record[2].get(index)) == as_tuple(stamps[index]):
             kept.append(chunk)
     carried = {str(mf.chunk_manifest_path(out, chunk)) for chunk in kept}
-    for index in sorted(stamps):
-        if index in carried:
-            continue
-        part = built_at.get(index)
-        if part is None:
-            try:
-                part = mf.load_chunk_manifest(index)
-            except mf.ManifestError:
-                continue
-            read += 1
-            if part.level != level:
-                continue
-        parts.append(part)
+    parts, read = _parts(level, out, {i: s for i, s in stamps.items() if i not in carried}, built, {})
     new = level_delta.updated_level(doc, union, level, kept, parts)
     return None if new is None else (new, read)
 

@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash
 from pipeline.keys.key import PermutationKey
 from pipeline.outputs import level_delta, write_level
@@ -42,20 +41,14 @@ def rebuilt_bytes(out) -> bytes:
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cache") as s:
-        yield s
-
-
-@pytest.fixture
 def rebuilds(monkeypatch):
     """How many times update_level rebuilt the union from every part rather than updating it."""
-    calls, parts = [], write_level._parts
+    calls, rebuilt = [], write_level.write_level_manifest
 
     def counted(*a, **k):
         calls.append(1)
-        return parts(*a, **k)
-    monkeypatch.setattr(write_level, "_parts", counted)
+        return rebuilt(*a, **k)
+    monkeypatch.setattr(write_level, "write_level_manifest", counted)
     return calls
 
 

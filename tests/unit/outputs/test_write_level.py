@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.write_chunk import write_now
@@ -37,12 +36,6 @@ def rebuilt(out) -> mf.LevelManifest:
 
 def on_disk(out) -> mf.LevelManifest:
     return mf.load_level_manifest(mf.level_manifest_path(out, "forest"))
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "cache") as s:
-        yield s
 
 
 @pytest.fixture
