@@ -243,15 +243,21 @@ class Store:
 
     # ------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
-        """Store ``data`` by content; returns its SHA-256 hex digest."""
+        """Store ``data`` by content; returns its SHA-256 hex digest.  Inside a :meth:`batched` block it is
+        written with the block's records, in their one transaction."""
         digest = bytes_hash(data)
         if self.get_blob(digest) is None:  # absent, or corrupt (then dropped): write it
-            self._cache.set(f"blob:{digest}", bytes(data))
+            if self._pending is not None:
+                self._pending[f"blob:{digest}"] = bytes(data)
+            else:
+                self._cache.set(f"blob:{digest}", bytes(data))
         return digest
 
     def get_blob(self, digest: str) -> bytes | None:
         """The blob with this digest, or None when missing or corrupt (with a warning)."""
-        data = self._safe_get(f"blob:{digest}")
+        name = f"blob:{digest}"
+        data = self._pending.get(name, _MISSING) if self._pending else _MISSING
+        data = self._safe_get(name) if data is _MISSING else data
         if data is _MISSING:
             return None
         if not isinstance(data, bytes) or bytes_hash(data) != digest:
@@ -261,6 +267,8 @@ class Store:
         return data
 
     def delete_blob(self, digest: str) -> None:
+        if self._pending:
+            self._pending.pop(f"blob:{digest}", None)
         self._cache.delete(f"blob:{digest}")
 
     def has_blob(self, digest: str) -> bool:

@@ -172,3 +172,26 @@ def test_batched_records_are_read_back_inside_and_written_together_on_the_way_ou
         assert other.get(kind, "c") is None and store.get(kind, "c") is None
         store.set(kind, "d", 4)  # outside a block: at once
         assert other.get(kind, "d") == 4
+
+
+def test_a_blob_put_in_a_batched_block_is_written_with_its_records_or_not_at_all(tmp_path) -> None:
+    kind = RecordKind("things", 1)
+    with Store(tmp_path) as store, Store(tmp_path) as other:
+        with store.batched():
+            digest = store.put_blob(b"\x03\x02\x23\x07blob")
+            store.set(kind, "job", digest)
+            assert store.get_blob(digest) == b"\x03\x02\x23\x07blob" and store.has_blob(digest)  # read back inside
+            assert store.put_blob(b"\x03\x02\x23\x07blob") == digest
+            assert other.get_blob(digest) is None and other.get(kind, "job") is None  # one commit, on the way out
+        assert other.get_blob(digest) == b"\x03\x02\x23\x07blob" and other.get(kind, "job") == digest
+        with pytest.raises(RuntimeError):
+            with store.batched():
+                lost = store.put_blob(b"never committed")
+                raise RuntimeError("the work did not finish")
+        assert other.get_blob(lost) is None and store.get_blob(lost) is None
+        with store.batched():
+            gone = store.put_blob(b"put, then deleted")
+            store.delete_blob(gone)
+            assert store.get_blob(gone) is None
+        assert other.get_blob(gone) is None
+        assert store.put_blob(b"outside a block") in other.keys("blob")  # at once
