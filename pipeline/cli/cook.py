@@ -224,7 +224,7 @@ def _problems(doc: dict, root) -> None:
 
 
 def _render(result: api.CookResult, explain: bool, level: int, root) -> None:
-    doc = shown_document(result.to_json(), root)
+    doc = shown_document(result.to_json(listed=False), root)  # read here, not written: keys added as held
     _problems(doc, root)
     if level >= 0:
         for line in change_block(doc, explain=explain, limit=None if level > 0 else CHANGE_LIMIT):
@@ -319,7 +319,7 @@ def _key_lines(changes: dict, limit: int | None, full: bool) -> list[str]:
     # a key counts once per chunk whose manifest gained (lost) it: uses, not the distinct keys
     head = f"  per-chunk key uses {styled(f'+{len(added)}', fg='green')} {styled(f'-{len(removed)}', fg='red')}"
     notes = []
-    distinct = len({item["key"] for item in added + removed})
+    distinct = len({item["key"] for item in added} | {item["key"] for item in removed})
     if distinct != len(added) + len(removed):
         notes.append(f"{distinct} distinct key{'s' if distinct != 1 else ''}")
     fresh = sorted({a["chunk"] for a in added if a["chunk"] in new_chunks})

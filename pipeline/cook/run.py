@@ -21,7 +21,7 @@ from pipeline.outputs import manifest as mf
 from pipeline.outputs.atomic import Staged, cleanup_stale_temps
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.chunk_inputs import JobResults, chunk_inputs, shared_inputs
-from pipeline.cook.changes import define_changes, first_keys, record_key_changes
+from pipeline.cook.changes import KeysAdded, define_changes, first_keys, record_key_changes
 from pipeline.compilers import SourceTree
 from pipeline.outputs.contract import add_fallbacks
 from pipeline.cook.error_docs import (
@@ -91,7 +91,7 @@ class CookResult:
     manifest_prefix: str = "materials/"                  # how manifests name it (world-relative: any cwd)
     farm: dict | None = None                             # what the build farm measured (FarmStats)
     remote: dict | None = None                           # what the shared cache tier did
-    keys_added: list[dict] = field(default_factory=list)    # {chunk, key, hash, nearest} new in a rewritten manifest
+    keys_added: KeysAdded = field(default_factory=KeysAdded)  # {chunk, key, hash, nearest} new in a rewritten manifest
     keys_removed: list[dict] = field(default_factory=list)  # {chunk, key, hash} gone from it
     new_chunks: list[str] = field(default_factory=list)                # chunks with no manifest before
     explain_outputs: list[dict] = field(default_factory=list)  # {path, chunk | level, reason}: each file written
@@ -120,13 +120,15 @@ class CookResult:
                           "changed": changed.get(key, {}), "seconds": round(self.run.seconds.get(key, 0.0), 6)})
         return sorted(lines, key=lambda d: (d["source"], d["job"]))
 
-    def changes_json(self) -> dict:
-        """The change block: files written and removed, keys that appeared or vanished per chunk."""
+    def changes_json(self, listed: bool = True) -> dict:
+        """The change block: files written and removed, keys that appeared or vanished per chunk
+        (``listed=False``: ``keys_added`` as its :class:`KeysAdded`, for a reader that iterates it)."""
         return {"written": self.written, "removed": self.removed,
-                "keys_added": self.keys_added, "keys_removed": self.keys_removed,
+                "keys_added": list(self.keys_added) if listed else self.keys_added, "keys_removed": self.keys_removed,
                 "new_chunks": self.new_chunks}
 
-    def to_json(self) -> dict:
+    def to_json(self, listed: bool = True) -> dict:
+        """The JSON document (``listed=False``: see :meth:`changes_json`)."""
         return {
             "format": JSON_FORMAT, "duration": self.duration,
             "chunks": self.chunks, "draws": self.draws, "keys": self.keys, "jobs": len(self.plan.jobs),
@@ -136,7 +138,7 @@ class CookResult:
             "fetched": len(self.run.fetched), "farm": self.farm, "remote": self.remote,
             "errors": [e.to_json() for e in self.errors], "warnings": self.warnings,
             "outputs": self.outputs, "written": self.written, "removed": self.removed,
-            "explain": self.explain_lines(), "explain_outputs": self.explain_outputs, "changes": self.changes_json(), "timing_log": self.timing_log,
+            "explain": self.explain_lines(), "explain_outputs": self.explain_outputs, "changes": self.changes_json(listed), "timing_log": self.timing_log,
         }
 
 

@@ -24,7 +24,7 @@ from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey, interned as interned_key
-from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, KEY_DEFS, decode_uses, encode_uses, features_of
+from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
 from pipeline.facts import DrawSource
 from pipeline.keys.required import DRAW_FIELDS, KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
@@ -63,9 +63,11 @@ class ChunkKeys:
         def shared(value: dict) -> bytes:  # evaluations share these (nobody changes them): once per process
             found = _CANON.get(id(value))
             if found is None or found[0] is not value:
-                if len(_CANON) >= _CANON_MAX:
+                if _CANON_HELD[0] >= _CANON_BYTES:
                     _CANON.clear()
+                    _CANON_HELD[0] = 0
                 found = _CANON[id(value)] = (value, canonical_bytes(value))
+                _CANON_HELD[0] += len(found[1])
             return found[1]
 
         def place(n: int, value: dict) -> int:
@@ -150,23 +152,9 @@ class ChunkKeys:
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
 
 
-def store_definitions(store: Store, chunk: ChunkKeys, known: set[str]) -> None:
-    """Record the ``key`` record of each key of ``chunk`` the store lacks (``known``: hashes already
-    recorded or found, kept by the caller across its chunks)."""
-    for digest, definition in chunk.definitions().items():
-        if digest not in known:
-            known.add(digest)
-            if not store.has(KEY_DEFS, digest):
-                store.set(KEY_DEFS, digest, definition)
-
-
-def defining(store: Store) -> Callable[[str], Any]:
-    """A key hash -> its definition, from its ``key`` record (None when absent)."""
-    return lambda digest: store.get(KEY_DEFS, digest)
-
-
 _CANON: dict[int, tuple[dict, bytes]] = {}  # id -> (a shared render state or binding values, its canonical bytes)
-_CANON_MAX = 1 << 16
+_CANON_BYTES = 4 << 20  # the bytes it holds past which it starts afresh: a worker's memory stays flat
+_CANON_HELD = [0]
 
 _SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values
 

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
-from pipeline.keys.chunk_keys import (ChunkKeys, StoredDraws, StoredEvaluations, defining, evaluate_chunk,
-                                      store_definitions)
-from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS
+from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, evaluate_chunk
+from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, defining, store_definitions
 from pipeline.scan.buffers import preload
 from pipeline.scan.chunk_scan import collection_paused
 from pipeline.scan.gltf.draws import SharedFacts
@@ -65,6 +64,7 @@ class _Work:
                 store_definitions(self.store, record, self.defined)
                 self.store.set(CHUNK_DRAWS, fingerprint, draws)
                 self.store.set(CHUNK_KEYS, fingerprint, summary)
+        self.shared.end_chunk()
         return record
 
 

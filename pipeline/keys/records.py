@@ -45,9 +45,12 @@ decode is a miss.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import orjson
 
-from pipeline.cache.store import RecordKind
+from pipeline.cache.store import RecordKind, Store
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey, interned
 
@@ -128,3 +131,18 @@ class StoredTrace(Trace):
 
     def __reduce__(self):
         return (StoredTrace, (self._text,))
+
+
+def store_definitions(store: Store, chunk, known: set[str]) -> None:
+    """Record the ``key`` record of each key of ``chunk`` (a :class:`~pipeline.keys.chunk_keys.ChunkKeys`)
+    the store lacks (``known``: hashes already recorded or found, kept by the caller across its chunks)."""
+    for digest, definition in chunk.definitions().items():
+        if digest not in known:
+            known.add(digest)
+            if not store.has(KEY_DEFS, digest):
+                store.set(KEY_DEFS, digest, definition)
+
+
+def defining(store: Store) -> Callable[[str], Any]:
+    """A key hash -> its definition, from its ``key`` record (None when absent)."""
+    return lambda digest: store.get(KEY_DEFS, digest)

@@ -49,6 +49,7 @@ def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optiona
         with collection_paused():
             work.run(chunk.files, lambda: None)
             out.append(work.payload())
+        _WORKER_SHARED.end_chunk()
     return out
 
 

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pipeline import facts as F
-from pipeline.digest import bytes_hash
-from pipeline.scan.gltf.construct import canonical, construct, draw_facts
-from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
+from pipeline.scan.gltf.construct import construct
+from pipeline.scan.gltf.shared_facts import SharedFacts
 from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.reader import Gltf
 from pipeline.scan.gltf.transforms import local_det_sign
@@ -149,50 +148,6 @@ def chunk_lights(doc: Document, chunk_of: ChunkOf, scenes: str = "all") -> tuple
         if light is not None:
             counts.setdefault(chunk_of(inst)[0], [0, 0, 0])[LIGHT_TYPES.index(light)] += 1
     return tuple(sorted((name, *c) for name, c in counts.items()))
-
-
-class SharedFacts:
-    """Fact parts shared between the files of one scan (or one worker's chunk), each with its canonical bytes.
-
-    Equal parts become one object, so a draw's signature is assembled from the bytes of
-    its parts (the canonical form of ``{"chunk", "material", "mesh", "node", "scene"}``)
-    and hashed once per distinct combination instead of dumping the whole facts per draw.
-    Keys are exact (types and order included); every object keyed by ``id`` is held here, so ids
-    stay unique while it lives (``canonical``: any part's bytes by its id, for the scan records).
-    """
-
-    def __init__(self) -> None:
-        self.materials = MaterialCache()
-        self.meshes: dict[tuple, tuple[F.MeshFacts, bytes]] = {}
-        self.nodes: dict[tuple, tuple[F.NodeFacts, bytes]] = {}
-        self.scenes: dict[tuple, tuple[F.SceneFacts, bytes]] = {}
-        self.chunks: dict[tuple[str, str], tuple[F.ChunkFacts, bytes]] = {}
-        self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
-        self.infos: dict[str | None, tuple[F.DrawInfo, bytes]] = {}
-        self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
-        self.canonical = {id(DEFAULT_MATERIAL): self.default_material[1]}
-
-    def part(self, table: dict, key: tuple, build: Callable[[], F.Frozen]) -> tuple:
-        found = table.get(key)
-        if found is None:
-            made = build()
-            found = table[key] = (made, canonical(made))
-            self.canonical[id(made)] = found[1]
-        return found
-
-    def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
-             variant: str | None = None) -> tuple[F.DrawFacts, str]:
-        info = self.infos.get(variant) or self.part(self.infos, variant,
-                                                    lambda: construct(F.DrawInfo, {"variant": variant}))
-        key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
-        found = self.draws.get(key)
-        if found is None:
-            facts = draw_facts(mesh[0], material[0], node[0], scene[0], chunk[0], info[0])
-            # canonical_object() of the parts' bytes, its members in their (fixed) sorted order
-            text = b"".join((b'{"chunk":', chunk[1], b',"draw":', info[1], b',"material":', material[1],
-                             b',"mesh":', mesh[1], b',"node":', node[1], b',"scene":', scene[1], b"}"))
-            found = self.draws[key] = (facts, bytes_hash(text))
-        return found
 
 
 class _Builder:

@@ -131,6 +131,15 @@ class MaterialCache:
     def __init__(self) -> None:
         self._by_json: dict[bytes, tuple[F.MaterialFacts, bytes, int]] = {}
 
+    def trim(self, limit: int) -> None:
+        """Forget every material once more than ``limit`` are held."""
+        if len(self._by_json) > limit:
+            self._by_json.clear()
+
+    def parts(self) -> list[tuple[F.MaterialFacts, bytes]]:
+        """The materials held, with their canonical bytes."""
+        return [(facts, raw) for facts, raw, _ in self._by_json.values()]
+
     def get(self, material: G.Material, index: int, textures: int, file: str) -> tuple[F.MaterialFacts, bytes]:
         try:
             key = _MATERIAL_JSON(material)

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from pipeline.compile.scheduler import RunResult
 from pipeline.cook.changes import (
+    KeysAdded,
     define_changes,
     feature_changes,
     first_keys,
@@ -90,3 +91,21 @@ def test_a_new_chunk_adds_every_key_without_a_nearest() -> None:
     record_key_changes(result, "c9", None, {"s/p{A=0}": entry("h1")})
     assert result.new_chunks == ["c9"]
     assert result.keys_added == [{"chunk": "c9", "key": "s/p{A=0}", "hash": "h1", "nearest": None}]
+
+
+def test_keys_added_holds_a_new_chunk_as_its_pairs_and_reads_as_the_items_in_order() -> None:
+    result = SimpleNamespace(new_chunks=[], keys_added=KeysAdded(), keys_removed=[])
+    record_key_changes(result, "c9", None, {"s/p{A=1}": entry("h2"), "s/p{A=0}": entry("h1")})
+    record_key_changes(result, "c1", {"s/p{A=0}": "h1"}, {"s/p{A=0}": entry("h1"), "s/p{A=1}": entry("h2")})
+    record_key_changes(result, "c8", None, {})  # a new chunk without keys adds nothing
+    assert result.new_chunks == ["c9", "c8"]
+    expected = [{"chunk": "c9", "key": "s/p{A=0}", "hash": "h1", "nearest": None},
+                {"chunk": "c9", "key": "s/p{A=1}", "hash": "h2", "nearest": None},
+                {"chunk": "c1", "key": "s/p{A=1}", "hash": "h2",
+                 "nearest": {"key": "s/p{A=0}", "hash": "h1", "changed": {"A": ["0", "1"]}}}]
+    added = result.keys_added
+    assert len(added) == 3 and list(added) == expected and added == expected and added == KeysAdded(expected)
+    assert added[1] == expected[1] and added[-1] == expected[-1] and added[:2] == expected[:2]
+    assert added + [{"x": 1}] == [*expected, {"x": 1}]
+    assert added != expected[:2] and added != "not a list"
+    assert [(k["chunk"], k["key"]) for k in added] == [("c9", "s/p{A=0}"), ("c9", "s/p{A=1}"), ("c1", "s/p{A=1}")]

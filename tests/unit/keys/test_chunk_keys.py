@@ -97,6 +97,28 @@ def test_a_chunk_record_holds_each_render_state_once_and_chunks_read_back_share_
     assert len(found.by_chunk) > 1 and states
 
 
+def test_the_process_wide_canonical_texts_stay_under_their_bound_and_records_do_not_change(
+        tmp_path: Path, monkeypatch) -> None:
+    import pipeline.keys.chunk_keys as chunk_keys
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    chunks = [ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+              for name, required in sorted(api.keys(world).by_chunk.items())]
+    unbounded = [chunk.to_records() for chunk in chunks]
+    monkeypatch.setattr(chunk_keys, "_CANON", {})
+    monkeypatch.setattr(chunk_keys, "_CANON_HELD", [0])
+    monkeypatch.setattr(chunk_keys, "_CANON_BYTES", 64)
+    held = []
+    for chunk, records in zip(chunks, unbounded):
+        assert chunk.to_records() == records
+        held.append(sum(len(raw) for _, raw in chunk_keys._CANON.values()))
+        assert held[-1] == chunk_keys._CANON_HELD[0]
+    # past the bound it starts afresh: it holds less than the bound and the one text that crossed it
+    longest = max(len(canonical_bytes(value)) for _, draws in unbounded
+                  for value in draws["render_states"] + draws["specializations"])
+    assert max(held) < 64 + longest
+    assert len(chunks) > 1 and held[-1] > 0
+
+
 def test_a_chunk_record_whose_table_entry_is_not_an_object_does_not_read(tmp_path: Path) -> None:
     world = api.open_world(SAMPLE, cache=tmp_path / "cache")
     name, required = sorted(api.keys(world).by_chunk.items())[0]
