@@ -45,6 +45,7 @@ import orjson
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
+from pipeline.outputs.chunk_table import ChunkTable
 from pipeline.fileio import open_regular
 
 MAGIC = b"\x89PPAK\r\n\x1a"
@@ -99,12 +100,11 @@ def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
     entries = sorted(((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), blob)
                       for key, blob in blobs.items()), key=lambda entry: entry[0])
     position = {digest.hex(): i for i, (digest, _) in enumerate(entries)}
-    table = {}
-    for chunk, hashes in sorted((chunks or {}).items()):
-        try:
-            table[chunk] = sorted({position[h] for h in hashes})
-        except KeyError as exc:
-            raise ValueError(f"chunk {chunk!r} names a blob the library lacks: {exc.args[0][:12]}") from None
+    chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable(sets=dict(chunks or {}))
+    try:
+        table = chunks.encoded(position)
+    except KeyError as exc:
+        raise ValueError(f"chunk {exc.args[0]!r} names a blob the library lacks: {exc.args[1][:12]}") from None
     meta = orjson.dumps({"chunks": table}, option=orjson.OPT_SORT_KEYS)
     stored = [texts[key] if (key := digest.hex()) in texts else dump_reflection(reflection.get(key))
               for digest, _ in entries]
@@ -173,7 +173,7 @@ class PakReader:
         self._table = meta
 
     @functools.cached_property
-    def chunks(self) -> dict[str, frozenset[str]]:
+    def chunks(self) -> ChunkTable:
         """The chunk table: chunk -> the blobs its index names (read on first use: a loader needs only blobs)."""
         at, size = self._table
         return _chunk_table(self._data[at:at + size], list(self._index), self._corrupt)
@@ -275,15 +275,14 @@ def _parse_index(raw: bytes, count: int, size: int, alignment: int, corrupt) -> 
     return index
 
 
-def _chunk_table(raw: bytes, hashes: list[str], corrupt) -> dict[str, frozenset[str]]:
+def _chunk_table(raw: bytes, hashes: list[str], corrupt) -> ChunkTable:
     try:
-        doc = orjson.loads(raw)
-        return {str(chunk): frozenset(hashes[i] for i in positions) for chunk, positions in doc["chunks"].items()}
-    except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, AttributeError):
+        return ChunkTable.read(orjson.loads(raw), hashes)
+    except (orjson.JSONDecodeError, ValueError):
         raise corrupt("the chunk table is malformed") from None
 
 
-def read_index(path: Path | str) -> tuple[frozenset[str], dict[str, frozenset[str]]] | None:
+def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable] | None:
     """The blob hashes a library's index names and its chunk table, reading only its header, index
     and table.
 

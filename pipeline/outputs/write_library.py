@@ -36,10 +36,12 @@ from pathlib import Path
 from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
+from pipeline.outputs.chunk_table import ChunkTable
 from pipeline.outputs.pak import PakError, PakReader, read_index, write_pak
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import stamp_of
 
+_KEPT = object()  # a chunk whose entry in the table stays as the library holds it
 LIBRARY = RecordKind("library", 1)  # [library stamp, {index path: [stamp, chunk name or null]}]
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
@@ -58,7 +60,7 @@ class Library:
     out: Path
     store: Store
     hashes: frozenset[str] = frozenset()
-    chunks: dict[str, frozenset[str]] = field(default_factory=dict)
+    chunks: ChunkTable = field(default_factory=ChunkTable)  # its entries made into hashes when read
     intact: bool = False        # the file read as a library (header, index, table)
     found: str = "new"          # on disk: "new" (never written), "absent" (deleted), "damaged" or "intact"
     seen: dict = field(default_factory=dict)  # index path -> [stamp, chunk] the last settle recorded, if trusted
@@ -77,7 +79,7 @@ class Library:
         if found is None or ((verify or (recorded and not trusted)) and not _intact(path)):
             state = "damaged" if path.exists() else "absent" if recorded else "new"
             return cls(Path(out), store, found=state)
-        return cls(Path(out), store, found[0], dict(found[1]), intact=True, found="intact",
+        return cls(Path(out), store, found[0], found[1], intact=True, found="intact",
                    seen=record[1] if trusted else {})
 
     @property
@@ -94,25 +96,27 @@ class Library:
     def grow(self, cooked: Mapping[str, frozenset[str]]) -> None:
         """Step 2: the library holds the blobs of ``cooked`` (chunk -> blobs of its staged index) too, read
         from the store, and its chunk table names them."""
-        table = {**self.chunks, **cooked}
+        chunks = self.chunks
+        changed = {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}
         hashes = self.hashes.union(*cooked.values())
-        if hashes != self.hashes or table != self.chunks or not self.intact:
-            self._write(hashes, table)
+        if changed or hashes != self.hashes or not self.intact:
+            self._write(hashes, chunks.updated(changed))
 
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
         """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
         indexes this cook wrote or checked; ``removed``: chunks whose outputs it removed."""
         table = self._table(cooked, set(removed))
-        hashes = frozenset().union(*table.values()) if table else frozenset()
+        hashes = table.blobs()
         if hashes != self.hashes or table != self.chunks or not self.intact:
             self._write(hashes, table)
         self.store.set(LIBRARY, str(self.path.resolve()), [stamp_of(self.path), self._seen])
 
     # -------------------------------------------------------------- the chunk table
-    def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> dict[str, frozenset[str]]:
+    def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> ChunkTable:
         seen_before = self.seen
         self._seen: dict[str, list] = {}
-        table: dict[str, frozenset[str]] = {}
+        kept: set[str] = set()  # chunks whose entry stays the one the library holds (not made into hashes)
+        given: dict[str, frozenset[str]] = {}
         cooked_at = {str(mf.chunk_manifest_path(self.out, chunk)): chunk for chunk in cooked}
         for path in index_files(self.out):
             stamp, key = stamp_of(path), str(path)
@@ -122,16 +126,21 @@ class Library:
                 blobs = cooked[chunk]
             elif old is not None and _same(old[0], stamp) and (old[1] is None or old[1] in self.chunks):
                 chunk = old[1]
-                blobs = self.chunks.get(chunk) if chunk is not None else None
+                blobs = _KEPT if chunk is not None else None
             else:
                 chunk, blobs = _read_blobs(path)
             self._seen[key] = [list(stamp) if stamp else None, chunk]
             if chunk is not None and chunk not in removed and blobs is not None:
-                table[chunk] = blobs
-        return table
+                if blobs is _KEPT:
+                    kept.add(chunk)
+                    given.pop(chunk, None)
+                else:
+                    given[chunk] = blobs
+                    kept.discard(chunk)
+        return self.chunks.updated(given, keep=kept)
 
     # -------------------------------------------------------------- the file
-    def _write(self, hashes: frozenset[str], table: Mapping[str, frozenset[str]]) -> None:
+    def _write(self, hashes: frozenset[str], table: ChunkTable) -> None:
         old = self._reader()
         blobs, reflection, texts, lost = {}, {}, {}, []
         for digest in sorted(hashes):
@@ -148,7 +157,7 @@ class Library:
             gone = sorted(chunk for chunk, used in table.items() if used & set(lost))
             self.errors.append(f"{len(lost)} blob(s) of chunk(s) {', '.join(gone[:5])} are neither in the library "
                                "nor in the cache: cook those chunks again")
-            table = {chunk: used for chunk, used in table.items() if not used & set(lost)}
+            table = ChunkTable(sets={chunk: used for chunk, used in table.items() if not used & set(lost)})
         data = write_pak(blobs, reflection, table, texts=texts, trusted=texts)
         held = frozenset(blobs)
         del blobs, texts  # views into the old library's bytes: let go before the old bytes are
@@ -158,7 +167,7 @@ class Library:
             del old
             atomic.write_atomic(self.path, data)
             self.written = True
-        self.hashes, self.chunks, self.intact = held, dict(table), True
+        self.hashes, self.chunks, self.intact = held, table, True
 
     def _reader(self) -> PakReader | None:
         if not self.intact:

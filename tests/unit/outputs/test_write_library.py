@@ -13,6 +13,7 @@ from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import atomic, write_library
 from pipeline.outputs import manifest as mf
 from pipeline.stamps import stamp_of
+from pipeline.outputs.chunk_table import ChunkTable
 from pipeline.outputs.pak import PakReader, read_index, write_pak
 from pipeline.outputs.reflection import reflect
 from pipeline.outputs.write_library import LIBRARY, Library, index_files, library_lock, settle_folder
@@ -95,6 +96,21 @@ def test_grow_keeps_the_chunk_table(site):
     Library.open(out, store).settle({})
     Library.open(out, store).grow({"town/x": of(d, "b")})
     assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
+
+
+def test_a_cook_of_one_chunk_makes_no_other_chunk_s_table_entry_into_hashes(site, monkeypatch):
+    store, out, d = site
+    for i in range(20):
+        index(out, f"forest/c{i:02d}", d["a"], d["b"])
+    Library.open(out, store).settle({})
+    made, real = [], ChunkTable.__getitem__
+    monkeypatch.setattr(ChunkTable, "__getitem__", lambda self, chunk: made.append(chunk) or real(self, chunk))
+    index(out, "forest/c03", d["c"])  # one chunk's index written again, naming another blob
+    library = Library.open(out, store)
+    library.grow({"forest/c03": of(d, "c")})
+    library.settle({"forest/c03": of(d, "c")})
+    assert library.written and set(made) == {"forest/c03"}
+    assert held(out) == (of(d, "abc"), {**{f"forest/c{i:02d}": of(d, "ab") for i in range(20)}, "forest/c03": of(d, "c")})
 
 
 # ------------------------------------------------------------------ settle

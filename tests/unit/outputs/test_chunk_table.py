@@ -1,0 +1,58 @@
+"""A library's chunk table read on demand (outputs/chunk_table.py): positions kept, shared and mapped."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.outputs.chunk_table import ChunkTable
+
+HASHES = ["a" * 64, "b" * 64, "c" * 64, "d" * 64]
+
+
+def table() -> ChunkTable:
+    return ChunkTable.read({"chunks": {"x": [0, 2], "y": [1], "z": []}}, HASHES)
+
+
+@pytest.mark.parametrize("doc", [
+    [], {"chunks": []}, {"other": {}}, {"chunks": {"x": "0"}}, {"chunks": {"x": [0.0]}}, {"chunks": {"x": [True]}},
+    {"chunks": {"x": [-1]}}, {"chunks": {"x": [4]}}, {"chunks": {"x": [2, 0]}}, {"chunks": {"x": [1, 1]}},
+])
+def test_a_table_that_is_not_ascending_positions_of_the_library_s_blobs_does_not_read(doc) -> None:
+    with pytest.raises(ValueError):
+        ChunkTable.read(doc, HASHES)
+
+
+def test_entries_are_made_into_hashes_only_when_asked_for() -> None:
+    found = table()
+    assert sorted(found) == ["x", "y", "z"] and len(found) == 3 and "y" in found and "w" not in found
+    assert found._made == {}
+    assert found["x"] == frozenset({HASHES[0], HASHES[2]}) and list(found._made) == ["x"]
+    assert found["z"] == frozenset() and found.get("w") is None
+    assert found == {"x": {HASHES[0], HASHES[2]}, "y": {HASHES[1]}, "z": set()} != {"x": set()}
+    assert found.blobs() == frozenset(HASHES[:3])
+
+
+def test_an_updated_table_shares_what_it_does_not_change_and_compares_without_making_it() -> None:
+    found = table()
+    new = found.updated({"y": frozenset({HASHES[3]}), "w": frozenset({HASHES[0]})}, keep=["x", "y"])
+    assert dict(new) == {"x": {HASHES[0], HASHES[2]}, "y": {HASHES[3]}, "w": {HASHES[0]}}  # z not kept
+    again = found.updated({"y": frozenset({HASHES[3]}), "w": frozenset({HASHES[0]})}, keep=["x", "y"])
+    fresh = found.updated({})
+    assert fresh == found and fresh._made == {} and found._made == {}  # shared entries: equal as they are
+    assert again == new and new != found and new.blobs() == frozenset({HASHES[0], HASHES[2], HASHES[3]})
+
+
+def test_encoded_keeps_the_positions_of_the_same_blobs_and_maps_them_into_others() -> None:
+    found = table()
+    same = found.encoded({h: i for i, h in enumerate(HASHES)})
+    assert same == {"x": [0, 2], "y": [1], "z": []} and same["x"] is found._positions["x"]
+    grown = ["0" * 64, *HASHES]  # a blob sorted before the others: every position moves
+    assert found.encoded({h: i for i, h in enumerate(grown)}) == {"x": [1, 3], "y": [2], "z": []}
+    given = found.updated({"y": frozenset({HASHES[3], HASHES[0]})})
+    assert given.encoded({h: i for i, h in enumerate(HASHES)}) == {"x": [0, 2], "y": [0, 3], "z": []}
+    with pytest.raises(KeyError) as lacking:
+        found.encoded({h: i for i, h in enumerate([HASHES[0], HASHES[1]])})  # the library lost c
+    assert lacking.value.args == ("x", HASHES[2])
+    with pytest.raises(KeyError) as lacking:
+        given.encoded({HASHES[0]: 0, HASHES[2]: 1})
+    assert lacking.value.args == ("y", HASHES[3])
