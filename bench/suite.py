@@ -627,7 +627,8 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
             bench_speed.figure_edit_process(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
             bench_world_edit.figure_world_edit(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
             bench_speed.figure_watch(runs[0], LIBRARY, workdir / "watch", cfg.runs, WORKERS, results, Figure, log)
-            bench_speed.figure_ninja(runs[0], LIBRARY, workdir / "peer", cfg.runs, WORKERS, results, Figure, log)
+            bench_speed.figure_ninja(runs[0], LIBRARY, workdir / "peer", cfg.runs, WORKERS, results, Figure, log,
+                                     sizes=tuple(runs))
         if "farm" in figures:
             figure_farm(runs[0], workdir / "farm", results, log)
         if "cli" in figures:
