@@ -24,21 +24,31 @@ from pipeline.compilers.request import CompileRequest, target_info
 
 SPIRV_MAGIC = 0x07230203
 OP_ENTRY_POINT = 15
+# what may come before the entry points, and the entry points: OpCapability, OpExtension, OpExtInstImport,
+# OpMemoryModel, OpEntryPoint (the SPIR-V specification, 2.4 "Logical Layout of a Module")
+_BEFORE_FUNCTIONS = frozenset({17, 10, 11, 14, OP_ENTRY_POINT})
 EXECUTION_MODELS = {"vertex": 0, "tessellation_control": 1, "tessellation_evaluation": 2, "geometry": 3,
                     "fragment": 4, "compute": 5}
 
 
 def entry_points(blob: bytes) -> list[tuple[int, str]]:
-    """(execution model, name) of every ``OpEntryPoint`` of a SPIR-V module (little-endian words)."""
-    words = struct.unpack(f"<{len(blob) // 4}I", blob[: len(blob) // 4 * 4])
-    found, i = [], 5
-    while i < len(words):
-        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+    """(execution model, name) of every ``OpEntryPoint`` of a SPIR-V module (little-endian words).
+
+    The module's logical layout puts every entry point right after its capabilities, extensions,
+    instruction-set imports and memory model, so the reading stops at the first other instruction:
+    a few words of a module of thousands (a module with an entry point further on is not valid)."""
+    words, found, i = len(blob) // 4, [], 5
+    while i < words:
+        head = struct.unpack_from("<I", blob, 4 * i)[0]
+        count, opcode = head >> 16, head & 0xFFFF
         if count == 0:
             raise ValueError(f"a zero-length instruction at word {i}")
-        if opcode == OP_ENTRY_POINT and count >= 4:
-            raw = struct.pack(f"<{count - 3}I", *words[i + 3:i + count])
-            found.append((words[i + 1], raw.split(b"\0", 1)[0].decode("utf-8", "replace")))
+        if opcode not in _BEFORE_FUNCTIONS:
+            break
+        if opcode == OP_ENTRY_POINT and count >= 4 and i + count <= words:
+            model = struct.unpack_from("<I", blob, 4 * (i + 1))[0]
+            raw = bytes(blob[4 * (i + 3):4 * (i + count)])
+            found.append((model, raw.split(b"\0", 1)[0].decode("utf-8", "replace")))
         i += count
     return found
 

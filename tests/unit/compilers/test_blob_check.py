@@ -66,6 +66,18 @@ def test_a_zero_length_instruction_is_a_malformed_module_not_an_endless_loop(blo
     assert blob_problem(request, broken) == "a malformed SPIR-V module: a zero-length instruction at word 5"
 
 
+def test_only_the_leading_section_is_read_where_the_layout_puts_every_entry_point(blobs) -> None:
+    _, blob = blobs["fragment"]
+    header, rest = blob[:20], blob[20:]
+    entry = struct.pack("<3I", (3 + 2) << 16 | 15, 0, 7) + b"vs\0\0" + struct.pack("<I", 9)  # a vertex entry point
+    # after the leading section nothing is read: not even a zero-length instruction there stops it
+    assert entry_points(header + entry + struct.pack("<2I", 1 << 16 | 19, 0) + rest) == [(0, "vs")]
+    # an entry point after the first other instruction (a type) is not where a valid module has one
+    assert entry_points(header + struct.pack("<2I", 2 << 16 | 19, 1) + entry) == []
+    capability = struct.pack("<2I", 2 << 16 | 17, 1)  # OpCapability Shader: before the entry points
+    assert entry_points(header + capability + entry) == [(0, "vs")]
+
+
 def test_an_entry_point_name_is_read_up_to_its_nul_padding() -> None:
     name = b"PSMain\0\0"  # two words, then one interface id that is not part of the name
     entry = struct.pack("<3I", (3 + 2 + 1) << 16 | 15, 4, 7) + name + struct.pack("<I", 9)
