@@ -5,8 +5,9 @@ A cook's output phase runs under one lock on the library (:func:`library_lock`):
 1. the chunk indexes of the cook are built and staged (written to temp files, not yet in
    place; :class:`pipeline.outputs.atomic.Staged`), each naming blobs of this cook's jobs;
 2. :meth:`Library.grow`: the library on disk becomes the union of what it held and the
-   blobs of the staged indexes, its chunk table naming the new blob sets (skipped when
-   nothing changes);
+   blobs of the staged indexes, its chunk table naming the new blob sets (skipped when it
+   holds every one of them already: step 4 then brings the table up to date, so between
+   steps 3 and 4 the table may name a chunk's previous blobs; its index names its own);
 3. the staged indexes are renamed into place, then the sweep and the level manifests;
 4. :meth:`Library.settle`: the library becomes exactly the blobs the chunk indexes on disk
    name (skipped when it already is: an edit that only adds blobs writes the library once).
@@ -95,12 +96,14 @@ class Library:
 
     def grow(self, cooked: Mapping[str, frozenset[str]]) -> None:
         """Step 2: the library holds the blobs of ``cooked`` (chunk -> blobs of its staged index) too, read
-        from the store, and its chunk table names them."""
-        chunks = self.chunks
-        changed = {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}
+        from the store, and its chunk table names them; when it holds every one already, nothing is
+        written: :meth:`settle` brings the table up to date after the indexes are in place (an edit whose
+        keys other chunks use too waits for no library write)."""
         hashes = self.hashes.union(*cooked.values())
-        if changed or hashes != self.hashes or not self.intact:
-            self._write(hashes, chunks.updated(changed))
+        if hashes != self.hashes or not self.intact:
+            chunks = self.chunks
+            self._write(hashes, chunks.updated(
+                {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}))
 
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
         """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the

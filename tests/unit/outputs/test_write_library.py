@@ -98,6 +98,20 @@ def test_grow_keeps_the_chunk_table(site):
     assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
 
 
+def test_grow_writes_nothing_when_every_blob_is_held_and_settle_brings_the_table_up_to_date(site):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/x", d["b"])
+    Library.open(out, store).settle({})
+    library = Library.open(out, store)
+    library.grow({"forest/c00": of(d, "ab")})  # both blobs are held (town/x names b)
+    assert not library.written and held(out)[1]["forest/c00"] == of(d, "a")
+    index(out, "forest/c00", d["a"], d["b"])  # the staged index in place
+    assert every_index_is_held(out)
+    library.settle({"forest/c00": of(d, "ab")})
+    assert library.written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab"), "town/x": of(d, "b")})
+
+
 def test_a_cook_of_one_chunk_makes_no_other_chunk_s_table_entry_into_hashes(site, monkeypatch):
     store, out, d = site
     for i in range(20):
