@@ -306,10 +306,13 @@ def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
     found.keys = dict(found.keys)
     chosen: dict[str, dict[str, str]] = {}
     for chunk, uses in list(found.by_chunk.items()):
-        uses = found.by_chunk[chunk] = dict(uses)
+        copied = False  # the chunk's uses as read are left as they are: a copy gains its fallback keys
         for shader in sorted({key.shader for key in uses}):
             for pass_name, key in sorted(per_family.get(shader, {}).items()):
                 if key not in uses:  # its states: those of the draws it may stand in for
+                    if not copied:
+                        uses, copied = dict(uses), True
+                        found.by_chunk[chunk] = uses
                     same = [u for k, u in uses.items() if (k.shader, k.pass_name) == (shader, pass_name)]
                     states = list({canonical_bytes(s): s for u in same for s in u.render_states}.values())
                     spec: dict[str, list] = {}

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pipeline import api
+from pipeline.keys.key import PermutationKey
+from pipeline.keys.required import KeyUses
+from pipeline.outputs import contract
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.view import expanded
 from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
@@ -319,3 +323,18 @@ def test_the_contract_made_per_use_is_the_one_made_draw_by_draw() -> None:
         assert builder.pipelines == pipelines
         assert {n: [sorted(p) for p in d["passes"].values()] for n, d in enumerate(draws)}[7] == \
             [["axes", "fallback", "key", "pipeline"]]
+
+
+def test_add_fallbacks_copies_a_chunk_s_uses_only_when_it_gains_a_key(monkeypatch) -> None:
+    fallback, used = PermutationKey("s", "p", (("A", "0"),)), PermutationKey("s", "p", (("A", "1"),))
+    other = PermutationKey("t", "p", ())
+    monkeypatch.setattr(contract, "fallback_keys", lambda rs: {"p": fallback} if rs == "S" else {})
+    gains, keeps = {used: KeyUses([], [{"cull": "back"}], {"B": [1]})}, {other: KeyUses([], [], {})}
+    found = SimpleNamespace(keys={used: None, other: None}, by_chunk={"c1": gains, "c2": keeps})
+    chosen = contract.add_fallbacks(found, {"s": "S", "t": "T"})
+    assert found.by_chunk["c2"] is keeps  # nothing to add: the chunk's uses as read, not a copy
+    assert found.by_chunk["c1"] is not gains and list(gains) == [used]  # the uses read are left as they were
+    assert list(found.by_chunk["c1"]) == [used, fallback]
+    assert found.by_chunk["c1"][fallback].render_states == [{"cull": "back"}]
+    assert found.by_chunk["c1"][fallback].specialization == {"B": [1]}
+    assert chosen == {"c1": {"s/p": fallback.text}} and fallback in found.keys
