@@ -95,17 +95,14 @@ class KeysAdded(Sequence):
 
 
 def record_key_changes(result, chunk: str, before: dict[str, str] | None, now: dict) -> None:
-    """Add to a cook result the keys a rewritten chunk manifest gained and lost (``before``: the
-    keys of the manifest it replaced, None when there was none; ``now``: its manifest entries).
+    """Add to a cook result (its ``keys_added`` a :class:`KeysAdded`) the keys a rewritten chunk manifest
+    gained and lost (``before``: the keys of the manifest it replaced, None when there was none; ``now``:
+    its manifest entries).
     An added key carries the nearest key it had before (same shader and pass, fewest features
     differing) and those differences: the input that changed."""
     if before is None:  # a chunk cooked for the first time: its keys, with nothing to be nearest to
         result.new_chunks.append(chunk)
-        pairs = tuple((text, now[text].hash) for text in sorted(now))
-        if isinstance(result.keys_added, KeysAdded):
-            result.keys_added.add_chunk(chunk, pairs)
-        else:
-            result.keys_added += [{"chunk": chunk, "key": text, "hash": digest, "nearest": None} for text, digest in pairs]
+        result.keys_added.add_chunk(chunk, tuple((text, now[text].hash) for text in sorted(now)))
         return
     for text in sorted(set(now) - set(before)):
         near = nearest(text, [k for k in before if k not in now])

@@ -49,12 +49,12 @@ class ChunkTable(Mapping):
                 found = self._made[chunk] = frozenset([hashes[i] for i in self._positions[chunk]])
         return found
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[str]:  # a chunk is in one of the two (the constructor sees to it)
         yield from self._positions
-        yield from (chunk for chunk in self._sets if chunk not in self._positions)
+        yield from self._sets
 
     def __len__(self) -> int:
-        return len(self._positions) + sum(1 for chunk in self._sets if chunk not in self._positions)
+        return len(self._positions) + len(self._sets)
 
     def __contains__(self, chunk: object) -> bool:
         return chunk in self._sets or chunk in self._positions

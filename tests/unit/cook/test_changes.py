@@ -67,7 +67,7 @@ def entry(h: str):
 
 
 def test_record_key_changes_of_a_rewritten_manifest() -> None:
-    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    result = SimpleNamespace(new_chunks=[], keys_added=KeysAdded(), keys_removed=[])
     before = {"s/p{A=0,B=0}": "h1", "s/p{A=1,B=1}": "h2", "s/q{A=0}": "h3"}
     now = {"s/p{A=1,B=1}": entry("h2"), "s/p{A=0,B=1}": entry("h4"), "s/r{A=0}": entry("h5")}
     record_key_changes(result, "c1", before, now)
@@ -81,13 +81,13 @@ def test_record_key_changes_of_a_rewritten_manifest() -> None:
 
 
 def test_a_kept_key_is_the_nearest_when_no_lost_key_matches() -> None:
-    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    result = SimpleNamespace(new_chunks=[], keys_added=KeysAdded(), keys_removed=[])
     record_key_changes(result, "c1", {"s/p{A=0}": "h1"}, {"s/p{A=0}": entry("h1"), "s/p{A=1}": entry("h2")})
     assert result.keys_added[0]["nearest"]["key"] == "s/p{A=0}" and result.keys_removed == []
 
 
 def test_a_new_chunk_adds_every_key_without_a_nearest() -> None:
-    result = SimpleNamespace(new_chunks=[], keys_added=[], keys_removed=[])
+    result = SimpleNamespace(new_chunks=[], keys_added=KeysAdded(), keys_removed=[])
     record_key_changes(result, "c9", None, {"s/p{A=0}": entry("h1")})
     assert result.new_chunks == ["c9"]
     assert result.keys_added == [{"chunk": "c9", "key": "s/p{A=0}", "hash": "h1", "nearest": None}]
