@@ -2,8 +2,9 @@
 
 :class:`ChunkKeys` is what a cook needs of a chunk (its keys with their uses, its
 diagnostics, its draw count and the external buffers its files read), stored per chunk
-under its fingerprint (:mod:`pipeline.keys.incremental`); :class:`RecordedUses` makes a
-record's draws only when something reads them.  :func:`evaluate_chunk` turns one scanned
+under its fingerprint (:mod:`pipeline.keys.incremental`) and read back as a
+:class:`~pipeline.keys.recorded.RecordedKeys`, which makes a key's uses and draws only
+when something reads them.  :func:`evaluate_chunk` turns one scanned
 chunk into its :class:`ChunkKeys` through :class:`StoredEvaluations`, the store-backed memo
 of rule evaluations by projected facts; it runs in the cook's process or in a pool worker
 (:mod:`pipeline.keys.chunk_pool`) with the same result.
@@ -11,9 +12,7 @@ of rule evaluations by projected facts; it runs in the cook's process or in a po
 
 from __future__ import annotations
 
-import errno
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +23,9 @@ from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
 from pipeline.keys.key import PermutationKey, interned as interned_key
-from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, decode_uses, encode_uses, features_of
-from pipeline.facts import DrawSource
-from pipeline.keys.required import DRAW_FIELDS, KeyUses, RequiredKeys, draw_id, required_keys
+from pipeline.keys.recorded import RecordedKeys, StoredDraws
+from pipeline.keys.records import EVALUATIONS, decode_uses, encode_uses, features_of
+from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
 
 
@@ -37,7 +36,7 @@ class ChunkKeys:
     name: str
     level: str | None                      # the level of its draws; None without draws
     draws: int
-    keys: dict[PermutationKey, KeyUses]
+    keys: Mapping[PermutationKey, KeyUses]  # a RecordedKeys when read back from its records
     scan_diagnostics: list[Diagnostic]
     rule_diagnostics: list[Diagnostic]
     deps: tuple | None = ()                # (path, mtime_ns, size, inode, ctime_ns) of external buffers read; None: unknown
@@ -111,7 +110,7 @@ class ChunkKeys:
         return {k.hash: [k.shader, k.pass_name, k.features, k.text] for k in self.keys}
 
     @classmethod
-    def from_records(cls, record: dict, interned: dict, draws: "dict | StoredDraws",
+    def from_records(cls, record: dict, interned: dict, draws: dict | StoredDraws,
                      define: Callable[[str], Any]) -> "ChunkKeys":
         """Rebuild a chunk from its ``chunk-keys`` record and its ``chunk-draws`` record (``draws``: the
         record, or a :class:`StoredDraws` that reads it from the store when a key's draws are first
@@ -121,7 +120,7 @@ class ChunkKeys:
         name, level = str(record["name"]), record["level"]
         source = draws if isinstance(draws, StoredDraws) else StoredDraws.holding(draws)
         source.chunk = (name, level)
-        uses = {}
+        keys, counts, states_of, specs = [], [], [], []
         hashes = []
         state_table = [_interned_text(interned, t) for t in record["render_states"]]
         spec_table = [_interned_text(interned, t) for t in record["specializations"]]
@@ -143,10 +142,13 @@ class ChunkKeys:
             if found is None:
                 found = [state_table[n] for n in at]
                 found = lists[at] = interned.setdefault((_SHARED, tuple(map(id, found))), found)  # ids of interned
-            uses[key] = RecordedUses(source, i, int(count), found, spec_table[spec])
+            keys.append(key)
+            counts.append(int(count))
+            states_of.append(found)
+            specs.append(spec_table[spec])
         source.hashes = hashes
         deps = record["deps"]
-        return cls(name, level, int(record["draws"]), uses,
+        return cls(name, level, int(record["draws"]), RecordedKeys(source, keys, counts, states_of, specs),
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))
@@ -169,148 +171,6 @@ def _interned_text(interned: dict, text: str) -> dict:
         if not isinstance(found, dict):
             raise ValueError("a render state or specialization values that is not an object")
     return found
-
-
-class StoredDraws:
-    """A chunk's ``chunk-draws`` record, read on first use, in whichever process asks (a forked
-    worker opens the store on its own: never its parent's connection)."""
-
-    def __init__(self, store: Store | None, fingerprint: str | None):
-        self.store, self.fingerprint, self.pid = store, fingerprint, os.getpid()
-        self.chunk: tuple[str, str | None] = ("", None)
-        self.hashes: list[str] = []
-        self._data: list | None = None
-        self._sources: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
-
-    @classmethod
-    def holding(cls, record: dict) -> "StoredDraws":
-        held = cls(None, None)
-        held._data = record
-        return held
-
-    def bindings(self, i: int, count: int) -> list:
-        """Key ``i``'s bindings, its draws made (each once per chunk); the draws of one render state
-        (or specialization values) share one dict of it, which nobody changes."""
-        if self._data is None:
-            self._data = self._read()
-        raw = self._data["bindings"][i]
-        if len(raw) != count:
-            raise ValueError("a chunk-draws record whose bindings are not one per draw")
-        states, specs = self._data["render_states"], self._data["specializations"]
-        name, level = self.chunk
-        made = []
-        for ident, state, spec in raw:
-            at = tuple(ident)
-            source = self._sources.get(at)
-            if source is None:
-                source = self._sources[at] = RecordedDraw(ident, name, level)
-            made.append((source, states[state], specs[spec]))
-        return made
-
-    def release(self) -> None:
-        """Forget what was read (a cook reads each chunk's draws once, to write its outputs)."""
-        if self.fingerprint is not None:
-            self._data, self._sources = None, {}
-
-    def _read(self) -> list:
-        store = self.store
-        if self.pid != os.getpid() and store.on_disk:
-            store = _process_store(store.directory)
-        data = store.get(CHUNK_DRAWS, self.fingerprint)
-        if not isinstance(data, dict) or data.get("keys") != self.hashes:
-            raise OSError(errno.ENOENT, f"the cache no longer holds the draws of chunk {self.chunk[0]!r} "
-                                        "(cleared during the cook?); cook again", str(store.directory))
-        return data
-
-
-class RecordedDraw:
-    """A draw a chunk record names, as its :class:`~pipeline.facts.DrawSource` reads (the same fields, equal
-    to it), made without validation: its values were validated when the draw was first scanned, and a
-    chunk's outputs make one per draw."""
-
-    __slots__ = ("file", "node", "mesh", "primitive", "material", "variant", "chunk", "level")
-    _FIELDS = (*DRAW_FIELDS, "chunk", "level")
-
-    def __init__(self, ident, chunk: str, level: str | None):
-        self.file, self.node, self.mesh, self.primitive, self.material, self.variant = ident
-        self.chunk, self.level = chunk, level
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, name) for name in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (RecordedDraw, DrawSource)):
-            return self._values() == tuple(getattr(other, name) for name in self._FIELDS)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return f"RecordedDraw({', '.join(f'{n}={getattr(self, n)!r}' for n in self._FIELDS)})"
-
-
-_STORES: dict[tuple[int, str], Store] = {}
-
-
-def _process_store(directory) -> Store:
-    """This process's own connection to the store at ``directory``."""
-    at = (os.getpid(), str(directory))
-    if at not in _STORES:
-        _STORES[at] = Store(directory)
-    return _STORES[at]
-
-
-class RecordedUses(KeyUses):
-    """:class:`KeyUses` read back from a chunk record, its draws made on first use: a cook whose chunk
-    outputs are current needs the render states and specialization values, never the draws, and a
-    cook's own process never needs them when its workers write the outputs."""
-
-    def __init__(self, source: StoredDraws, index: int, count: int, render_states: list[dict],
-                 specialization: dict[str, list]):
-        self._source, self._index, self._count, self._made = source, index, count, None
-        self.render_states, self.specialization, self.trace = render_states, specialization, None
-
-    def _bindings(self) -> list:
-        if self._made is None:
-            self._made = self._source.bindings(self._index, self._count)
-        return self._made
-
-    @property
-    def draw_count(self) -> int:
-        return self._count
-
-    def release(self) -> None:
-        """Forget the draws made (they are made again from the record when asked for)."""
-        self._made = None
-        self.__dict__.pop("_draws", None)
-        self._source.release()
-
-    @property
-    def bindings(self) -> list:
-        return self._bindings()
-
-    @bindings.setter
-    def bindings(self, value: list) -> None:
-        self._made = value
-
-    @property
-    def draws(self) -> list:
-        if "_draws" not in self.__dict__:
-            self.__dict__["_draws"] = [d for d, _, _ in self._bindings()]
-        return self.__dict__["_draws"]
-
-    @draws.setter
-    def draws(self, value: list) -> None:
-        self.__dict__["_draws"] = value
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, KeyUses):
-            return NotImplemented
-        return (self.draws, self.render_states, self.specialization, self.bindings) == \
-            (other.draws, other.render_states, other.specialization, other.bindings)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class StoredEvaluations(dict):

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
-from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, StoredEvaluations, evaluate_chunk
+from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chunk
+from pipeline.keys.recorded import StoredDraws
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, defining, store_definitions
 from pipeline.scan.buffers import preload
 from pipeline.scan.chunk_scan import collection_paused

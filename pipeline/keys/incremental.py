@@ -34,7 +34,8 @@ from pathlib import Path
 from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed
+from pipeline.keys.chunk_keys import ChunkKeys, Unattributed
+from pipeline.keys.recorded import StoredDraws
 from pipeline.keys.records import defining
 from pipeline.keys.chunk_pool import compute_chunks
 from pipeline.keys.key import PermutationKey

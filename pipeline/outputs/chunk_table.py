@@ -13,10 +13,12 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 
 class ChunkTable(Mapping):
-    """chunk -> frozenset of blob hashes; entries read from a library are kept as its positions."""
+    """chunk -> the set of its blob hashes (a frozenset, or the set a cook holds); entries read from a
+    library are kept as its positions."""
 
     def __init__(self, hashes: Sequence[str] = (), positions: Mapping[str, list] | None = None,
                  sets: Mapping[str, frozenset[str]] | None = None):
@@ -85,7 +87,8 @@ class ChunkTable(Mapping):
         kept = set(self) if keep is None else set(keep) & set(self)
         positions = {c: at for c, at in self._positions.items() if c in kept and c not in changes}
         sets = {c: s for c, s in self._sets.items() if c in kept and c not in changes}
-        table = ChunkTable(self._hashes, positions, {**sets, **{c: frozenset(b) for c, b in changes.items()}})
+        table = ChunkTable(self._hashes, positions, {**sets, **{c: b if isinstance(b, AbstractSet) else frozenset(b)
+                                                                  for c, b in changes.items()}})
         table._made = {c: s for c, s in self._made.items() if c in positions}
         return table
 

@@ -29,6 +29,7 @@ import orjson
 from pipeline.outputs.reflection import ReflectionError, vertex_layout
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.keys.fallback import fallback_keys
+from pipeline.keys.recorded import ExtendedKeys, release_uses
 from pipeline.keys.required import AXES, DRAW_FIELDS, KeyUses, draw_id
 from pipeline.rules.axes import axes_of
 
@@ -306,22 +307,22 @@ def add_fallbacks(found, families: Mapping) -> dict[str, dict[str, str]]:
     found.keys = dict(found.keys)
     chosen: dict[str, dict[str, str]] = {}
     for chunk, uses in list(found.by_chunk.items()):
-        copied = False  # the chunk's uses as read are left as they are: a copy gains its fallback keys
+        added: dict = {}  # the chunk's own uses are left as they are: its fallback keys go beside them
         for shader in sorted({key.shader for key in uses}):
             for pass_name, key in sorted(per_family.get(shader, {}).items()):
-                if key not in uses:  # its states: those of the draws it may stand in for
-                    if not copied:
-                        uses, copied = dict(uses), True
-                        found.by_chunk[chunk] = uses
+                if key not in uses and key not in added:  # its states: those of the draws it may stand in for
                     same = [u for k, u in uses.items() if (k.shader, k.pass_name) == (shader, pass_name)]
                     states = list({canonical_bytes(s): s for u in same for s in u.render_states}.values())
                     spec: dict[str, list] = {}
                     for u in same:
                         for name, values in u.specialization.items():
                             spec.setdefault(name, []).extend(v for v in values if v not in spec.get(name, []))
-                    uses[key] = KeyUses([], states, spec)
+                    added[key] = KeyUses([], states, spec)
                 found.keys.setdefault(key, None)
                 chosen.setdefault(chunk, {})[f"{shader}/{pass_name}"] = key.text
+        release_uses(uses)  # what looking its keys up and reading their states made
+        if added:
+            found.by_chunk[chunk] = ExtendedKeys(uses, added)
     return chosen
 
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache.store import Store
+from pipeline.keys.recorded import release_uses
 from pipeline.outputs import manifest as mf
+from pipeline.outputs.held import HeldMap, HeldSet, Numbered
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
@@ -75,7 +77,7 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
             if found is None:
                 result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, store, out,
                                      has_blob, write)
-                _release(task.required)
+                release_uses(task.required)
                 step()
             else:
                 result, failed = found
@@ -88,12 +90,6 @@ def update_chunks(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: P
         result.record = (task.inputs, record)
         done[task.chunk] = result
     return done
-
-
-def _release(required: Mapping) -> None:
-    """A chunk's draws let go once its index is built: memory holds one chunk's draws at a time."""
-    for uses in required.values():
-        uses.release()
 
 
 # ------------------------------------------------------------------ the pool
@@ -118,7 +114,7 @@ def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
         task, kept = tasks[i], []
         result = write_built(jobs, task.chunk, task.level, task.required, task.file_errors, _STORE, out, has_blob,
                              lambda path, data: kept.append(data))
-        _release(task.required)
+        release_uses(task.required)
         # what the cook merges; a pipeline state this worker sent before is sent as its id alone (the
         # chunks of a level share most of theirs: the cook holds each document once)
         pipelines = {pid: None if pid in _SENT else doc for pid, doc in result.manifest.pipelines.items()}
@@ -171,53 +167,72 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
 
 class _Shared:
     """What the cook holds of each chunk a worker built, shared across chunks and made as each result
-    arrives: each pipeline state's document once (a worker sends it once: a chunk done later names it
-    by its id), each key's text once, and one entry per key and blobs (its draws kept per chunk in
+    arrives (:mod:`pipeline.outputs.held`): each pipeline state's document once (a worker sends it
+    once: a chunk done later names it by its id), each key text, pipeline-state id and blob hash
+    once, each key's entry once, and per chunk arrays of their numbers (its draws per key in
     ``counts``; render states and specialization values left out: the level manifest takes neither
-    from a chunk's entries)."""
+    from a chunk's entries).  In a worker, :meth:`keys` makes what it sends as slim."""
 
     def __init__(self) -> None:
         self.documents: dict[str, dict] = {}
-        self.texts: dict[str, str] = {}
-        self.entries: dict[tuple, object] = {}
+        self.names = Numbered()    # key texts, pipeline-state ids, blob hashes
+        self.entries = Numbered()  # each distinct key entry (draws and states left out)
+        self.texts: dict[str, str] = {}  # in a worker: each key text sent once
 
     def take(self, result: ChunkWrite) -> ChunkWrite:
         """In the cook: ``result`` as held until :meth:`finish`, its pipeline states by id."""
-        for pid, doc in result.manifest.pipelines.items():
+        manifest, names = result.manifest, self.names
+        for pid, doc in manifest.pipelines.items():
             if doc is not None:
                 self.documents.setdefault(pid, doc)
-        result, texts = self.keys(result), self.texts  # and every id and blob hash string held once
-        return dataclasses.replace(result, blobs=None if result.blobs is None else frozenset(
-            texts.setdefault(h, h) for h in result.blobs), manifest=dataclasses.replace(
-            result.manifest, pipelines=dict.fromkeys(texts.setdefault(p, p) for p in result.manifest.pipelines)))
-
-    def keys(self, result: ChunkWrite) -> ChunkWrite:
-        """``result`` with shared key texts and entries, its draws in ``counts`` (a worker sends it so)."""
-        manifest, texts = result.manifest, self.texts
-        keys, counts = {}, {}
-        for text, entry in manifest.keys.items():
-            text = texts.setdefault(text, text)
-            targets = None if entry.targets is None else \
-                tuple(sorted((label, tuple(sorted(stages.items()))) for label, stages in entry.targets.items()))
-            same = (text, entry.hash, tuple(sorted(entry.stages.items())), targets)
-            if same not in self.entries:
-                self.entries[same] = dataclasses.replace(entry, key=text, draws=0, render_states=(),
-                                                         specialization={})
-            keys[text] = self.entries[same]
-            counts[text] = entry.draws if result.counts is None else result.counts[text]
+        numbers = [(text, self.entries.of(_same(text, entry), lambda same, e=entry: _slim(e, same[0])))
+                   for text, entry in manifest.keys.items()]
+        keys = HeldMap(names, numbers, self.entries.items)
+        counts = HeldMap(names, ((text, entry.draws if result.counts is None else result.counts[text])
+                                 for text, entry in manifest.keys.items()))
+        pipelines = HeldMap(names, ((pid, names.of(pid)) for pid in manifest.pipelines), _Documents(self))
         before = None if result.keys_before is None else \
-            {texts.setdefault(text, text): digest for text, digest in result.keys_before.items()}
-        return dataclasses.replace(result, manifest=dataclasses.replace(manifest, keys=keys),
+            {names.items[names.of(text)]: digest for text, digest in result.keys_before.items()}
+        return dataclasses.replace(result, blobs=None if result.blobs is None else HeldSet(names, result.blobs),
+                                   manifest=dataclasses.replace(manifest, keys=keys, pipelines=pipelines),
                                    keys=None if result.keys is None else keys, keys_before=before, counts=counts)
 
+    def keys(self, result: ChunkWrite) -> ChunkWrite:
+        """In a worker: ``result`` with shared key texts and entries, its draws in ``counts``."""
+        manifest, texts = result.manifest, self.texts
+        keys, counts, entries = {}, {}, self.entries
+        for text, entry in manifest.keys.items():
+            text = texts.setdefault(text, text)
+            keys[text] = entries.items[entries.of(_same(text, entry), lambda same, e=entry: _slim(e, same[0]))]
+            counts[text] = entry.draws if result.counts is None else result.counts[text]
+        return dataclasses.replace(result, manifest=dataclasses.replace(manifest, keys=keys),
+                                   keys=None if result.keys is None else keys, counts=counts)
+
     def finish(self, built: dict) -> None:
-        """Every chunk's pipeline states named by their documents; a chunk naming one no result carries
-        is left out of ``built``, to be built again here."""
+        """A chunk naming a pipeline state no result carries is left out of ``built``, to be built again here."""
         documents = self.documents
-        for chunk, (result, failed) in list(built.items()):
-            pipelines = result.manifest.pipelines
-            if any(pid not in documents for pid in pipelines):
+        for chunk, (result, _) in list(built.items()):
+            if any(pid not in documents for pid in result.manifest.pipelines):
                 del built[chunk]  # its batch's worker died after sending a document it then named
-                continue
-            slim = dataclasses.replace(result.manifest, pipelines={pid: documents[pid] for pid in pipelines})
-            built[chunk] = (dataclasses.replace(result, manifest=slim), failed)
+
+
+class _Documents:
+    """A pipeline-state id's number -> its document (as the cook's pool results gave them)."""
+
+    def __init__(self, shared: _Shared):
+        self.shared = shared
+
+    def __getitem__(self, number: int) -> dict:
+        shared = self.shared
+        return shared.documents[shared.names.items[number]]
+
+
+def _same(text: str, entry) -> tuple:
+    """What makes two chunks' entries of a key the same entry (draws and states aside)."""
+    targets = None if entry.targets is None else \
+        tuple(sorted((label, tuple(sorted(stages.items()))) for label, stages in entry.targets.items()))
+    return (text, entry.hash, tuple(sorted(entry.stages.items())), targets)
+
+
+def _slim(entry, text: str):
+    return dataclasses.replace(entry, key=text, draws=0, render_states=(), specialization={})

@@ -9,7 +9,8 @@ import pytest
 from pipeline import api
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location
-from pipeline.keys.chunk_keys import ChunkKeys, StoredDraws, Unattributed, evaluate_chunk
+from pipeline.keys.chunk_keys import ChunkKeys, Unattributed, evaluate_chunk
+from pipeline.keys.recorded import StoredDraws
 from pipeline.keys.records import CHUNK_DRAWS
 from pipeline.keys.required import KeyUses, optional_facts
 from pipeline.scan.gltf.draws import SharedFacts

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipeline import api
 from pipeline.keys import incremental
-from pipeline.keys.chunk_keys import RecordedDraw
+from pipeline.keys.recorded import RecordedDraw
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id
 from pipeline.outputs.manifest import ManifestEntry, load_chunk_manifest
 

@@ -325,7 +325,7 @@ def test_the_contract_made_per_use_is_the_one_made_draw_by_draw() -> None:
             [["axes", "fallback", "key", "pipeline"]]
 
 
-def test_add_fallbacks_copies_a_chunk_s_uses_only_when_it_gains_a_key(monkeypatch) -> None:
+def test_add_fallbacks_adds_a_chunk_s_keys_beside_its_uses_as_read(monkeypatch) -> None:
     fallback, used = PermutationKey("s", "p", (("A", "0"),)), PermutationKey("s", "p", (("A", "1"),))
     other = PermutationKey("t", "p", ())
     monkeypatch.setattr(contract, "fallback_keys", lambda rs: {"p": fallback} if rs == "S" else {})
@@ -334,6 +334,7 @@ def test_add_fallbacks_copies_a_chunk_s_uses_only_when_it_gains_a_key(monkeypatc
     chosen = contract.add_fallbacks(found, {"s": "S", "t": "T"})
     assert found.by_chunk["c2"] is keeps  # nothing to add: the chunk's uses as read, not a copy
     assert found.by_chunk["c1"] is not gains and list(gains) == [used]  # the uses read are left as they were
+    assert found.by_chunk["c1"][used] is gains[used]  # and not copied
     assert list(found.by_chunk["c1"]) == [used, fallback]
     assert found.by_chunk["c1"][fallback].render_states == [{"cull": "back"}]
     assert found.by_chunk["c1"][fallback].specialization == {"B": [1]}
