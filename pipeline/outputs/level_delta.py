@@ -73,11 +73,15 @@ def updated_level(doc: Mapping[str, Any], union: Mapping[str, Any], level: str, 
     key_at, pipeline_at = {t: i for i, t in enumerate(merged)}, {p: i for i, p in enumerate(new.pipelines)}
     key_map = [key_at.get(t, -1) for t in texts]
     pipeline_map = [pipeline_at.get(p, -1) for p in ids]
+    # an edit seldom adds or drops a key or pipeline state of its level: then no position moves and
+    # the rows are carried as they are
+    keys_moved, pipelines_moved = key_map != list(range(len(texts))), pipeline_map != list(range(len(ids)))
     for chunk in kept:
         item = rows[chunk]
         out["chunks"][chunk] = {"index": new.index_path(chunk),
-                                "keys": [[key_map[k], d] for k, d in item["keys"]],
-                                "pipelines": [pipeline_map[p] for p in item["pipelines"]]}
+                                "keys": [[key_map[k], d] for k, d in item["keys"]] if keys_moved else item["keys"],
+                                "pipelines": [pipeline_map[p] for p in item["pipelines"]] if pipelines_moved
+                                else item["pipelines"]}
     return out
 
 

@@ -119,3 +119,19 @@ def test_rows_this_module_does_not_write_are_left_to_the_rebuild(tmp_path, store
     assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is not None
     doc["chunks"]["forest/c00"] = rows
     assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is None
+
+
+def test_rows_of_unchanged_chunks_are_carried_as_they_are_when_no_position_moves(tmp_path, store):
+    out = tmp_path / "out"
+    for name, keys in (("forest/a", (1, 2)), ("forest/b", (2, 3)), ("forest/c", (1, 3))):
+        write(out, mf.chunk_manifest(name, "forest", [entry(n, 2) for n in keys], []))
+    update_level("forest", [], store, out)
+    path = mf.level_manifest_path(out, "forest")
+    for keys, moved in (((1, 2), False), ((1, 2, 4), False), ((0, 1, 2), True)):  # other draws; a key new to the
+        # level sorting after all of its keys; one sorting first
+        new = write(out, mf.chunk_manifest("forest/a", "forest", [entry(n, 7) for n in keys], []))
+        doc, union = mf.load_level_union(path)
+        updated = level_delta.updated_level(doc, union, "forest", ["forest/b", "forest/c"], [new])
+        assert (updated["chunks"]["forest/b"]["keys"] is doc["chunks"]["forest/b"]["keys"]) is not moved
+        assert updated["chunks"]["forest/b"]["keys"] == ([[2, 2], [3, 2]] if moved else doc["chunks"]["forest/b"]["keys"])
+        assert mf.dump_json(updated) == rebuilt_bytes(out)
