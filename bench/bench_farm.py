@@ -21,6 +21,9 @@ differs is compiling.  Overheads measured in the same run:
 
 From them, :func:`projection` estimates a cook on 8, 32 and 128 workers; its
 assumptions are written next to the table in RESULTS.md.
+
+:func:`cold_cooks` sets a cold cook of a larger world (fresh cache and outputs) on a
+LocalCluster of 2 workers against the same cook on the local pool of 2, in turn.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import math
+import shutil
 import statistics
 import sys
 import tempfile
@@ -139,6 +143,25 @@ def measure(root: Path, rules: Path, materials: Path, workdir: Path, log=print) 
     return summarise(rows, pool_round_trip(), check, store)
 
 
+def cold_cooks(root: Path, rules: Path, materials: Path, workdir: Path, log=print) -> dict:
+    """A cold cook (fresh cache and outputs) of ``root`` on the local pool of 2 and on a LocalCluster of
+    2 workers, in turn: each one's wall time, jobs compiled and the cluster's start."""
+    rows = {}
+    for name, scheduler in (CONFIGS[0], CONFIGS[2]):
+        cache, out = workdir / "cold-cache", workdir / "cold-out"
+        for folder in (cache, out):
+            shutil.rmtree(folder, ignore_errors=True)
+        began = time.perf_counter()
+        result = api.cook(api.open_world(root, rules=rules, materials=materials), cache=cache, out=out, jobs=2,
+                          scheduler=scheduler)
+        wall = time.perf_counter() - began
+        assert not result.errors and result.run.compiled, name
+        rows[name] = {"wall": wall, "compiled": len(result.run.compiled), "chunks": result.chunks,
+                      "startup_s": (result.farm or {}).get("startup_s")}
+        log(f"figure 9: cold cook of {root.name} on {name}: {wall:.2f} s, {len(result.run.compiled)} jobs compiled")
+    return rows
+
+
 def summarise(rows: dict, pool_trip: float, check: float, store: float) -> dict:
     one, two = rows["dask 1 worker"]["farm"], rows["dask 2 workers"]
     farm = two["farm"]
@@ -173,7 +196,20 @@ def figures(found: dict, figure_cls) -> list:
                    "ms/result", f"compile {found['per_job_ms']:.1f} ms/job",
                    found["client_ms"] / found["per_job_ms"], "<= 5%", found["client_ms"] <= 0.05 * found["per_job_ms"],
                    f"checks {found['check_ms']:.3f} ms, store write {found['store_ms']:.2f} ms"),
+        *cold_figures(found.get("cold"), found.get("cold_files"), figure_cls),
     ]
+
+
+def cold_figures(rows: dict | None, files: int | None, figure_cls) -> list:
+    """Figure 9's cold-cook row: a LocalCluster of 2 workers against the local pool of 2."""
+    if not rows:
+        return []
+    pool, dask = rows["pool"], rows["dask 2 workers"]
+    return [figure_cls(9, f"farm: cold cook of {files} files, LocalCluster 2 workers vs local pool of 2", dask["wall"],
+                       "s", f"local pool {pool['wall']:.2f} s", pool["wall"] / dask["wall"], "no slower (>= 1.0x)",
+                       dask["wall"] <= pool["wall"],
+                       f"cluster start {dask['startup_s']:.2f} s included; {dask['compiled']} jobs compiled on the "
+                       f"cluster, scanning, rules and outputs on the cooking machine's pool (one run each)")]
 
 
 def render(found: dict) -> list[str]:
@@ -198,12 +234,17 @@ def render(found: dict) -> list[str]:
     for w in PROJECTED_WORKERS:
         lines.append(f"| {w} | {by[(w, small)]:.2f} | {by[(w, PROJECTED_JOBS)]:.1f} |")
     lines += ["", ASSUMPTIONS]
+    cold = found.get("cold")
+    if cold:
+        lines += ["", f"Cold cook of the {found['cold_files']:,}-file world (fresh cache and outputs, one run each): "
+                      + "; ".join(f"{name} {row['wall']:.2f} s ({row['compiled']} jobs compiled"
+                                  + (f", cluster start {row['startup_s']:.2f} s" if row["startup_s"] is not None else "")
+                                  + ")" for name, row in cold.items())
+                      + ". On the cluster only the compiles run on its workers."]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    import shutil
-
     import worldgen
     from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 

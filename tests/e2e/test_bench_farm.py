@@ -38,3 +38,20 @@ def test_farm_benchmark_measures_and_projects(tmp_path: Path) -> None:
     assert 0 < found["check_ms"] < found["client_ms"]  # the client's own checks of each result, then its store write
     text = "\n".join(bench_farm.render(found))
     assert "## Build farm (figure 9)" in text and "| 128 |" in text and "Assumed:" in text
+
+
+@pytest.mark.slow
+def test_farm_benchmark_sets_a_cold_cook_on_a_cluster_against_the_pool(tmp_path: Path) -> None:
+    for name in ("rules", "materials"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "examples" / "sample_world", tmp_path / "world")
+    rows = bench_farm.cold_cooks(tmp_path / "world", tmp_path / "rules", tmp_path / "materials", tmp_path,
+                                 log=lambda line: None)
+    assert list(rows) == ["pool", "dask 2 workers"]
+    pool, dask = rows["pool"], rows["dask 2 workers"]
+    assert pool["compiled"] == dask["compiled"] > 0  # each cook cold: every job compiled, the second on the cluster
+    assert pool["startup_s"] is None and dask["startup_s"] > 0
+    (figure,) = bench_farm.cold_figures(rows, 42, suite.Figure)
+    assert "cold cook of 42 files" in figure.name and figure.ratio == pool["wall"] / dask["wall"]
+    assert figure.met == (dask["wall"] <= pool["wall"])
+    assert bench_farm.cold_figures(None, None, suite.Figure) == []
