@@ -130,7 +130,7 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
                        f"({len(folded.keys())} key(s); `pipeline explain` names each one's log line)")
         _render(result, explain, verbosity(quiet), w.root)
     _stamp(w, result, stamp_args, verify or explain or scheduler or remote_cache or folded.folded or folded.rejected
-           or platforms, started_ns, cooked)  # a cook of some platforms is no stamp for the cook of all
+           or platforms, started_ns, cooked, walk)  # a cook of some platforms is no stamp for the cook of all
     return EXIT_USER if result.errors else EXIT_OK
 
 
@@ -159,9 +159,11 @@ def _dry_run(world, level, chunk, cache, out, backend, rules, materials, as_json
     return EXIT_USER if doc["errors"] else EXIT_OK
 
 
-def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int, cooked: dict) -> None:
+def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns: int, cooked: dict,
+           walk: noop.Walk | None = None) -> None:
     """After a local cook: the stamp that answers the next identical cook by file stats
-    (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`)."""
+    (:mod:`pipeline.cook.noop`), with what that cook prints (:func:`noop_document`); ``walk``: what the
+    missed no-op check before it walked, the inputs' stamps as the cook began."""
     doc = noop_document(shown_document(result.to_json() | cooked, w.root))
     if doc is None or unusual or args["backend"] != "capi" or w.allowed_roots or _plugins_elsewhere(w, result):
         return noop.forget(args)
@@ -174,7 +176,8 @@ def _stamp(w: api.World, result: api.CookResult, args: dict, unusual, started_ns
     noop.write_stamp(args, world_root=str(w.root), rules_dir=str(w.rules_dir), materials_dir=str(w.materials_dir),
                      compiler_dir=compiler_dir, doc=render_json(doc), text=summary(doc) + "\n",
                      errors="".join(click.unstyle(_located(e, w.root)) + "\n" for e in doc["errors"]),
-                     code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns, folder=_folder(w, args))
+                     code=EXIT_USER if doc["errors"] else EXIT_OK, started_ns=started_ns, folder=_folder(w, args),
+                     walk=walk)
 
 
 def _folder(w: api.World, args: dict) -> str | None:

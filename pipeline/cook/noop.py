@@ -35,7 +35,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -166,9 +166,11 @@ def _files(paths: list[str]) -> list:
     return out
 
 
-def _state(roots: list, skip: tuple[str, ...], files: list[str]) -> list:
-    """The walk of each root (``[path, deep]``), then the stamps of ``files``."""
-    return [_walk(root, skip, deep) for root, deep in roots] + [_files(files)]
+def _state(roots: list, skip: tuple[str, ...], files: list[str], walked: dict | None = None) -> list:
+    """The walk of each root (``[path, deep]``), then the stamps of ``files``; ``walked``: walks already
+    taken, by ``(path, deep)``, used as they are."""
+    walked = walked or {}
+    return [walked.get((root, deep)) or _walk(root, skip, deep) for root, deep in roots] + [_files(files)]
 
 
 def _unchanged(state: list, recorded) -> bool:
@@ -186,13 +188,17 @@ def _cache_files(cache: str) -> list[str]:
 # ---------------------------------------------------------------- write and check
 def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: str, compiler_dir: str | None,
                 doc: str, text: str, errors: str = "", code: int = 0, started_ns: int = 0,
-                folder: str | None = None) -> None:
+                folder: str | None = None, walk: "Walk | None" = None) -> None:
     """Record the state after a local cook: ``doc`` (``--json``) or ``text`` is what the next no-op prints
     on stdout, ``errors`` (located lines) on stderr, and ``code`` its exit code; ``folder``: the world
     folder (relative to its root) of the chunk or level it cooked alone (:func:`world_scope`).
 
     An input changed at or after ``started_ns`` (when the cook began) may have been read
     before or after its change: no stamp then, so the next cook takes the full path.
+    ``walk``: what the missed check before the cook walked (:func:`walked`); an input root it walked
+    is stamped as it was then, when the cook began, and not walked again (a file changed since
+    then differs from its stamp: the next cook takes the full path).  The output folder and the
+    cache are always stamped as they are now.
     """
     cache, key = stamp_key(args)
     out = os.path.abspath(args.get("out") or "build")
@@ -208,7 +214,9 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
         where = resolved(args)
         if os.path.commonpath([where["world"], os.path.realpath(world_root)]) != os.path.realpath(world_root):
             raise _Unstampable("the world path leads elsewhere than the world cooked")
-        state = _state(roots, skip, _cache_files(cache))
+        before = walk.roots if walk is not None and walk.skip == skip else None
+        taken = {(root, deep): found for (root, deep), found in (before or {}).items() if root != out}
+        state = _state(roots, skip, _cache_files(cache), taken)
         inputs = state[:len(roots) - (1 if roots[-1][0] == out else 0)]
         if any(entry[1] >= started_ns for walk in inputs for entry in walk):
             raise _Unstampable("an input changed while the cook ran")
@@ -252,17 +260,21 @@ def check(args: dict) -> dict | None:
         return None
     if _unchanged(state, stamp["state"]):
         return stamp
-    _WALKED[key] = Walk({path: tuple(st) for walk in state[:-1] for path, *st in walk if st}, started_ns)
+    _WALKED[key] = Walk({path: tuple(st) for walk in state[:-1] for path, *st in walk if st}, started_ns,
+                        {(root, deep): walk for (root, deep), walk in zip(roots, state)}, skip)
     return None
 
 
 @dataclass(frozen=True)
 class Walk:
     """What a missed :func:`check` walked: each path's stamp, and when the walk began.  A cook that uses
-    these stamps began then: an input changed after that is no input it vouches for (:func:`write_stamp`)."""
+    these stamps began then: an input changed after that is no input it vouches for (:func:`write_stamp`).
+    ``roots``: each root's walk by ``(path, deep)``, with the paths it skipped (``skip``)."""
 
     stamps: dict[str, tuple]
     started_ns: int
+    roots: dict[tuple[str, bool], list] = field(default_factory=dict)
+    skip: tuple[str, ...] = ()
 
 
 _WALKED: dict[str, Walk] = {}  # stamp key -> what a check that missed walked, for the cook that follows it

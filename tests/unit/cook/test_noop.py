@@ -104,6 +104,27 @@ def test_a_missed_check_leaves_its_walk_to_the_cook_of_the_same_arguments_once(s
     assert noop.walked(site.args) is None  # good for the command that walked only
 
 
+def test_a_stamp_after_a_missed_check_keeps_its_input_walks_and_walks_the_outputs_again(site, monkeypatch) -> None:
+    stamp(site)
+    edited, output = site.root / "world/forest/c00/a.gltf", site.root / "out/forest/c00.json"
+    edited.write_text('{"asset": {"version": "2.0"}}')
+    assert noop.check(site.args) is None
+    walk = noop.walked(site.args)
+    output.write_text('{"cooked": 1}\n')  # what the cook then writes
+    walked, real = [], noop._walk
+    monkeypatch.setattr(noop, "_walk", lambda root, skip, deep=True: walked.append(root) or real(root, skip, deep))
+    stamp(site, started_ns=walk.started_ns, walk=walk)
+    assert walked == [str(site.root / "out")]  # the world, rules, library and code as the check walked them
+    assert noop.check(site.args) is not None  # and the outputs as written: the next cook is a no-op
+    assert noop.check(site.args) is not None
+    edited.write_text('{"asset": {"version": "2.0"}, "nodes": []}')  # changed after the walk the stamp keeps
+    assert noop.check(site.args) is None
+    walk = noop.walked(site.args)
+    edited.write_text('{"asset": {"version": "2.0"}, "nodes": [], "scenes": []}')  # during the cook
+    stamp(site, started_ns=walk.started_ns, walk=walk)
+    assert noop.check(site.args) is None  # stamped as the cook began: this change takes the full path
+
+
 def test_a_changed_cache_database_takes_the_full_path(site) -> None:
     stamp(site)
     (site.root / "cache" / "cache.db").write_bytes(b"another database")
