@@ -120,35 +120,39 @@ class ChunkKeys:
         name, level = str(record["name"]), record["level"]
         source = draws if isinstance(draws, StoredDraws) else StoredDraws.holding(draws)
         source.chunk = (name, level)
-        keys, counts, states_of, specs = [], [], [], []
-        hashes = []
         state_table = [_interned_text(interned, t) for t in record["render_states"]]
         spec_table = [_interned_text(interned, t) for t in record["specializations"]]
-        lists: dict[tuple, list] = {}
-        for i, (digest, count, states, spec) in enumerate(record["keys"]):
-            key = interned.get((_SHARED, digest))  # its hash names a key: its definition is read once
-            if key is None:
-                shader, pass_name, features, _text = define(digest)
-                ident = (str(shader), str(pass_name), features_of(features))
-                key = interned.get(ident)
-                if key is None:  # the process's one object for it, as rule evaluation gives it
-                    key = interned[ident] = interned_key(PermutationKey(*ident))
-                if key.hash != digest:  # made once per key and process, never taken from the record
-                    raise ValueError("a key record that is not the key its hash names")
-                interned[(_SHARED, digest)] = key
-            hashes.append(key.hash)
-            at = tuple(states)  # a chunk's keys share a few lists of render states: each made once
-            found = lists.get(at)
-            if found is None:
-                found = [state_table[n] for n in at]
-                found = lists[at] = interned.setdefault((_SHARED, tuple(map(id, found))), found)  # ids of interned
-            keys.append(key)
-            counts.append(int(count))
-            states_of.append(found)
-            specs.append(spec_table[spec])
+        rows = record["keys"]  # [hash, draws, [render state, ...], specialization values] per key
+        if not isinstance(rows, list) or any(len(row) != 4 for row in rows):
+            raise ValueError("a key row that is not [hash, draws, render states, specialization values]")
+        get = interned.get
+        keys = [get((_SHARED, row[0])) for row in rows]  # its hash names a key: its definition is read once
+        for i in [i for i, key in enumerate(keys) if key is None]:
+            digest = rows[i][0]
+            shader, pass_name, features, _text = define(digest)
+            ident = (str(shader), str(pass_name), features_of(features))
+            key = interned.get(ident)
+            if key is None:  # the process's one object for it, as rule evaluation gives it
+                key = interned[ident] = interned_key(PermutationKey(*ident))
+            if key.hash != digest:  # made once per key and process, never taken from the record
+                raise ValueError("a key record that is not the key its hash names")
+            keys[i] = interned[(_SHARED, digest)] = key
+        lists: dict[tuple, list] = {}  # a chunk's keys share a few lists of render states: each made once
+
+        def states_of(at: tuple) -> list:
+            found = [state_table[n] for n in at]
+            found = lists[at] = interned.setdefault((_SHARED, tuple(map(id, found))), found)  # ids of interned
+            return found
+
+        states = [lists.get(at) or states_of(at) for at in map(tuple, (row[2] for row in rows))]
+        counts = [row[1] for row in rows]
+        specs = [spec_table[row[3]] for row in rows]
+        hashes = [key.hash for key in keys]  # the interned keys' own strings, shared by every chunk
+        if len(set(hashes)) != len(hashes):
+            raise ValueError("a chunk record that names a key twice")
         source.hashes = hashes
         deps = record["deps"]
-        return cls(name, level, int(record["draws"]), RecordedKeys(source, keys, counts, states_of, specs),
+        return cls(name, level, int(record["draws"]), RecordedKeys(source, keys, counts, states, specs),
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))

@@ -75,7 +75,7 @@ def from_keys(found, world: World) -> CookInput:
 
 def _assemble(chunks: list[ChunkKeys], world: World) -> CookInput:
     """The chunks' records together, as the full path would have found them."""
-    keys: dict[PermutationKey, object] = {}
+    seen: dict[int, PermutationKey] = {}  # by id: the chunks' keys are interned, so few are hashed as keys
     by_chunk, levels, scan_diags = {}, {}, []
     rule_parts = []
     for c in chunks:
@@ -84,8 +84,8 @@ def _assemble(chunks: list[ChunkKeys], world: World) -> CookInput:
         if c.draws:
             by_chunk[c.name] = c.keys
             rule_parts.append(RequiredKeys({}, list(c.rule_diagnostics), 0))
-            for key in c.keys:
-                keys.setdefault(key, None)
+            seen.update(zip(map(id, c.keys), c.keys))
+    keys: dict[PermutationKey, object] = dict.fromkeys(seen.values())  # in the order first seen, equal keys once
     rule_diags = RequiredKeys.union(rule_parts).diagnostics  # de-duplicated as the full path does
     return CookInput([c.name for c in chunks], sum(c.draws for c in chunks), keys, by_chunk, levels,
                      scan_diags + rule_diags)

@@ -23,16 +23,15 @@ from pipeline.keys.required import DRAW_FIELDS, KeyUses
 
 
 class RecordedKeys(Mapping):
-    """key -> :class:`RecordedUses` of one chunk read back from its record.  A key's uses are made
-    when first asked for and kept until :meth:`release`; the key -> position table is made on the
-    first look-up (iterating needs none).  Nobody changes it: a writer copies it (``dict(...)``)."""
+    """key -> :class:`RecordedUses` of one chunk read back from its record (``keys``: each once).  A
+    key's uses are made when first asked for and kept until :meth:`release`; the key -> position table
+    is made on the first look-up (iterating needs none).  Nobody changes it: a writer copies it
+    (``dict(...)``)."""
 
     __slots__ = ("_source", "_keys", "_counts", "_states", "_specs", "_at", "_made")
 
     def __init__(self, source: "StoredDraws", keys: list[PermutationKey], counts: list[int],
                  states: list[list[dict]], specs: list[dict]):
-        if len(set(keys)) != len(keys):
-            raise ValueError("a chunk record that names a key twice")
         self._source, self._keys, self._counts = source, tuple(keys), array("q", counts)
         self._states, self._specs = tuple(states), tuple(specs)
         self._at: dict[PermutationKey, int] | None = None

@@ -9,7 +9,7 @@ import pytest
 from pipeline import api
 from pipeline.keys.chunk_keys import ChunkKeys
 from pipeline.keys.key import PermutationKey
-from pipeline.keys.recorded import ExtendedKeys, RecordedKeys, StoredDraws, release_uses
+from pipeline.keys.recorded import ExtendedKeys, RecordedKeys, release_uses
 from pipeline.keys.required import KeyUses
 from paths import SAMPLE_WORLD as SAMPLE
 
@@ -40,10 +40,14 @@ def test_keys_read_back_make_no_uses_until_one_is_asked_for(tmp_path: Path) -> N
         back[PermutationKey("nothing", "here", ())]
 
 
-def test_a_record_naming_a_key_twice_is_refused() -> None:
-    key = PermutationKey("s", "p", (("A", "1"),))
+def test_a_record_naming_a_key_twice_is_refused(tmp_path: Path) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    name, required = sorted(api.keys(world).by_chunk.items())[0]
+    chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+    summary, draws = chunk.to_records()
+    summary["keys"].append(summary["keys"][0])
     with pytest.raises(ValueError, match="names a key twice"):
-        RecordedKeys(StoredDraws(None, None), [key, key], [1, 1], [[], []], [{}, {}])
+        ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
 
 
 def test_keys_added_beside_a_chunk_s_own_leave_them_as_they_are(tmp_path: Path) -> None:
