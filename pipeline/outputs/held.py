@@ -46,18 +46,12 @@ def _find(numbers: array, names: Numbered, name: object) -> int | None:
     return at if at < len(numbers) and numbers[at] == n else None
 
 
-class HeldSet(Set):
-    """A set of names (a chunk's blob hashes, say): their numbers, sorted."""
+class _Held:
+    """What a held set and a held mapping share: names by their numbers, sorted."""
 
     __slots__ = ("_names", "_numbers")
-
-    def __init__(self, names: Numbered, items: Iterable[str]):
-        self._names = names
-        self._numbers = array("q", sorted({names.of(item) for item in items}))
-
-    @classmethod
-    def _from_iterable(cls, it: Iterable) -> frozenset:
-        return frozenset(it)
+    _names: Numbered
+    _numbers: array
 
     def __contains__(self, name: object) -> bool:
         return _find(self._numbers, self._names, name) is not None
@@ -69,15 +63,29 @@ class HeldSet(Set):
     def __len__(self) -> int:
         return len(self._numbers)
 
+
+class HeldSet(_Held, Set):
+    """A set of names (a chunk's blob hashes, say): their numbers, sorted."""
+
+    __slots__ = ()
+
+    def __init__(self, names: Numbered, items: Iterable[str]):
+        self._names = names
+        self._numbers = array("q", sorted({names.of(item) for item in items}))
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable) -> frozenset:
+        return frozenset(it)
+
     def __repr__(self) -> str:
         return f"HeldSet({sorted(self)!r})"
 
 
-class HeldMap(Mapping):
+class HeldMap(_Held, Mapping):
     """name -> value: the names' numbers, sorted, and beside each an int; with ``table``, the value is
     ``table[that int]`` (one object shared by every chunk that holds it)."""
 
-    __slots__ = ("_names", "_numbers", "_values", "_table")
+    __slots__ = ("_values", "_table")
 
     def __init__(self, names: Numbered, pairs: Iterable[tuple[str, int]], table: Sequence | None = None):
         numbered = sorted({names.of(name): value for name, value in pairs}.items())
@@ -91,16 +99,6 @@ class HeldMap(Mapping):
             raise KeyError(name)
         value = self._values[at]
         return value if self._table is None else self._table[value]
-
-    def __contains__(self, name: object) -> bool:
-        return _find(self._numbers, self._names, name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        items = self._names.items
-        return (items[n] for n in self._numbers)
-
-    def __len__(self) -> int:
-        return len(self._numbers)
 
     def __repr__(self) -> str:
         return f"HeldMap({dict(self.items())!r})"
