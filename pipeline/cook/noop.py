@@ -29,13 +29,14 @@ takes the full path, which writes a new stamp.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import orjson
 
@@ -260,8 +261,7 @@ def check(args: dict) -> dict | None:
         return None
     if _unchanged(state, stamp["state"]):
         return stamp
-    _WALKED[key] = Walk({path: tuple(st) for walk in state[:-1] for path, *st in walk if st}, started_ns,
-                        {(root, deep): walk for (root, deep), walk in zip(roots, state)}, skip)
+    _WALKED[key] = Walk(started_ns, {(root, deep): walk for (root, deep), walk in zip(roots, state)}, skip)
     return None
 
 
@@ -271,10 +271,14 @@ class Walk:
     these stamps began then: an input changed after that is no input it vouches for (:func:`write_stamp`).
     ``roots``: each root's walk by ``(path, deep)``, with the paths it skipped (``skip``)."""
 
-    stamps: dict[str, tuple]
     started_ns: int
-    roots: dict[tuple[str, bool], list] = field(default_factory=dict)
-    skip: tuple[str, ...] = ()
+    roots: dict[tuple[str, bool], list]
+    skip: tuple[str, ...]
+
+    @functools.cached_property
+    def stamps(self) -> dict[str, tuple]:
+        """Each path's stamp, by path (a path missing then has none)."""
+        return {path: tuple(st) for walk in self.roots.values() for path, *st in walk if st}
 
 
 _WALKED: dict[str, Walk] = {}  # stamp key -> what a check that missed walked, for the cook that follows it

@@ -152,7 +152,7 @@ class ChunkKeys:
             raise ValueError("a chunk record that names a key twice")
         source.hashes = hashes
         deps = record["deps"]
-        return cls(name, level, int(record["draws"]), RecordedKeys(source, keys, counts, states, specs, hashes),
+        return cls(name, level, int(record["draws"]), RecordedKeys(source, keys, counts, states, specs),
                    [Diagnostic.from_json(d) for d in record["scan_diagnostics"]],
                    [Diagnostic.from_json(d) for d in record["rule_diagnostics"]],
                    None if deps is None else tuple((str(p), *(int(v) for v in stat)) for p, *stat in deps))

@@ -28,22 +28,22 @@ class RecordedKeys(Mapping):
     is made on the first look-up (iterating needs none).  Nobody changes it: a writer copies it
     (``dict(...)``)."""
 
-    __slots__ = ("_source", "_keys", "_hashes", "_counts", "_states", "_specs", "_at", "_made")
+    __slots__ = ("_source", "_keys", "_counts", "_states", "_specs", "_at", "_made")
 
     def __init__(self, source: "StoredDraws", keys: list[PermutationKey], counts: list[int],
-                 states: list[list[dict]], specs: list[dict], hashes: list[str] | None = None):
+                 states: list[list[dict]], specs: list[dict]):
         self._source, self._keys, self._counts = source, tuple(keys), array("q", counts)
-        self._hashes = hashes  # each key's hash text, when the caller holds them (the record's)
         self._states, self._specs = tuple(states), tuple(specs)
         self._at: dict[str, int] | None = None  # a key's hash text -> its position
         self._made: dict[int, RecordedUses] | None = None
 
     def _position(self, key: object) -> int | None:
-        """Where ``key`` is, by its hash text (a PermutationKey's own hash is a Python call: looking
-        every key of every chunk up by it costs the cook more than the look-ups)."""
+        """Where ``key`` is, by its hash text, which the draws record names the keys by (a
+        PermutationKey's own hash is a Python call: looking every key of every chunk up by it costs
+        the cook more than the look-ups)."""
         at = self._at
         if at is None:
-            hashes = self._hashes if self._hashes is not None else [k.hash for k in self._keys]
+            hashes = self._source.hashes  # each key's, in order
             at = self._at = dict(zip(hashes, range(len(hashes))))
         return at.get(key.hash) if isinstance(key, PermutationKey) else None
 

@@ -185,9 +185,8 @@ class _Shared:
         for pid, doc in manifest.pipelines.items():
             if doc is not None:
                 self.documents.setdefault(pid, doc)
-        numbers = [(text, self.entries.of(_same(text, entry), lambda same, e=entry: _slim(e, same[0])))
-                   for text, entry in manifest.keys.items()]
-        keys = HeldMap(names, numbers, self.entries.items)
+        keys = HeldMap(names, ((text, self._entry(text, entry)) for text, entry in manifest.keys.items()),
+                       self.entries.items)
         counts = HeldMap(names, ((text, entry.draws if result.counts is None else result.counts[text])
                                  for text, entry in manifest.keys.items()))
         pipelines = HeldMap(names, ((pid, names.of(pid)) for pid in manifest.pipelines), _Documents(self))
@@ -203,10 +202,14 @@ class _Shared:
         keys, counts, entries = {}, {}, self.entries
         for text, entry in manifest.keys.items():
             text = texts.setdefault(text, text)
-            keys[text] = entries.items[entries.of(_same(text, entry), lambda same, e=entry: _slim(e, same[0]))]
+            keys[text] = entries.items[self._entry(text, entry)]
             counts[text] = entry.draws if result.counts is None else result.counts[text]
         return dataclasses.replace(result, manifest=dataclasses.replace(manifest, keys=keys),
                                    keys=None if result.keys is None else keys, counts=counts)
+
+    def _entry(self, text: str, entry) -> int:
+        """The number of ``entry`` (of key ``text``) among the distinct entries, held slim."""
+        return self.entries.of(_same(text, entry), lambda same: _slim(entry, text))
 
     def finish(self, built: dict) -> None:
         """A chunk naming a pipeline state no result carries is left out of ``built``, to be built again here."""
