@@ -23,6 +23,7 @@ discovered by folder here; the scanner assigns their draws to grid cells.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,10 +66,30 @@ def discover_folders(root: Path, config: WorldConfig, under: str = "") -> tuple[
     return sorted(chunks, key=lambda c: c.name), sorted(walk.warnings, key=lambda d: d.location.file)
 
 
+def discover_listed(root: Path, config: WorldConfig,
+                    listing: Mapping[str, Sequence[str]]) -> tuple[list[ChunkInfo], list[Diagnostic]] | None:
+    """:func:`discover_folders` of the whole world from ``listing``, every folder of the world by its path
+    relative to ``root`` with the names of its direct entries that are not folders, as a stat walk
+    that refuses links just took it (:meth:`pipeline.cook.noop.Walk.listing`): the world is not walked
+    again.  None when the listing cannot tell: a folder named like a glTF file, which the walk of
+    :func:`discover_folders` lists as a file of its chunk."""
+    chunks = []
+    for rel, names in listing.items():
+        parts = rel.split(os.sep) if rel else []
+        if any(part.startswith(".") for part in parts):
+            continue  # hidden, or in a hidden folder
+        if parts and is_gltf_name(parts[-1]):
+            return None
+        files = sorted(n for n in names if not n.startswith(".") and n.lower().endswith(GLTF_SUFFIXES))
+        if files:
+            chunks.append(_chunk(root, "/".join(parts), files, config))
+    return sorted(chunks, key=lambda c: c.name), []
+
+
 def _chunk(root: Path, rel: str, names: list[str], config: WorldConfig) -> ChunkInfo:
     name = chunk_name(rel)
     prefix = f"{rel}/" if rel else ""
-    files = tuple(sorted(prefix + n for n in names))
+    files = tuple(prefix + n for n in names)  # sorted by name already: one prefix, the same order
     return ChunkInfo(name, config.level_of(name), root / rel if rel else root, files)
 
 
@@ -98,25 +119,29 @@ class _Walk:
 
     def folder(self, rel: str, real: str) -> None:
         self.seen.add(real)
+        at = os.path.join(self.root, rel) if rel else str(self.root)
         try:
-            entries = sorted(os.scandir(self.root / rel if rel else self.root), key=lambda e: e.name)
+            with os.scandir(at) as found:  # names sorted, entries by name: one sort of strings, no key function
+                entries = {entry.name: entry for entry in found if not entry.name.startswith(".")}
         except OSError:
             return
-        files, folders = [], []
-        for entry in entries:
-            if entry.name.startswith("."):
+        names = sorted(entries)
+        # even a folder, FIFO or broken link named like a glTF file: reading it reports why it is bad
+        files = [name for name in names if name.lower().endswith(GLTF_SUFFIXES)]
+        folders = []
+        for name in names if len(files) < len(names) else ():
+            entry = entries[name]
+            if name.lower().endswith(GLTF_SUFFIXES):
                 continue
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            if is_gltf_name(entry.name):
-                files.append(entry.name)  # even a folder, FIFO or broken link: reading it reports why it is bad
-            elif entry.is_dir(follow_symlinks=False):
+            path = f"{rel}/{name}" if rel else name
+            if entry.is_dir(follow_symlinks=False):
                 folders.append(path)
             elif entry.is_symlink() and entry.is_dir():
                 self.links.append((path, os.path.realpath(entry.path)))
         if files:
             self.found.append((rel, files))
         for path in folders:
-            real = os.path.realpath(self.root / path)
+            real = os.path.realpath(os.path.join(self.root, path))
             if real not in self.seen:  # a bind mount or the like can show one folder twice
                 self.folder(path, real)
 

@@ -23,15 +23,15 @@ from __future__ import annotations
 import difflib
 import os
 import sqlite3
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
-from pipeline.chunks import ChunkInfo, discover_folders
+from pipeline.chunks import ChunkInfo, discover_folders, discover_listed
 from pipeline.config import CONFIG_NAME, WorldConfig, load_world_config
 from pipeline.errors import Diagnostic, PipelineError
 
@@ -69,6 +69,8 @@ class World:
     materials_dir: Path
     cache_dir: Path
     scope: str = ""  # the sub-folder or file the world was opened at, '/'-separated ('' = all of it)
+    # the world's folders as a stat walk just found them, where the chunks are found (use_listing)
+    listing: Mapping[str, Sequence[str]] | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ rules
     @cached_property
@@ -94,7 +96,14 @@ class World:
 
     @cached_property
     def _discovered(self) -> tuple[list[ChunkInfo], list[Diagnostic]]:
-        return discover_folders(self.root, self.config)
+        found = discover_listed(self.root, self.config, self.listing) if self.listing is not None else None
+        return found or discover_folders(self.root, self.config)
+
+    def use_listing(self, listing: Mapping[str, Sequence[str]]) -> None:
+        """Find the chunks in ``listing`` (:func:`pipeline.chunks.discover_listed`), every folder of the world
+        as a stat walk of all of it just found them, instead of walking the world again (where the listing
+        cannot tell, the walk decides).  A copy of this world (``dataclasses.replace``) keeps it."""
+        self.listing = listing
 
     @property
     def chunks(self) -> list[ChunkInfo]:

@@ -4,8 +4,8 @@ After a cook on the command line that changed nothing (nothing compiled, written
 removed, no warning, on this machine, no shared tier, nothing read outside the world,
 rules and shader library) the command writes a stamp
 under the cache folder, ``noop-stamps/<key>.json``, keyed by the command's arguments
-and working directory.  It records the stamp (:mod:`pipeline.stamps`: ``mtime_ns``, size,
-inode, ``ctime_ns``; folders too, so an added or removed file shows) of
+and working directory.  It records a digest of the stamps (:mod:`pipeline.stamps`: ``mtime_ns``,
+size, inode, ``ctime_ns``; folders too, so an added or removed file shows) of
 
 - every file and folder of the world (the cache and output folders left out), of the
   rule sets and of the shader library; a cook of one chunk or level (``--chunk``,
@@ -36,13 +36,14 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 
 from pipeline.stamps import of_stat, stamp_of
 
-VERSION = 5  # 4: the stamps of pipeline.stamps (a missing file as [path]); 5: shallow roots (a chunk's way)
+VERSION = 6  # 4: the stamps of pipeline.stamps (a missing file as [path]); 5: shallow roots (a chunk's way);
+# 6: the state recorded as its digest
 STAMPS = "noop-stamps"
 _VALUE_OPTIONS = {"-l": "level", "--level": "level", "-c": "chunk", "--chunk": "chunk", "--cache": "cache",
                   "-o": "out", "--out": "out", "-j": "jobs", "--jobs": "jobs", "--backend": "backend",
@@ -120,10 +121,12 @@ def _today() -> int:
 
 
 # ---------------------------------------------------------------- the stat walk
-def _walk(root: str, skip: tuple[str, ...], deep: bool = True) -> list:
+def _walk(root: str, skip: tuple[str, ...], deep: bool = True, folders: list | None = None) -> list:
     """[path, *stamp] of ``root`` and everything under it, folders included, in walk order: the stamp
     the full cook trusts (:mod:`pipeline.stamps`).  Not ``deep``: the folder and its direct files only
-    (its own stamp shows an entry added, removed or renamed; what its sub-folders hold is not read)."""
+    (its own stamp shows an entry added, removed or renamed; what its sub-folders hold is not read).
+    Each folder's entry comes first, then its entries that are not folders, by name.  ``folders``
+    collects the positions of the folders' entries, and None for a sub-folder left out."""
     out = []
     stack = [root]
     while stack:
@@ -133,6 +136,8 @@ def _walk(root: str, skip: tuple[str, ...], deep: bool = True) -> list:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             raise _Unstampable(folder) from exc
+        if folders is not None:
+            folders.append(len(out))
         out.append([folder, *of_stat(st)])
         for entry in entries:
             if entry.is_symlink():
@@ -140,6 +145,8 @@ def _walk(root: str, skip: tuple[str, ...], deep: bool = True) -> list:
             if entry.is_dir():
                 if deep and entry.path not in skip and entry.name != "__pycache__":
                     stack.append(entry.path)
+                elif folders is not None:
+                    folders.append(None)
             else:
                 out.append([entry.path, *of_stat(entry.stat())])
     return out
@@ -167,19 +174,21 @@ def _files(paths: list[str]) -> list:
     return out
 
 
-def _state(roots: list, skip: tuple[str, ...], files: list[str], walked: dict | None = None) -> list:
+def _state(roots: list, skip: tuple[str, ...], files: list[str], walked: dict | None = None,
+           folders: dict | None = None) -> list:
     """The walk of each root (``[path, deep]``), then the stamps of ``files``; ``walked``: walks already
-    taken, by ``(path, deep)``, used as they are."""
-    walked = walked or {}
-    return [walked.get((root, deep)) or _walk(root, skip, deep) for root, deep in roots] + [_files(files)]
+    taken, by ``(path, deep)``, used as they are; ``folders`` gets each root's folder positions (:func:`_walk`)."""
+    walked, folders = walked or {}, {} if folders is None else folders
+    return [walked.get((root, deep)) or _walk(root, skip, deep, folders.setdefault((root, deep), []))
+            for root, deep in roots] + [_files(files)]
 
 
-def _unchanged(state: list, recorded) -> bool:
-    """Each walk of ``state`` lists the paths ``recorded`` lists, in the same order, each with the stamp
-    recorded (a path missing then is missing now).  Every stamp field takes part, as in
-    :func:`pipeline.stamps.why_dirty`, so list equality decides: at C speed, which matters for a
-    world of 100,000 files."""
-    return isinstance(recorded, list) and state == recorded
+def _digest(state: list) -> str:
+    """What a stamp records of ``state``: the SHA-256 of its JSON.  Equal digests, equal states: each walk
+    lists the same paths in the same order, each with the same stamp (a path missing then is missing
+    now).  Every stamp field takes part, as in :func:`pipeline.stamps.why_dirty`.  A digest, not the
+    list: a world of 100,000 files has a state of 9 MB, which a check would parse (70 ms) to compare."""
+    return hashlib.sha256(orjson.dumps(state)).hexdigest()
 
 
 def _cache_files(cache: str) -> list[str]:
@@ -225,7 +234,7 @@ def write_stamp(args: dict, *, world_root: str, rules_dir: str, materials_dir: s
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "wb") as f:
             f.write(orjson.dumps({"version": VERSION, "day": _today(), "roots": roots, "skip": list(skip),
-                                  "resolved": where, "state": state, "doc": doc, "text": text,
+                                  "resolved": where, "state": _digest(state), "doc": doc, "text": text,
                                   "errors": errors, "code": code}))
         os.replace(temp, path)
     except (_Unstampable, OSError):
@@ -253,15 +262,15 @@ def check(args: dict) -> dict | None:
         return None
     if stamp.get("resolved") != resolved(args):
         return None  # a symlink on the way to the world (or another path given) leads elsewhere now
-    started_ns = time.time_ns()
+    started_ns, folders = time.time_ns(), {}
     try:
         roots, skip = stamp["roots"], tuple(stamp["skip"])
-        state = _state(roots, skip, _cache_files(cache))
+        state = _state(roots, skip, _cache_files(cache), folders=folders)
     except (_Unstampable, KeyError, TypeError, ValueError):
         return None
-    if _unchanged(state, stamp["state"]):
+    if _digest(state) == stamp.get("state"):
         return stamp
-    _WALKED[key] = Walk(started_ns, {(root, deep): walk for (root, deep), walk in zip(roots, state)}, skip)
+    _WALKED[key] = Walk(started_ns, {(root, deep): walk for (root, deep), walk in zip(roots, state)}, skip, folders)
     return None
 
 
@@ -274,11 +283,27 @@ class Walk:
     started_ns: int
     roots: dict[tuple[str, bool], list]
     skip: tuple[str, ...]
+    folders: dict[tuple[str, bool], list] = field(default_factory=dict)  # each root's folder positions (_walk)
 
     @functools.cached_property
     def stamps(self) -> dict[str, tuple]:
         """Each path's stamp, by path (a path missing then has none)."""
         return {path: tuple(st) for walk in self.roots.values() for path, *st in walk if st}
+
+    def listing(self, root: str) -> dict[str, list[str]] | None:
+        """Every folder of ``root`` by its path relative to it ('' for ``root``), with the names of its
+        entries that are not folders, by name: what the walk saw, which it refused had it met a link.
+        None when the walk did not go through all of ``root`` (it was not walked whole, a sub-folder was
+        left out) or saw a folder twice (one inode at two paths, as a bind mount shows it)."""
+        walk, marks = self.roots.get((root, True)), self.folders.get((root, True))
+        if walk is None or not marks or None in marks or len({walk[i][3] for i in marks}) < len(marks):
+            return None
+        out = {}
+        for start, end in zip(marks, [*marks[1:], len(walk)]):
+            folder = walk[start][0]
+            cut = len(folder) + 1
+            out[folder[len(root) + 1:]] = [entry[0][cut:] for entry in walk[start + 1:end]]
+        return out
 
 
 _WALKED: dict[str, Walk] = {}  # stamp key -> what a check that missed walked, for the cook that follows it

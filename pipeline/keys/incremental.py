@@ -118,15 +118,14 @@ def _fingerprint(base: str, root: Path, chunk, providers: tuple = (), known: Map
     """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans); with fact
     ``providers``, each file's sidecars' stamps too.  ``known``: stamps taken just before, by ``prefix`` (the
     root's absolute path) plus the file's name; a file not there is stat-ed."""
-    stats = []
-    for file in chunk.files:
-        stamp = known.get(prefix + file) if known else None
-        if stamp is None:
-            stamp = stamp_of(os.path.join(root, file))
-        if stamp is None:
+    files = chunk.files
+    stamps = [known.get(prefix + file) for file in files] if known else [None] * len(files)
+    if None in stamps:
+        stamps = [stamp or stamp_of(os.path.join(root, file)) for file, stamp in zip(files, stamps)]
+        if None in stamps:
             return None
-        stats.append((file, *stamp, *sidecar_stamps(providers, root, file)))
-    return stable_hash([base, chunk.name, chunk.level, stats])
+    sidecars = [sidecar_stamps(providers, root, file) for file in files] if providers else []
+    return stable_hash([base, chunk.name, chunk.level, files, stamps, sidecars])
 
 
 def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> ChunkKeys | None:

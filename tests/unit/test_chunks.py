@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pipeline.chunks import ROOT_CHUNK, chunk_name, discover, discover_folders, is_gltf_name
+from pipeline.chunks import ROOT_CHUNK, chunk_name, discover, discover_folders, discover_listed, is_gltf_name
 from pipeline.config import WorldConfig
 
 
@@ -75,3 +75,24 @@ def test_a_link_leading_outside_the_world_is_not_followed(tmp_path: Path) -> Non
 
 def test_gltf_names_by_suffix_in_any_case() -> None:
     assert is_gltf_name("a.gltf") and is_gltf_name("B.GLB") and not is_gltf_name("a.gltf.bak")
+
+
+def _listing(root: Path) -> dict[str, list[str]]:
+    """Every folder under ``root`` with the names of its entries that are not folders (a stat walk's listing)."""
+    return {os.path.relpath(folder, root) if folder != str(root) else "": sorted(files)
+            for folder, _, files in os.walk(root)}
+
+
+def test_a_listing_of_the_whole_world_finds_the_chunks_its_walk_finds(tmp_path: Path) -> None:
+    touch(tmp_path, "a.glb", "forest/c00/tree.gltf", "forest/c00/rock.GLB", "forest/notes.txt", "forest/c00/.x.glb",
+          "town/inner/deep/house.gltf", ".git/x.gltf", "forest/.cache/y.glb", "forest/.cache/inner/z.gltf")
+    for config in (WorldConfig(), WorldConfig(level_depth=2)):
+        assert discover_listed(tmp_path, config, _listing(tmp_path)) == discover_folders(tmp_path, config)
+        assert discover_listed(tmp_path, config, _listing(tmp_path))[0][1].files == (
+            "forest/c00/rock.GLB", "forest/c00/tree.gltf")
+
+
+def test_a_listing_cannot_tell_a_folder_named_like_a_gltf_file(tmp_path: Path) -> None:
+    touch(tmp_path, "forest/c00/tree.gltf", "forest/c00/odd.glb/inner.txt")
+    assert discover_listed(tmp_path, WorldConfig(), _listing(tmp_path)) is None  # the walk lists it as a file
+    assert discover_folders(tmp_path, WorldConfig())[0][0].files == ("forest/c00/odd.glb", "forest/c00/tree.gltf")

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from robust_helpers import GOOD_CHUNKS, make_world, outputs
 
+from pipeline import world as world_module
 from pipeline.cli.cook import command
 from pipeline.cook import noop
 from pipeline.keys import incremental
@@ -110,6 +112,19 @@ def test_the_missed_no_op_check_s_walk_stands_for_the_cook_s_stats(tmp_path: Pat
     doc = json.loads(run(tmp_path / "w", tmp_path, "--json").stdout)
     assert any(p.endswith("town/c00.json") for p in doc["written"]) and stats == []  # the walk's stamps, no stat
     assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is not None  # and it stamped what it cooked
+
+
+def test_the_missed_no_op_check_s_walk_is_where_the_cook_finds_the_chunks(tmp_path: Path, monkeypatch) -> None:
+    make_world(tmp_path / "w")
+    assert run(tmp_path / "w", tmp_path).exit_code == 0  # stamped
+    added = tmp_path / "w" / "town" / "c09" / "house.gltf"  # a chunk the stamped cook did not know
+    added.parent.mkdir()
+    added.write_bytes((tmp_path / "w" / "town" / "c00" / "house.gltf").read_bytes())
+    assert noop.check(_stamp_args(tmp_path, tmp_path / "w")) is None  # missed: its walk is left to the cook
+    monkeypatch.setattr(world_module, "discover_folders", lambda *_: pytest.fail("the world was walked again"))
+    doc = json.loads(run(tmp_path / "w", tmp_path, "--json").stdout)
+    assert doc["errors"] == [] and any(p.endswith("town/c09.json") for p in doc["written"])
+    assert json.loads((tmp_path / "out" / "town" / "c09.json").read_text())["chunk"] == "town/c09"
 
 
 def test_an_edit_after_the_walk_is_no_input_the_stamp_vouches_for(tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ def test_a_stamp_after_a_missed_check_keeps_its_input_walks_and_walks_the_output
     walk = noop.walked(site.args)
     output.write_text('{"cooked": 1}\n')  # what the cook then writes
     walked, real = [], noop._walk
-    monkeypatch.setattr(noop, "_walk", lambda root, skip, deep=True: walked.append(root) or real(root, skip, deep))
+    monkeypatch.setattr(noop, "_walk", lambda root, skip, *rest: walked.append(root) or real(root, skip, *rest))
     stamp(site, started_ns=walk.started_ns, walk=walk)
     assert walked == [str(site.root / "out")]  # the world, rules, library and code as the check walked them
     assert noop.check(site.args) is not None  # and the outputs as written: the next cook is a no-op
@@ -123,6 +123,22 @@ def test_a_stamp_after_a_missed_check_keeps_its_input_walks_and_walks_the_output
     edited.write_text('{"asset": {"version": "2.0"}, "nodes": [], "scenes": []}')  # during the cook
     stamp(site, started_ns=walk.started_ns, walk=walk)
     assert noop.check(site.args) is None  # stamped as the cook began: this change takes the full path
+
+
+def test_a_missed_check_s_walk_lists_the_folders_of_a_root_it_walked_whole(site) -> None:
+    (site.root / "world/forest/c00/b.glb").write_bytes(b"")
+    (site.root / "world/forest/.hidden").mkdir()
+    stamp(site)
+    (site.root / "world/town").mkdir()  # a change: the check misses
+    assert noop.check(site.args) is None
+    world = str(site.root / "world")
+    listing = noop.walked(site.args).listing(world)
+    assert listing == {"": [], "forest": [], "forest/c00": ["a.gltf", "b.glb"], "forest/.hidden": [], "town": []}
+    stamp(site)
+    (site.root / "world/town/__pycache__").mkdir()  # a folder the walk leaves out: it cannot say what is there
+    assert noop.check(site.args) is None
+    walk = noop.walked(site.args)
+    assert walk.listing(world) is None and walk.listing(str(site.root / "world/forest")) is None  # not a root
 
 
 def test_a_changed_cache_database_takes_the_full_path(site) -> None:
