@@ -48,7 +48,8 @@ class ChunkKeys:
         keys, bindings = [], []
         tables: tuple[dict, dict] = ({}, {})  # render states, specialization values: canonical bytes -> (position, it)
         at: tuple[dict, dict] = ({}, {})  # id of a dict -> its position: a use's draws share theirs
-        ids: dict[int, list] = {}  # id of a draw -> its draw_id (a draw has a binding per pass and axis key)
+        ids: dict[int, int] = {}  # id of a draw -> its position in ``draws`` (a binding per pass and axis key)
+        draws: list[list] = []  # each draw's draw_id, once
         alive = []  # what the ids above name, kept alive while they are in use
         serialized: dict[int, bytes] = {}  # id of a key's specialization values -> its canonical bytes
 
@@ -88,22 +89,23 @@ class ChunkKeys:
             alive.append(made)
             keys.append([k.hash, len(made), [text_of(0, state) for state in u.render_states],
                          text_of(1, u.specialization)])
-            rows = []
+            rows = []  # flat: draw, render state, specialization of each binding in turn
             for d, st, sp in made:
-                ident = ids.get(id(d))
-                if ident is None:
-                    ident = ids[id(d)] = draw_id(d)
+                n = ids.get(id(d))
+                if n is None:
+                    n = ids[id(d)] = len(draws)
+                    draws.append(draw_id(d))
                 a = at[0].get(id(st))
                 b = at[1].get(id(sp))
-                rows.append([ident, place(0, st) if a is None else a, place(1, sp) if b is None else b])
+                rows += (n, place(0, st) if a is None else a, place(1, sp) if b is None else b)
             bindings.append(rows)
         summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
                    "render_states": list(texts[0]), "specializations": list(texts[1]),
                    "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                    "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
         states, specs = ([value for _, value in table.values()] for table in tables)
-        return summary, {"keys": [k.hash for k in self.keys], "bindings": bindings, "render_states": states,
-                         "specializations": specs}
+        return summary, {"keys": [k.hash for k in self.keys], "draws": draws, "bindings": bindings,
+                         "render_states": states, "specializations": specs}
 
     def definitions(self) -> dict[str, list]:
         """Key hash -> ``[shader, pass, [[feature, value], ...], key text]`` of its keys (``key`` records)."""

@@ -124,7 +124,7 @@ class StoredDraws:
         self.chunk: tuple[str, str | None] = ("", None)
         self.hashes: list[str] = []
         self._data: list | None = None
-        self._sources: dict[tuple, object] = {}  # a draw of several keys (one per pass) is one DrawSource
+        self._sources: dict[int, object] = {}  # a draw of several keys (one per pass) is one DrawSource
 
     @classmethod
     def holding(cls, record: dict) -> "StoredDraws":
@@ -137,17 +137,17 @@ class StoredDraws:
         (or specialization values) share one dict of it, which nobody changes."""
         if self._data is None:
             self._data = self._read()
-        raw = self._data["bindings"][i]
-        if len(raw) != count:
+        data = self._data
+        raw = data["bindings"][i]
+        if len(raw) != 3 * count:
             raise ValueError("a chunk-draws record whose bindings are not one per draw")
-        states, specs = self._data["render_states"], self._data["specializations"]
+        draws, states, specs, sources = data["draws"], data["render_states"], data["specializations"], self._sources
         name, level = self.chunk
         made = []
-        for ident, state, spec in raw:
-            at = tuple(ident)
-            source = self._sources.get(at)
+        for n, state, spec in zip(raw[0::3], raw[1::3], raw[2::3]):
+            source = sources.get(n)
             if source is None:
-                source = self._sources[at] = RecordedDraw(ident, name, level)
+                source = sources[n] = RecordedDraw(draws[n], name, level)
             made.append((source, states[state], specs[spec]))
         return made
 

@@ -18,13 +18,15 @@ chunks decodes each distinct value once and holds it once::
 
     [shader, pass, [[feature, value], ...], key text]
 
-``chunk-draws:<fingerprint>`` (version 2), beside it: each key's draws, in the order of
-the ``keys`` above, read only by whatever writes the chunk's outputs; a draw's render
-state and specialization values are positions in the record's tables (the draws of a
-material share them, so each is stored and decoded once)::
+``chunk-draws:<fingerprint>`` (version 3), beside it: each key's draws, in the order of
+the ``keys`` above, read only by whatever writes the chunk's outputs.  Each draw is listed
+once (a draw has a binding per pass and axis key); a binding names its draw, render state and
+specialization values by their positions in the record's tables (the draws of a material
+share the last two, so each is stored and decoded once), three numbers per binding, one flat
+list per key::
 
-    {"keys": [key hash, ...],
-     "bindings": [[[[file, node, mesh, primitive, material, variant], render state, specialization], ...], ...],
+    {"keys": [key hash, ...], "draws": [[file, node, mesh, primitive, material, variant], ...],
+     "bindings": [[draw, render state, specialization, draw, ...], ...],
      "render_states": [{...}, ...], "specializations": [{feature: value}, ...]}
 
 ``evaluations:<hash of rules, config, code and projected facts>`` (version 3): the
@@ -56,7 +58,7 @@ from pipeline.keys.key import PermutationKey, interned
 
 CHUNK_KEYS = RecordKind("chunk-keys", 6)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables; 6: keys by hash
 KEY_DEFS = RecordKind("key", 1)
-CHUNK_DRAWS = RecordKind("chunk-draws", 2)  # 2: render states and specialization values in tables
+CHUNK_DRAWS = RecordKind("chunk-draws", 3)  # 2: render states and specialization values in tables; 3: draws once
 EVALUATIONS = RecordKind("evaluations", 3)  # 2: runtime axis combinations; 3: the trace as JSON text
 
 

@@ -28,6 +28,10 @@ def test_a_chunk_record_reads_back_as_the_uses_its_draws_were_evaluated_to(tmp_p
         back = ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
         assert back.keys == required.keys  # draws, bindings, render states, specialization: one shape
         assert all(isinstance(uses, KeyUses) for uses in back.keys.values())
+        # each draw listed once, however many keys (passes) bind it; three numbers per binding
+        distinct = {id(d) for uses in required.keys.values() for d, _, _ in uses.bindings}
+        assert len(draws["draws"]) == len(distinct) == len({tuple(d) for d in draws["draws"]})
+        assert [len(rows) for rows in draws["bindings"]] == [3 * len(u.bindings) for u in required.keys.values()]
 
 
 def test_a_scanned_chunk_evaluates_to_the_keys_a_world_scan_finds_for_it(tmp_path: Path) -> None:
