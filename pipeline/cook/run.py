@@ -156,7 +156,7 @@ def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions
     compiler = compiler or _compiler(options, setup, tree)
     library = compiler.library
     plan = plan_for(world, found.keys, compiler.identity, store=store, record=True, target=options.target,
-                    optimize=options.optimize, tree=tree)
+                    optimize=options.optimize, tree=tree, workers=options.jobs)
     stamp = cook_stamp()
     run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
     record_use(store, plan.jobs)

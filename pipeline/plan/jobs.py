@@ -197,9 +197,8 @@ class Planner:
     """Keys in, unique stage jobs out, one key at a time (a family's whole valid space streams through).
 
     ``recorded(define_key)`` gives the exact key an earlier run found for a job's define-based key
-    (or None); only the jobs it does not know are preprocessed, and glslang is loaded for the first
-    of them.  ``plan.preprocessed`` holds the define-based -> exact keys found by preprocessing here.
-    """
+    (or None); only the jobs it does not know are preprocessed (here when a key is added, unless
+    :meth:`learn` was told first), glslang loaded for the first.  ``plan.preprocessed``: those found."""
 
     def __init__(self, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions, exact: bool = True,
                  recorded: Callable[[str], str | None] | None = None):
@@ -210,6 +209,7 @@ class Planner:
         self._loaded = False
         self._sources = ClosureCache(tree)
         self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
+        self._ahead: dict[str, str] = {}  # define-based job key -> exact key found before its key was added
         self._generators: dict[str, object] = {}
 
     def add(self, key: PermutationKey, keep: bool = True) -> dict[str, dict[str, StageJob]]:
@@ -218,14 +218,8 @@ class Planner:
         if ruleset.kind != "ubershader":  # a generated family: its generator makes the stage jobs
             made = generated_jobs(ruleset, key, self._generators, self.tree, self.options, plan if keep else None)
         else:
-            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-            texts = stage_texts(ruleset, key, defines, self.tree, self.options.plugins)
-            made = {}
-            for target in self.options.targets(ruleset):
-                jobs = _linked({stage: make_job(source, stage, defines, self._sources, self.options, target,
-                                                texts.get(stage))
-                                for stage, source in sorted(ruleset.sources.items())})
-                made[target.label] = {stage: self._exact_job(job) for stage, job in jobs.items()}
+            made = {label: {stage: self._exact_job(job) for stage, job in jobs.items()}
+                    for label, jobs in self.define_jobs(key).items()}
         per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
                       for label, jobs in made.items()}
         if keep:
@@ -235,30 +229,72 @@ class Planner:
                 plan.targets[key] = per_target
         return made
 
+    def define_jobs(self, key: PermutationKey) -> dict[str, dict[str, StageJob]]:
+        """Target label -> stage -> the jobs of a key of an ubershader family, under their define-based keys."""
+        ruleset = self.rulesets[key.shader]
+        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+        texts = stage_texts(ruleset, key, defines, self.tree, self.options.plugins)
+        return {target.label: _linked({stage: make_job(source, stage, defines, self._sources, self.options, target,
+                                                       texts.get(stage))
+                                       for stage, source in sorted(ruleset.sources.items())})
+                for target in self.options.targets(ruleset)}
+
+    def unknown_jobs(self, keys) -> list[StageJob]:
+        """The jobs of ``keys`` (ubershader families') whose exact key neither this plan nor the record
+        knows, each once: those :meth:`add` would preprocess (:mod:`pipeline.plan.ahead` does it first)."""
+        found: dict[str, StageJob] = {}
+        for key in keys if self._exact else ():
+            if self.rulesets[key.shader].kind != "ubershader":
+                continue
+            for job in (job for jobs in self.define_jobs(key).values() for job in jobs.values()):
+                if job.key in self._exact_keys or job.key in self._ahead or job.key in found:
+                    continue
+                recorded = self._recorded(job.key) if self._recorded is not None else None
+                if recorded is None:
+                    found[job.key] = job
+                else:
+                    self._ahead[job.key] = recorded
+        return list(found.values())
+
+    def learn(self, define_key: str, exact: str | None) -> None:
+        """A job's exact key, preprocessed (None: it did not preprocess and keeps its define-based key)."""
+        self._ahead[define_key] = define_key if exact is None else exact
+        if exact is not None:
+            self.plan.preprocessed[define_key] = exact
+
     def _exact_job(self, job: StageJob) -> StageJob:
         """The job under its exact key (preprocessed text), merged with an identical one already planned."""
         if not self._exact:
             return job
         if job.key not in self._exact_keys:
-            key = self._recorded(job.key) if self._recorded is not None else None
+            key = self._ahead.pop(job.key, None)
             if key is None:
-                key = self._preprocessed(job)
+                key = self._recorded(job.key) if self._recorded is not None else None
+            if key is None:
+                self.learn(job.key, self.exact_of(job))
+                key = self._ahead.pop(job.key)
             self._exact_keys[job.key] = key
             if key in self.plan.jobs:
                 self.plan.merged += 1
         return replace(job, key=self._exact_keys[job.key])
 
-    def _preprocessed(self, job: StageJob) -> str:
+    def load_preprocessor(self) -> bool:
+        """Whether glslang's preprocessing loads here (once; else jobs not recorded keep define-based keys)."""
         if not self._loaded:
             self._preprocess, self._loaded = default_preprocessor(self.tree), True
-            self.plan.exact = self._preprocess is not None  # else the jobs not recorded keep define-based keys
-        text = self._preprocess(job.request) if self._preprocess is not None else None
+            self.plan.exact = self._preprocess is not None
+        return self._preprocess is not None
+
+    def exact_of(self, job: StageJob) -> str | None:
+        """The job's exact key from its preprocessed text (and its linked stages'), None when it does not
+        preprocess; changes nothing (pool workers call it too)."""
+        if not self.load_preprocessor():
+            return None
+        text = self._preprocess(job.request)
         linked = tuple(self._preprocess(p) for p in job.request.link) if text is not None else ()
         if text is None or None in linked:
-            return job.key
-        key = exact_key(job.request, text, self.options, linked)
-        self.plan.preprocessed[job.key] = key
-        return key
+            return None
+        return exact_key(job.request, text, self.options, linked)
 
 
 def _planned(plan: JobPlan, job: StageJob) -> str:

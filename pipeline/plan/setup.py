@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
+from pipeline.plan.ahead import preprocess_ahead
 from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
 from pipeline.plan.jobs import key_defines as _key_defines
 from pipeline.plan.matrix import check_platform_families, family_targets
@@ -68,24 +69,30 @@ def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2"
 
 
 def plan_for(world: "World", keys, identity: str = "", *, store: Store | None = None, record: bool = False,
-             target: str = "vulkan1.2", optimize: bool | None = None, tree: SourceTree | None = None) -> JobPlan:
+             target: str = "vulkan1.2", optimize: bool | None = None, tree: SourceTree | None = None,
+             workers: int = 1) -> JobPlan:
     """The stage jobs of a world's ``keys``, as every command plans them (:func:`world_setup`).
 
     ``store``: the exact keys it records are read instead of preprocessing again; ``record``
     writes the ones found here back to it (a cook does).  ``tree``: the shader library as the
-    compiler reads it, shared with the plan."""
+    compiler reads it, shared with the plan.  ``workers``: processes the jobs to preprocess may
+    be shared among (:mod:`pipeline.plan.ahead`); the plan is the same."""
     setup = world_setup(world, identity, target=target, optimize=optimize)
-    plan = plan_jobs(setup, keys, store, tree)
+    plan = plan_jobs(setup, keys, store, tree, workers)
     if record and store is not None:
         record_exact(store, setup, plan)
     return plan
 
 
-def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None) -> JobPlan:
+def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None,
+              workers: int = 1) -> JobPlan:
     """The unique stage jobs of ``keys`` under ``setup`` and which job each key's stages map to
-    (``store``: the exact keys it records are used instead of preprocessing again)."""
+    (``store``: the exact keys it records are used instead of preprocessing again; ``workers``: see
+    :func:`plan_for`)."""
     planner = setup.planner(store, tree)
-    for key in sorted(keys):
+    ordered = sorted(keys)
+    preprocess_ahead(planner, ordered, workers)
+    for key in ordered:
         planner.add(key)
     return planner.plan
 
