@@ -210,6 +210,7 @@ class Planner:
         self._sources = ClosureCache(tree)
         self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
         self._ahead: dict[str, str] = {}  # define-based job key -> exact key found before its key was added
+        self._defined: dict[PermutationKey, dict] = {}  # key -> its define_jobs, made before it was added
         self._generators: dict[str, object] = {}
 
     def add(self, key: PermutationKey, keep: bool = True) -> dict[str, dict[str, StageJob]]:
@@ -219,7 +220,7 @@ class Planner:
             made = generated_jobs(ruleset, key, self._generators, self.tree, self.options, plan if keep else None)
         else:
             made = {label: {stage: self._exact_job(job) for stage, job in jobs.items()}
-                    for label, jobs in self.define_jobs(key).items()}
+                    for label, jobs in (self._defined.pop(key, None) or self.define_jobs(key)).items()}
         per_target = {label: {stage: _planned(plan, job) for stage, job in jobs.items()}
                       for label, jobs in made.items()}
         if keep:
@@ -243,10 +244,9 @@ class Planner:
         """The jobs of ``keys`` (ubershader families') whose exact key neither this plan nor the record
         knows, each once: those :meth:`add` would preprocess (:mod:`pipeline.plan.ahead` does it first)."""
         found: dict[str, StageJob] = {}
-        for key in keys if self._exact else ():
-            if self.rulesets[key.shader].kind != "ubershader":
-                continue
-            for job in (job for jobs in self.define_jobs(key).values() for job in jobs.values()):
+        for key in [k for k in keys if self.rulesets[k.shader].kind == "ubershader"] if self._exact else []:
+            made = self._defined[key] = self.define_jobs(key)  # for add(), which would make them again
+            for job in (job for jobs in made.values() for job in jobs.values()):
                 if job.key in self._exact_keys or job.key in self._ahead or job.key in found:
                     continue
                 recorded = self._recorded(job.key) if self._recorded is not None else None
