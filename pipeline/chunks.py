@@ -80,7 +80,7 @@ def discover_listed(root: Path, config: WorldConfig,
             continue  # hidden, or in a hidden folder
         if parts and is_gltf_name(parts[-1]):
             return None
-        files = sorted(n for n in names if not n.startswith(".") and n.lower().endswith(GLTF_SUFFIXES))
+        files = sorted(n for n in names if not n.startswith(".") and is_gltf_name(n))
         if files:
             chunks.append(_chunk(root, "/".join(parts), files, config))
     return sorted(chunks, key=lambda c: c.name), []
@@ -125,15 +125,12 @@ class _Walk:
                 entries = {entry.name: entry for entry in found if not entry.name.startswith(".")}
         except OSError:
             return
-        names = sorted(entries)
-        # even a folder, FIFO or broken link named like a glTF file: reading it reports why it is bad
-        files = [name for name in names if name.lower().endswith(GLTF_SUFFIXES)]
-        folders = []
-        for name in names if len(files) < len(names) else ():
-            entry = entries[name]
-            if name.lower().endswith(GLTF_SUFFIXES):
+        files, folders = [], []
+        for name in sorted(entries):
+            if is_gltf_name(name):
+                files.append(name)  # even a folder, FIFO or broken link: reading it reports why it is bad
                 continue
-            path = f"{rel}/{name}" if rel else name
+            entry, path = entries[name], f"{rel}/{name}" if rel else name
             if entry.is_dir(follow_symlinks=False):
                 folders.append(path)
             elif entry.is_symlink() and entry.is_dir():
