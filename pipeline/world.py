@@ -69,7 +69,10 @@ class World:
     materials_dir: Path
     cache_dir: Path
     scope: str = ""  # the sub-folder or file the world was opened at, '/'-separated ('' = all of it)
-    # the world's folders as a stat walk just found them, where the chunks are found (use_listing)
+    # every folder of the world (by its path relative to the root, with the names of its entries that
+    # are not folders) as a stat walk of all of it just found them: the chunks are found there, not by
+    # walking the world again (pipeline.chunks.discover_listed; where it cannot tell, the walk decides).
+    # A copy of this world (dataclasses.replace) keeps it.
     listing: Mapping[str, Sequence[str]] | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ rules
@@ -98,12 +101,6 @@ class World:
     def _discovered(self) -> tuple[list[ChunkInfo], list[Diagnostic]]:
         found = discover_listed(self.root, self.config, self.listing) if self.listing is not None else None
         return found or discover_folders(self.root, self.config)
-
-    def use_listing(self, listing: Mapping[str, Sequence[str]]) -> None:
-        """Find the chunks in ``listing`` (:func:`pipeline.chunks.discover_listed`), every folder of the world
-        as a stat walk of all of it just found them, instead of walking the world again (where the listing
-        cannot tell, the walk decides).  A copy of this world (``dataclasses.replace``) keeps it."""
-        self.listing = listing
 
     @property
     def chunks(self) -> list[ChunkInfo]:

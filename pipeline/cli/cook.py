@@ -111,8 +111,8 @@ def command(world, level, chunk, cache, out, jobs, backend, scheduler, remote_ca
     walk = noop.walked(stamp_args)  # the missed no-op check's stamps: the cook began when they were taken
     started_ns = walk.started_ns if walk is not None else time.time_ns()
     w = api.open_world(world, rules=rules, materials=materials)
-    if walk is not None and (listing := walk.listing(os.path.abspath(w.root))) is not None:
-        w.use_listing(listing)  # the chunks are where that walk found them: the world is not walked again
+    if walk is not None:
+        w.listing = walk.listing(os.path.abspath(w.root))  # its chunks are where that walk found them
     progress = for_stream(quiet=quiet or as_json)
     result = api.cook(w, level=level, chunk=chunk, cache=cache, out=out, jobs=jobs, backend=backend,
                       fail_fast=fail_fast, progress=progress, scheduler=scheduler, remote_cache=remote_cache,

@@ -123,7 +123,7 @@ class StoredDraws:
         self.store, self.fingerprint, self.pid = store, fingerprint, os.getpid()
         self.chunk: tuple[str, str | None] = ("", None)
         self.hashes: list[str] = []
-        self._data: list | None = None
+        self._data: dict | None = None
         self._sources: dict[int, object] = {}  # a draw of several keys (one per pass) is one DrawSource
 
     @classmethod
@@ -156,7 +156,7 @@ class StoredDraws:
         if self.fingerprint is not None:
             self._data, self._sources = None, {}
 
-    def _read(self) -> list:
+    def _read(self) -> dict:
         store = self.store
         if self.pid != os.getpid() and store.on_disk:
             store = _process_store(store.directory)

@@ -51,15 +51,14 @@ class JobResults:
         return stable_hash(sorted([known.get(key.text) or self._key(key) for key in keys]))
 
     def _key(self, key: PermutationKey) -> str:
-        found = self._keys.get(key.text)
-        if found is None:
-            plan, run = self.plan, self.run
-            targets = plan.targets.get(key)
-            jobs = sorted(set(plan.all_jobs_for(key)))  # its stages are its primary target's
-            found = self._keys[key.text] = stable_hash([
-                key.text, sorted(plan.jobs_for(key).items()),
-                None if targets is None else sorted((label, sorted(stages.items())) for label, stages in targets.items()),
-                [_result(job, run) for job in jobs]])
+        """The part of a key not made yet this cook, kept by its text."""
+        plan, run = self.plan, self.run
+        targets = plan.targets.get(key)
+        jobs = sorted(set(plan.all_jobs_for(key)))  # its stages are its primary target's
+        found = self._keys[key.text] = stable_hash([
+            key.text, sorted(plan.jobs_for(key).items()),
+            None if targets is None else sorted((label, sorted(stages.items())) for label, stages in targets.items()),
+            [_result(job, run) for job in jobs]])
         return found
 
 

@@ -204,7 +204,7 @@ class Planner:
                  recorded: Callable[[str], str | None] | None = None):
         self.rulesets, self.tree, self.options = rulesets, tree, options
         self.plan = JobPlan(exact=exact)
-        self._exact, self._recorded = exact, recorded
+        self._exact, self._recorded = exact, recorded or (lambda _define_key: None)
         self._preprocess: Callable | None = None
         self._loaded = False
         self._sources = ClosureCache(tree)
@@ -249,7 +249,7 @@ class Planner:
             for job in (job for jobs in made.values() for job in jobs.values()):
                 if job.key in self._exact_keys or job.key in self._ahead or job.key in found:
                     continue
-                recorded = self._recorded(job.key) if self._recorded is not None else None
+                recorded = self._recorded(job.key)
                 if recorded is None:
                     found[job.key] = job
                 else:
@@ -258,21 +258,21 @@ class Planner:
 
     def learn(self, define_key: str, exact: str | None) -> None:
         """A job's exact key, preprocessed (None: it did not preprocess and keeps its define-based key)."""
-        self._ahead[define_key] = define_key if exact is None else exact
+        self._ahead[define_key] = self._found(define_key, exact)
+
+    def _found(self, define_key: str, exact: str | None) -> str:
+        """The key a job preprocessed here or ahead goes by, ``exact`` kept in ``plan.preprocessed``."""
         if exact is not None:
             self.plan.preprocessed[define_key] = exact
+        return exact or define_key
 
     def _exact_job(self, job: StageJob) -> StageJob:
         """The job under its exact key (preprocessed text), merged with an identical one already planned."""
         if not self._exact:
             return job
         if job.key not in self._exact_keys:
-            key = self._ahead.pop(job.key, None)
-            if key is None:
-                key = self._recorded(job.key) if self._recorded is not None else None
-            if key is None:
-                self.learn(job.key, self.exact_of(job))
-                key = self._ahead.pop(job.key)
+            # found ahead, else recorded by an earlier plan, else preprocessed now
+            key = self._ahead.pop(job.key, None) or self._recorded(job.key) or self._found(job.key, self.exact_of(job))
             self._exact_keys[job.key] = key
             if key in self.plan.jobs:
                 self.plan.merged += 1
