@@ -162,7 +162,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
          remote_cache: str | None = None, remote_cache_mode: str | None = None,
          remote_options: dict | None = None, verify: bool = False, dry_run: bool = False,
          audit: float = 0, include_logs: tuple = (), platform: str | tuple[str, ...] = (),
-         stamps: Mapping[str, tuple] | None = None) -> CookResult | DryRunResult:
+         stamps: Mapping[str, list] | None = None) -> CookResult | DryRunResult:
     """Compile every required key that the cache does not hold and write the chunk outputs.
 
     ``dry_run`` compiles and writes nothing and leaves the cache as it is (a read-only look): the
@@ -179,7 +179,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
     ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).  ``platform``: the platforms of
     pipeline.toml's target matrix to cook (a name or several; default all, :mod:`pipeline.plan.matrix`).
-    ``stamps``: file stamps by absolute path a stat walk took just before (a missed no-op check's), not taken again.
+    ``stamps``: what a stat walk took just before (a missed no-op check's), each path's ``[path, *stamp]`` by
+    path, not taken again.
     """
     started = time.perf_counter()
     w = _matrix.with_platforms(_world(world, cache), platform)

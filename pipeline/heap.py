@@ -7,7 +7,11 @@ main process's time on a big world, for nothing collected.  :func:`cook_heap` mo
 everything alive when the cook starts (modules, rule sets, the world) out of the
 collector's sight (``gc.freeze``) and collects the youngest generation less often
 while the cook runs; both are put back when it ends, so a library user's process
-keeps its own settings.
+keeps its own settings.  The command line's cook (:mod:`pipeline.__main__`) also
+keeps the collector off while its no-op check walks the world (:func:`paused`: a list
+per file, no cycle) and freezes what it walked for the cook that uses it
+(:func:`frozen`): at 100,000 files the collections over that walk cost a whole-world
+cook a tenth of its time.
 """
 
 from __future__ import annotations
@@ -33,3 +37,28 @@ def cook_heap() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The body with the collector off (for work that makes many objects and no cycle), as it was after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@contextmanager
+def frozen() -> Iterator[None]:
+    """The body with this process's heap as it is now out of the collector's sight (``gc.freeze``); a heap
+    frozen already (an outer cook's) is left for its owner to unfreeze."""
+    outer = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not outer:
+            gc.unfreeze()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
-import gc
 import multiprocessing
 import os
 import signal
@@ -35,6 +34,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+
+from pipeline.heap import frozen
 
 PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-death signal
@@ -49,18 +50,10 @@ def fork_context():
         return None
 
 
-@contextlib.contextmanager
-def frozen_for_fork() -> Iterator[None]:
-    """The body with this process's heap out of the collector's sight (``gc.freeze``), so forked workers'
-    collections do not touch (and copy) the parent's objects; a heap frozen already (a cook's,
-    :mod:`pipeline.heap`) is left for its owner to unfreeze."""
-    outer = gc.get_freeze_count() > 0
-    gc.freeze()
-    try:
-        yield
-    finally:
-        if not outer:
-            gc.unfreeze()
+def frozen_for_fork():
+    """The body with this process's heap out of the collector's sight (:func:`pipeline.heap.frozen`), so forked
+    workers' collections do not touch (and copy) the parent's objects."""
+    return frozen()
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ of rule evaluations by projected facts; it runs in the cook's process or in a po
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,11 +85,16 @@ class ChunkKeys:
                 found = known[id(value)] = texts[n].setdefault(raw.decode(), len(texts[n]))
             return found
 
+        counts, state_at, spec_at = [], [], []  # the keys' columns besides their hashes (``keys``)
+        state_lists: dict[tuple, int] = {}  # a key's render state positions -> their position in ``state_lists``
         for k, u in self.keys.items():
             made = u.bindings
             alive.append(made)
-            keys.append([k.hash, len(made), [text_of(0, state) for state in u.render_states],
-                         text_of(1, u.specialization)])
+            keys.append(k.hash)
+            counts.append(len(made))
+            state_at.append(state_lists.setdefault(tuple(text_of(0, state) for state in u.render_states),
+                                                   len(state_lists)))
+            spec_at.append(text_of(1, u.specialization))
             rows = []  # flat: draw, render state, specialization of each binding in turn
             for d, st, sp in made:
                 n = ids.get(id(d))
@@ -99,12 +105,13 @@ class ChunkKeys:
                 b = at[1].get(id(sp))
                 rows += (n, place(0, st) if a is None else a, place(1, sp) if b is None else b)
             bindings.append(rows)
-        summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys,
+        summary = {"name": self.name, "level": self.level, "draws": self.draws, "keys": keys, "key_draws": counts,
+                   "key_states": state_at, "key_specializations": spec_at, "state_lists": list(state_lists),
                    "render_states": list(texts[0]), "specializations": list(texts[1]),
                    "scan_diagnostics": [d.to_json() for d in self.scan_diagnostics],
                    "rule_diagnostics": [d.to_json() for d in self.rule_diagnostics], "deps": self.deps}
         states, specs = ([value for _, value in table.values()] for table in tables)
-        return summary, {"keys": [k.hash for k in self.keys], "draws": draws, "bindings": bindings,
+        return summary, {"keys": keys, "draws": draws, "bindings": bindings,
                          "render_states": states, "specializations": specs}
 
     def definitions(self) -> dict[str, list]:
@@ -124,13 +131,17 @@ class ChunkKeys:
         source.chunk = (name, level)
         state_table = [_interned_text(interned, t) for t in record["render_states"]]
         spec_table = [_interned_text(interned, t) for t in record["specializations"]]
-        rows = record["keys"]  # [hash, draws, [render state, ...], specialization values] per key
-        if not isinstance(rows, list) or any(len(row) != 4 for row in rows):
-            raise ValueError("a key row that is not [hash, draws, render states, specialization values]")
-        get = interned.get
-        keys = [get((_SHARED, row[0])) for row in rows]  # its hash names a key: its definition is read once
+        digests, counts = record["keys"], record["key_draws"]  # one column per field of a key, in the keys' order
+        state_at, spec_at = record["key_states"], record["key_specializations"]
+        columns = (digests, counts, state_at, spec_at)
+        if not all(isinstance(c, list) and len(c) == len(digests) for c in columns):
+            raise ValueError("key columns that are not lists of one length")
+        by_hash = interned.get(_BY_HASH)
+        if by_hash is None:
+            by_hash = interned[_BY_HASH] = {}
+        keys = list(map(by_hash.get, digests))  # its hash names a key: its definition is read once
         for i in [i for i, key in enumerate(keys) if key is None]:
-            digest = rows[i][0]
+            digest = digests[i]
             shader, pass_name, features, _text = define(digest)
             ident = (str(shader), str(pass_name), features_of(features))
             key = interned.get(ident)
@@ -138,18 +149,16 @@ class ChunkKeys:
                 key = interned[ident] = interned_key(PermutationKey(*ident))
             if key.hash != digest:  # made once per key and process, never taken from the record
                 raise ValueError("a key record that is not the key its hash names")
-            keys[i] = interned[(_SHARED, digest)] = key
-        lists: dict[tuple, list] = {}  # a chunk's keys share a few lists of render states: each made once
+            keys[i] = by_hash[digest] = key
 
-        def states_of(at: tuple) -> list:
+        def states_of(at: list) -> list:  # a chunk's keys share a few lists of render states: each made once
             found = [state_table[n] for n in at]
-            found = lists[at] = interned.setdefault((_SHARED, tuple(map(id, found))), found)  # ids of interned
-            return found
+            return interned.setdefault((_SHARED, tuple(map(id, found))), found)  # by the ids of interned states
 
-        states = [lists.get(at) or states_of(at) for at in map(tuple, (row[2] for row in rows))]
-        counts = [row[1] for row in rows]
-        specs = [spec_table[row[3]] for row in rows]
-        hashes = [key.hash for key in keys]  # the interned keys' own strings, shared by every chunk
+        lists = [states_of(at) for at in record["state_lists"]]
+        states = list(map(lists.__getitem__, state_at))
+        specs = list(map(spec_table.__getitem__, spec_at))
+        hashes = list(map(_HASH, keys))  # the interned keys' own strings, shared by every chunk
         if len(set(hashes)) != len(hashes):
             raise ValueError("a chunk record that names a key twice")
         source.hashes = hashes
@@ -165,6 +174,8 @@ _CANON_BYTES = 4 << 20  # the bytes it holds past which it starts afresh: a work
 _CANON_HELD = [0]
 
 _SHARED = object()  # marks the entries of ``interned`` that hold a render state or specialization values
+_BY_HASH = object()  # the entry of ``interned`` that holds its keys by their hash
+_HASH = operator.attrgetter("hash")
 
 
 def _interned_text(interned: dict, text: str) -> dict:

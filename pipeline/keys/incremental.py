@@ -10,7 +10,7 @@ store as a ``chunk-keys`` record (:mod:`pipeline.keys.records`) under a *fingerp
 - the world root, its configuration, the rule sets' files (every byte of the rules
   folder), the optional facts they read and the ``(name, version, code)`` of each
   fact provider they name (:mod:`pipeline.scan.provided`);
-- the chunk's name, level and ``(file, *stamp)`` of each of its glTF files
+- the chunk's name, level and ``[path, *stamp]`` of each of its glTF files
   (one ``stat`` per file, :mod:`pipeline.stamps`, the scan cache's own test), with
   the stamp of each of the file's fact provider sidecars.
 
@@ -113,19 +113,26 @@ def _base(world, root: Path, optional: frozenset[str]) -> str:
     } | ({"fact_providers": providers} if providers else {}))
 
 
-def _fingerprint(base: str, root: Path, chunk, providers: tuple = (), known: Mapping[str, tuple] | None = None,
-                 prefix: str = "") -> str | None:
+def _fingerprint(base: str, root: Path, chunk, providers: tuple, known: Mapping[str, list] | None,
+                 prefix: str) -> str | None:
     """The chunk's fingerprint, or None when a file cannot be stat-ed (then it always rescans); with fact
-    ``providers``, each file's sidecars' stamps too.  ``known``: stamps taken just before, by ``prefix`` (the
-    root's absolute path) plus the file's name; a file not there is stat-ed."""
+    ``providers``, each file's sidecars' stamps too.  ``prefix``: the root's absolute path and a separator;
+    ``known``: what a stat walk took just before, each path's ``[path, *stamp]`` by path; a file not there
+    is stat-ed."""
     files = chunk.files
     stamps = [known.get(prefix + file) for file in files] if known else [None] * len(files)
     if None in stamps:
-        stamps = [stamp or stamp_of(os.path.join(root, file)) for file, stamp in zip(files, stamps)]
+        stamps = [found or _entry(prefix + file) for file, found in zip(files, stamps)]
         if None in stamps:
             return None
     sidecars = [sidecar_stamps(providers, root, file) for file in files] if providers else []
     return stable_hash([base, chunk.name, chunk.level, files, stamps, sidecars])
+
+
+def _entry(path: str) -> list | None:
+    """``[path, *stamp]`` of a file, as a stat walk lists it; None when it cannot be stat-ed."""
+    stamp = stamp_of(path)
+    return None if stamp is None else [path, *stamp]
 
 
 def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> ChunkKeys | None:

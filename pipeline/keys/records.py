@@ -1,15 +1,20 @@
 """Key records: what the incremental cook keeps per chunk and per rule evaluation.
 
-``chunk-keys:<fingerprint>`` (version 6), one per chunk state (see
+``chunk-keys:<fingerprint>`` (version 7), one per chunk state (see
 :mod:`pipeline.keys.incremental` for what the fingerprint covers): what a cook merges.  A key is
 named by its hash alone, its definition being a ``key`` record (below): the chunks of a world
 share a few hundred keys, and a cook reading every chunk's record decodes each key once.  A
 key's render states and specialization values are positions in the record's tables, each entry
 the value's canonical JSON text (:func:`pipeline.digest.canonical_bytes`), so a cook reading many
-chunks decodes each distinct value once and holds it once::
+chunks decodes each distinct value once and holds it once; its render states are one list of
+``state_lists``, which its keys share.  The keys are columns, one list per field in the keys'
+order, so a cook that reads every chunk's record (a whole-world cook after an edit) makes a
+chunk's lists in a few C calls, with no Python step per key::
 
     {"name": "forest/c03", "level": "forest" | null, "draws": 12,
-     "keys": [[key hash, draws, [render state position, ...], specialization position], ...],
+     "keys": [key hash, ...], "key_draws": [draws, ...], "key_states": [state list position, ...],
+     "key_specializations": [specialization position, ...],
+     "state_lists": [[render state position, ...], ...],
      "render_states": ["{...}", ...], "specializations": ["{\"feature\":[values]}", ...],
      "scan_diagnostics": [diagnostic, ...], "rule_diagnostics": [diagnostic, ...],
      "deps": [[path, mtime_ns, size, inode, ctime_ns], ...] | null}
@@ -56,7 +61,8 @@ from pipeline.cache.store import RecordKind, Store
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey, interned
 
-CHUNK_KEYS = RecordKind("chunk-keys", 6)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables; 6: keys by hash
+CHUNK_KEYS = RecordKind("chunk-keys", 7)  # 3: file stamps; 4: bindings in chunk-draws; 5: value tables; 6: keys by hash;
+# 7: keys as columns
 KEY_DEFS = RecordKind("key", 1)
 CHUNK_DRAWS = RecordKind("chunk-draws", 3)  # 2: render states and specialization values in tables; 3: draws once
 EVALUATIONS = RecordKind("evaluations", 3)  # 2: runtime axis combinations; 3: the trace as JSON text

@@ -48,3 +48,21 @@ def test_a_cook_the_stamp_cannot_answer_walks_the_world_once(tmp_path: Path, mon
     monkeypatch.setattr(noop, "check", lambda args: checks.append(args) or real(args))
     code, out = run_main(monkeypatch, capsys, "cook", "w", "--out", "out", "--cache", "cache", "--jobs", "1", "-q")
     assert code == 0 and "cooked" in out and len(checks) == 1
+
+
+def test_a_cook_after_a_missed_check_runs_with_what_it_walked_out_of_the_collector_s_sight(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    import gc
+
+    make_world(tmp_path / "w")
+    monkeypatch.chdir(tmp_path)
+    args = ("cook", "w", "--out", "out", "--cache", "cache", "--jobs", "1", "-q")
+    assert run_main(monkeypatch, capsys, *args)[0] == 0  # cooked, and stamped
+    seen = []
+    monkeypatch.setattr("pipeline.cli.main", lambda **kw: seen.append((gc.isenabled(), gc.get_freeze_count())))
+    gc.unfreeze()
+    touched = next(p for p in sorted((tmp_path / "w").rglob("*")) if p.is_file())
+    touched.write_bytes(touched.read_bytes())  # its ctime moves: the check walks the world and misses
+    run_main(monkeypatch, capsys, *args)
+    assert seen and seen[0][0] and seen[0][1] > 0  # the collector on, what was alive (the walk) frozen
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # and all put back after

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pipeline.heap import YOUNG_THRESHOLD, cook_heap
+from pipeline.heap import YOUNG_THRESHOLD, cook_heap, frozen, paused
 
 
 @pytest.fixture(autouse=True)
@@ -59,3 +59,28 @@ def test_cycles_made_during_a_cook_are_still_collected() -> None:
         a.other, b.other = b, a
         del a, b
         assert gc.collect() >= 2  # an explicit or threshold collection still finds new cycles
+
+
+def test_a_frozen_heap_is_unfrozen_after_unless_its_owner_froze_it() -> None:
+    gc.unfreeze()
+    with frozen():
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # an owner's (a cook's) freeze
+    try:
+        with frozen():
+            pass
+        assert gc.get_freeze_count() > 0  # left for its owner
+    finally:
+        gc.unfreeze()
+
+
+def test_a_paused_collector_runs_again_after_unless_it_was_off() -> None:
+    with pytest.raises(RuntimeError), paused():
+        assert not gc.isenabled()
+        raise RuntimeError("bad input")
+    assert gc.isenabled()
+    gc.disable()
+    with paused():
+        pass
+    assert not gc.isenabled()

@@ -115,21 +115,3 @@ def test_a_ctrl_c_after_the_work_is_one_line_and_130_or_ignored_never_a_signal_d
     done = subprocess.run([sys.executable, "-c", LATE_CTRL_C, case], capture_output=True, text=True, timeout=60)
     assert done.stdout == "done\n"
     assert (done.returncode, done.stderr) == expected
-
-
-def test_a_heap_frozen_for_a_fork_is_unfrozen_after_unless_its_owner_froze_it():
-    import gc
-
-    from pipeline.workers import frozen_for_fork
-
-    gc.unfreeze()
-    with frozen_for_fork():
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
-    gc.freeze()  # an owner's (a cook's) freeze
-    try:
-        with frozen_for_fork():
-            pass
-        assert gc.get_freeze_count() > 0  # left for its owner
-    finally:
-        gc.unfreeze()

@@ -91,8 +91,9 @@ def test_a_chunk_record_holds_each_render_state_once_and_chunks_read_back_share_
         chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
         summary, draws = chunk.to_records()
         assert len(summary["render_states"]) == len(set(summary["render_states"]))  # a table: each text once
-        used = {i for key in summary["keys"] for i in key[2]}
+        used = {i for at in summary["key_states"] for i in summary["state_lists"][at]}
         assert used == set(range(len(summary["render_states"])))  # and every entry is a key's
+        assert len(summary["state_lists"]) == len(set(map(tuple, summary["state_lists"])))  # each list once
         back = ChunkKeys.from_records(summary, interned, draws, chunk.definitions().get)
         assert back.keys == required.keys
         for uses in back.keys.values():
@@ -134,6 +135,18 @@ def test_a_chunk_record_whose_table_entry_is_not_an_object_does_not_read(tmp_pat
         ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
 
 
+@pytest.mark.parametrize("column", ["keys", "key_draws", "key_states", "key_specializations"])
+def test_a_chunk_record_whose_key_columns_differ_in_length_does_not_read(tmp_path: Path, column: str) -> None:
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    name, required = sorted(api.keys(world).by_chunk.items())[0]
+    chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
+    summary, draws = chunk.to_records()
+    assert ChunkKeys.from_records(dict(summary), {}, draws, chunk.definitions().get).keys == required.keys
+    summary[column] = summary[column][1:]
+    with pytest.raises(ValueError, match="one length"):
+        ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
+
+
 def test_a_chunk_record_names_its_keys_by_hash_and_reads_each_definition_once(tmp_path: Path) -> None:
     world = api.open_world(SAMPLE, cache=tmp_path / "cache")
     found = api.keys(world)
@@ -143,7 +156,8 @@ def test_a_chunk_record_names_its_keys_by_hash_and_reads_each_definition_once(tm
     for name, required in sorted(found.by_chunk.items()):
         chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
         summary, draws = chunk.to_records()
-        assert [row[0] for row in summary["keys"]] == [k.hash for k in required.keys]
+        assert summary["keys"] == [k.hash for k in required.keys]
+        assert summary["key_draws"] == [len(u.draws) for u in required.keys.values()]
         assert not any(k.text in str(summary) for k in required.keys)  # no definition in the chunk's record
         definitions.update(chunk.definitions())
         back = ChunkKeys.from_records(summary, interned, draws, lambda d: asked.append(d) or definitions.get(d))

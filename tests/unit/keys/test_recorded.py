@@ -45,7 +45,8 @@ def test_a_record_naming_a_key_twice_is_refused(tmp_path: Path) -> None:
     name, required = sorted(api.keys(world).by_chunk.items())[0]
     chunk = ChunkKeys(name, world.level_of(name), 0, dict(required.keys), [], [])
     summary, draws = chunk.to_records()
-    summary["keys"].append(summary["keys"][0])
+    for column in ("keys", "key_draws", "key_states", "key_specializations"):
+        summary[column].append(summary[column][0])
     with pytest.raises(ValueError, match="names a key twice"):
         ChunkKeys.from_records(summary, {}, draws, chunk.definitions().get)
 
