@@ -44,6 +44,7 @@ from pipeline.errors import CompileError
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.keys.key import PermutationKey
 from pipeline.plan.job_keys import exact_key, job_key
+from pipeline.plan.defined import Kept
 from pipeline.plan.links import linked_stages
 from pipeline.plan.plugins import StageText, stage_texts, transformed_stages
 from pipeline.rules.expr import suggest
@@ -208,6 +209,7 @@ class Planner:
         self._preprocess: Callable | None = None
         self._loaded = False
         self._sources = ClosureCache(tree)
+        self._kept = Kept(options, self._sources)
         self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
         self._ahead: dict[str, str] = {}  # define-based job key -> exact key found before its key was added
         self._defined: dict[PermutationKey, dict] = {}  # key -> its define_jobs, made before it was added
@@ -231,14 +233,21 @@ class Planner:
         return made
 
     def define_jobs(self, key: PermutationKey) -> dict[str, dict[str, StageJob]]:
-        """Target label -> stage -> the jobs of a key of an ubershader family, under their define-based keys."""
+        """Target label -> stage -> the jobs of a key of an ubershader family, under their define-based keys
+        (kept for the process's later plans of the same family generation: :mod:`pipeline.plan.defined`)."""
         ruleset = self.rulesets[key.shader]
-        defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-        texts = stage_texts(ruleset, key, defines, self.tree, self.options.plugins)
-        return {target.label: _linked({stage: make_job(source, stage, defines, self._sources, self.options, target,
-                                                       texts.get(stage))
-                                       for stage, source in sorted(ruleset.sources.items())})
-                for target in self.options.targets(ruleset)}
+        kept = self._kept.table(ruleset)
+        found = kept.get(key.text) if kept is not None else None
+        if found is None:
+            defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+            texts = stage_texts(ruleset, key, defines, self.tree, self.options.plugins)
+            found = {target.label: _linked({stage: make_job(source, stage, defines, self._sources, self.options,
+                                                            target, texts.get(stage))
+                                            for stage, source in sorted(ruleset.sources.items())})
+                     for target in self.options.targets(ruleset)}
+            if kept is not None:
+                kept[key.text] = found
+        return found
 
     def unknown_jobs(self, keys) -> list[StageJob]:
         """The jobs of ``keys`` (ubershader families') whose exact key neither this plan nor the record
@@ -389,12 +398,3 @@ def make_job(source, stage: str, defines, sources: SourceTree | ClosureCache, op
     request = CompileRequest(source=source.file, stage=stage, language=source.language, entry=source.entry,
                              defines=projected, **changed, **_target_fields(target, options, text.plugins if text else ()))
     return StageJob(request, closure, options, job_key(request, closure, options))
-
-
-def key_defines(key: PermutationKey, ruleset: RuleSet, sources: ClosureCache) -> dict[str, list[list[str]]]:
-    """A key's exact defines in preamble order: the whole preamble, then each stage's projection."""
-    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
-    out = {"preamble": [list(d) for d in defines]}
-    for stage, source in sorted(ruleset.sources.items()):
-        out[stage] = [list(d) for d in project_defines(defines, sources.get(source.file)[0])]
-    return out

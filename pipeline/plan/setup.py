@@ -27,7 +27,7 @@ from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
 from pipeline.plan.ahead import preprocess_ahead
 from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
-from pipeline.plan.jobs import key_defines as _key_defines
+from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.plan.matrix import check_platform_families, family_targets
 from pipeline.plan.plugins import key_stage_texts, world_plugins
 from pipeline.digest import code_hash, stable_hash
@@ -125,7 +125,16 @@ def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:
 def key_defines(world: "World", keys) -> dict:
     """Key text -> each key's exact defines, the whole preamble and each stage's (``pipeline keys --defines``)."""
     sources = ClosureCache(world_setup(world).tree())
-    return {key.text: _key_defines(key, world.families[key.shader], sources) for key in keys}
+    return {key.text: defines_by_stage(key, world.families[key.shader], sources) for key in keys}
+
+
+def defines_by_stage(key, ruleset: RuleSet, sources: ClosureCache) -> dict[str, list[list[str]]]:
+    """A key's exact defines in preamble order: the whole preamble, then each stage's projection."""
+    defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
+    out = {"preamble": [list(d) for d in defines]}
+    for stage, source in sorted(ruleset.sources.items()):
+        out[stage] = [list(d) for d in project_defines(defines, sources.get(source.file)[0])]
+    return out
 
 
 def key_texts(world: "World", keys) -> dict[str, dict[str, str]]:

@@ -23,12 +23,12 @@ from pipeline.plan.jobs import (
     default_preprocessor,
     generated_jobs,
     job_key,
-    key_defines,
     make_job,
     plan_jobs,
     primary_stages,
     unknown_compile_families,
 )
+from pipeline.plan.setup import defines_by_stage
 from pipeline.rules.load import load_ruleset_text
 
 FAMILY = """shader: t
@@ -99,7 +99,7 @@ def test_make_job_projects_the_defines_onto_the_closure_and_optimizes_spirv_only
 
 def test_key_defines_lists_the_preamble_then_each_stage_s_projection(family) -> None:
     rs, tree = family
-    doc = key_defines(key(tint=True, lights=2, skin=True), rs, ClosureCache(tree))
+    doc = defines_by_stage(key(tint=True, lights=2, skin=True), rs, ClosureCache(tree))
     assert doc["preamble"] == [["PASS_MAIN", "1"], ["LIGHTS", "2"], ["SKIN", "1"], ["TINT", "1"]]
     assert doc["vertex"] == [["SKIN", "1"]] and doc["fragment"] == [["LIGHTS", "2"], ["TINT", "1"]]
 
