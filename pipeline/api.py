@@ -179,8 +179,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     ``include_logs``: miss logs and key lists whose valid keys the cook adds, with those of pipeline.toml's
     ``include_logs`` folder (:mod:`pipeline.keys.fold`; ``result.folded``).  ``platform``: the platforms of
     pipeline.toml's target matrix to cook (a name or several; default all, :mod:`pipeline.plan.matrix`).
-    ``stamps``: what a stat walk took just before (a missed no-op check's), each path's ``[path, *stamp]`` by
-    path, not taken again.
+    ``stamps``: a stat walk's entries ``[path, *stamp]`` by path (a missed no-op check's), not taken again.
     """
     started = time.perf_counter()
     w = _matrix.with_platforms(_world(world, cache), platform)

@@ -17,11 +17,6 @@ Past :data:`MAX_KEPT` keys a generation starts afresh, so a plan of a family's w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pipeline.plan.jobs import ClosureCache
-
 MAX_KEPT = 20_000
 
 _GENERATIONS: dict[str, tuple] = {}  # family -> (rule set, options, closures, {key text: its jobs by target})
@@ -46,9 +41,10 @@ def forget() -> None:
 
 
 class Kept:
-    """One planner's view of the generations: each family's table found once per plan."""
+    """One planner's view of the generations: each family's table found once per plan (``sources``: the
+    plan's :class:`~pipeline.plan.jobs.ClosureCache`)."""
 
-    def __init__(self, options, sources: "ClosureCache"):
+    def __init__(self, options, sources):
         self.options, self.sources = options, sources
         self._tables: dict[str, dict | None] = {}
 
