@@ -12,8 +12,8 @@ of rule evaluations by projected facts; it runs in the cook's process or in a po
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,9 +136,7 @@ class ChunkKeys:
         columns = (digests, counts, state_at, spec_at)
         if not all(isinstance(c, list) and len(c) == len(digests) for c in columns):
             raise ValueError("key columns that are not lists of one length")
-        by_hash = interned.get(_BY_HASH)
-        if by_hash is None:
-            by_hash = interned[_BY_HASH] = {}
+        by_hash = interned.setdefault(_BY_HASH, {})
         keys = list(map(by_hash.get, digests))  # its hash names a key: its definition is read once
         for i in [i for i, key in enumerate(keys) if key is None]:
             digest = digests[i]
