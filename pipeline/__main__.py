@@ -9,7 +9,7 @@ import contextlib
 import sys
 
 from pipeline import interrupt
-from pipeline.heap import frozen, paused
+from pipeline.heap import collection_paused, frozen
 
 
 def run() -> None:
@@ -25,7 +25,7 @@ def _run() -> None:
         if sys.argv[1:2] == ["cook"]:
             from pipeline.cook.noop import fast_cook
 
-            with paused():  # the check's stat walk makes a list per file of the world, and no cycle
+            with collection_paused():  # the check's stat walk makes a list per file of the world, and no cycle
                 code = fast_cook(sys.argv[2:])
                 if code is not None:
                     sys.exit(code)

@@ -8,7 +8,7 @@ everything alive when the cook starts (modules, rule sets, the world) out of the
 collector's sight (``gc.freeze``) and collects the youngest generation less often
 while the cook runs; both are put back when it ends, so a library user's process
 keeps its own settings.  The command line's cook (:mod:`pipeline.__main__`) also
-keeps the collector off while its no-op check walks the world (:func:`paused`: a list
+keeps the collector off while its no-op check walks the world (:func:`collection_paused`: a list
 per file, no cycle) and freezes what it walked for the cook that uses it
 (:func:`frozen`): at 100,000 files the collections over that walk cost a whole-world
 cook a tenth of its time.
@@ -40,8 +40,14 @@ def cook_heap() -> Iterator[None]:
 
 
 @contextmanager
-def paused() -> Iterator[None]:
-    """The body with the collector off (for work that makes many objects and no cycle), as it was after."""
+def collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile (it resumes as it was after).
+
+    For work that allocates tens of thousands of small containers that form no cycles (a chunk's
+    scan, the no-op check's stat walk): the collections their allocations trigger free nothing and
+    only walk the process's long-lived objects again and again; paused, the memory is the same, and
+    a cycle (an error's traceback) is collected once it resumes.
+    """
     was = gc.isenabled()
     gc.disable()
     try:

@@ -26,7 +26,7 @@ from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chun
 from pipeline.keys.recorded import StoredDraws
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, defining, store_definitions
 from pipeline.scan.buffers import preload
-from pipeline.scan.chunk_scan import collection_paused
+from pipeline.heap import collection_paused
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, pool_workers
 from pipeline.scan.scanner import scan_chunk

@@ -22,7 +22,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
 from pipeline.rules.expr_runtime import get_attr, parse_fact_path, resolve_fact_path
 from pipeline.rules.models import RuleSet
-from pipeline.scan.chunk_scan import collection_paused
+from pipeline.heap import collection_paused
 from pipeline.scan.provided import with_provided_facts
 from pipeline.scan.scanner import ScanResult
 

@@ -9,8 +9,6 @@ on every scan until it is fixed or deleted.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import typing
 from collections.abc import Callable
@@ -179,24 +177,6 @@ class ChunkScan:
         for file, entry in work.files.items():
             work.add_draws(file, entry[4], trusted=True)
         return work
-
-
-@contextlib.contextmanager
-def collection_paused():
-    """No cyclic garbage collection meanwhile (it resumes as it was after).
-
-    A chunk's scan allocates tens of thousands of small containers (structs, dicts, facts) that
-    form no cycles, so the collections their allocations trigger free nothing and only walk the
-    process's long-lived objects again and again; paused, the memory is the same, and a cycle
-    (an error's traceback) is collected once it resumes.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 _UNKNOWN = object()

@@ -11,7 +11,8 @@ from pathlib import Path
 from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
-from pipeline.scan.chunk_scan import ChunkScan, collection_paused
+from pipeline.heap import collection_paused
+from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.workers import fork_context, frozen_for_fork, process_pool
 

@@ -44,7 +44,8 @@ from pipeline.errors import Diagnostic
 from pipeline.facts import Draw, DrawFacts, Lights
 from pipeline.scan import records as scan_records
 from pipeline.scan.buffers import OPTIONAL_FACTS
-from pipeline.scan.chunk_scan import ChunkScan, collection_paused
+from pipeline.heap import collection_paused
+from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.files import (  # noqa: F401
     FileScan,
     deps_fresh,

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pipeline.heap import YOUNG_THRESHOLD, cook_heap, frozen, paused
+from pipeline.heap import YOUNG_THRESHOLD, collection_paused, cook_heap, frozen
 
 
 @pytest.fixture(autouse=True)
@@ -75,12 +75,19 @@ def test_a_frozen_heap_is_unfrozen_after_unless_its_owner_froze_it() -> None:
         gc.unfreeze()
 
 
-def test_a_paused_collector_runs_again_after_unless_it_was_off() -> None:
-    with pytest.raises(RuntimeError), paused():
-        assert not gc.isenabled()
-        raise RuntimeError("bad input")
+def test_collection_pauses_and_resumes_as_it_was() -> None:
     assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError):
+        with collection_paused():
+            raise KeyError("x")
+    assert gc.isenabled()  # an error inside does not leave it off
     gc.disable()
-    with paused():
-        pass
-    assert not gc.isenabled()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        gc.enable()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from runtime_helpers import SAMPLE
 from pipeline.config import WorldConfig
-from pipeline.scan.chunk_scan import ChunkScan, collection_paused
+from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.chunks import discover
 
 OPTIONAL = frozenset()
@@ -116,21 +115,3 @@ def test_intern_shares_equal_facts(world: Path) -> None:
     facts = work.draws[0].facts
     count = len(work.facts)
     assert work.intern(facts) == work.intern(facts.model_copy()) and len(work.facts) == count
-
-
-def test_collection_pauses_while_scanning_and_resumes_as_it_was() -> None:
-    assert gc.isenabled()
-    with collection_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(KeyError):
-        with collection_paused():
-            raise KeyError("x")
-    assert gc.isenabled()  # an error inside does not leave it off
-    gc.disable()
-    try:
-        with collection_paused():
-            pass
-        assert not gc.isenabled()  # a caller's own pause is kept
-    finally:
-        gc.enable()
