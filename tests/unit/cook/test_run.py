@@ -100,6 +100,30 @@ def test_edited_include_recompiles_exactly_the_jobs_reading_it(site) -> None:
     assert {result.run.reasons[k] for k in compiler.compiled} == {f"source changed: {include}"}
 
 
+def test_an_edited_include_recompiles_its_readers_when_the_same_world_cooks_again(site) -> None:
+    """A process that cooks one world object twice keeps its keys' define-based jobs between the plans
+    (pipeline.plan.defined): an include edited in between still makes the jobs reading it new."""
+    from pipeline.plan import defined
+
+    world = api.open_world(site / "world", materials=site / "materials", cache=site / "cache")
+
+    def again(compiler):
+        return api.cook(world, cache=site / "cache", out=site / "out", jobs=1, compiler=compiler)
+
+    first = again(FakeCompiler(site / "materials"))
+    assert defined._GENERATIONS["pbr"][0] is world.families["pbr"]  # the same rule set: its jobs were kept
+    include = "pbr/brdf.glsl"
+    with (site / "materials" / include).open("a") as handle:
+        handle.write("\n// tuned\n")
+    compiler = FakeCompiler(site / "materials")
+    result = again(compiler)
+    readers = {j.identity for j in first.plan.jobs.values() if include in dict(j.closure)}
+    recompiled = {result.plan.jobs[k].identity for k in compiler.compiled}
+    assert readers and recompiled and recompiled <= readers
+    assert set(compiler.compiled) == set(result.plan.jobs) - set(first.plan.jobs)
+    assert {result.run.reasons[k] for k in compiler.compiled} == {f"source changed: {include}"}
+
+
 def test_failed_job_is_cached_as_a_failure_never_a_success(site) -> None:
     result, compiler = cook(site, FakeCompiler(site / "materials", fail=FORWARD_FRAGMENT))
     failed = set(compiler.failed)
