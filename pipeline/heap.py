@@ -60,7 +60,8 @@ def collection_paused() -> Iterator[None]:
 @contextmanager
 def frozen() -> Iterator[None]:
     """The body with this process's heap as it is now out of the collector's sight (``gc.freeze``); a heap
-    frozen already (an outer cook's) is left for its owner to unfreeze."""
+    frozen already (an outer cook's) is left for its owner to unfreeze.  Around a fork pool's start, so
+    forked workers' collections do not touch (and copy) the parent's objects."""
     outer = gc.get_freeze_count() > 0
     gc.freeze()
     try:

@@ -35,8 +35,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from pipeline.heap import frozen
-
 PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL = 0.5  # seconds between parent checks where there is no parent-death signal
 MAX_TASK_CHUNKS = 8  # chunks per task of a forked pool: the cook holds a task's results whole while it takes them in
@@ -48,12 +46,6 @@ def fork_context():
         return multiprocessing.get_context("fork")
     except ValueError:
         return None
-
-
-def frozen_for_fork():
-    """The body with this process's heap out of the collector's sight (:func:`pipeline.heap.frozen`), so forked
-    workers' collections do not touch (and copy) the parent's objects."""
-    return frozen()
 
 
 @contextlib.contextmanager

@@ -26,11 +26,11 @@ from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chun
 from pipeline.keys.recorded import StoredDraws
 from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, defining, store_definitions
 from pipeline.scan.buffers import preload
-from pipeline.heap import collection_paused
+from pipeline.heap import collection_paused, frozen
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, pool_workers
 from pipeline.scan.scanner import scan_chunk
-from pipeline.workers import MAX_TASK_CHUNKS, fork_context, frozen_for_fork, process_pool
+from pipeline.workers import MAX_TASK_CHUNKS, fork_context, process_pool
 
 
 @dataclass
@@ -132,7 +132,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
         return
     preload(optional)  # imported once here, not once per worker
     try:
-        with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
+        with frozen(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(world, root, store.directory, base, optional)) as pool:
             futures = {}
             batches = _batches(missing, list(range(len(missing))), workers)

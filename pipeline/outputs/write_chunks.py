@@ -29,7 +29,8 @@ from pipeline.outputs.held import HeldMap, HeldSet, Numbered
 from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
-from pipeline.workers import MAX_TASK_CHUNKS, fork_context, frozen_for_fork, process_pool
+from pipeline.heap import frozen
+from pipeline.workers import MAX_TASK_CHUNKS, fork_context, process_pool
 
 POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
 
@@ -137,7 +138,7 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
     shared = _Shared()
     size = max(1, min(MAX_TASK_CHUNKS, len(tasks) // (4 * workers)))
     try:
-        with frozen_for_fork(), process_pool(workers, mp_context=context, initializer=_start_worker,
+        with frozen(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(store.directory,)) as pool:
             futures = {pool.submit(_task, list(range(i, min(i + size, len(tasks))))): i
                        for i in range(0, len(tasks), size)}

@@ -17,7 +17,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from pipeline.keys.key import PermutationKey
 from pipeline.plan.jobs import Planner, StageJob
-from pipeline.workers import fork_context, frozen_for_fork, process_pool
+from pipeline.heap import frozen
+from pipeline.workers import fork_context, process_pool
 
 MIN_JOBS = 64  # fewer jobs than this are preprocessed faster than a pool starts
 TASKS_PER_WORKER = 4  # tasks per worker: one slow job does not hold a worker's whole share
@@ -39,7 +40,7 @@ def preprocess_ahead(planner: Planner, keys: Sequence[PermutationKey], workers: 
     done = 0
     _WORK = (planner, jobs)
     try:
-        with frozen_for_fork(), process_pool(min(workers, tasks), mp_context=context) as pool:
+        with frozen(), process_pool(min(workers, tasks), mp_context=context) as pool:
             futures = [pool.submit(_task, range(start, len(jobs), tasks)) for start in range(tasks)]
             for future in futures:
                 for define_key, exact in future.result():

@@ -11,10 +11,10 @@ from pathlib import Path
 from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.cpus import usable_cpus
-from pipeline.heap import collection_paused
+from pipeline.heap import collection_paused, frozen
 from pipeline.scan.chunk_scan import ChunkScan
 from pipeline.scan.gltf.draws import SharedFacts
-from pipeline.workers import fork_context, frozen_for_fork, process_pool
+from pipeline.workers import fork_context, process_pool
 
 if typing.TYPE_CHECKING:
     from pipeline.world import Selection
@@ -78,7 +78,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
     A pool that cannot start or breaks leaves the chunks without a result to the in-process scan.
     """
     try:
-        with frozen_for_fork(), process_pool(workers, mp_context=fork_context(), initializer=_reset_worker) as pool:
+        with frozen(), process_pool(workers, mp_context=fork_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional,
                                    [olds[i] for i in batch] if olds is not None else None): batch
                        for batch in _batches(target.chunks, cold, workers)}

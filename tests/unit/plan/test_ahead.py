@@ -13,13 +13,12 @@ from pipeline.cook.verify import family_keys
 from pipeline.plan import ahead
 from pipeline.plan import jobs as _jobs
 from pipeline.plan.setup import plan_for, world_setup
-
-ROOT = Path(__file__).resolve().parents[3]
+from paths import REPO
 
 
 @pytest.fixture
 def keys():
-    world = api.open_world(ROOT / "examples" / "sample_world")
+    world = api.open_world(REPO / "examples" / "sample_world")
     pbr = world.families["pbr"]
     return world, [k for p in sorted(pbr.compiled.passes) for k in family_keys(pbr, p, 3, 1)]
 
