@@ -1,7 +1,7 @@
 """Figure 17: what a cook writes against what it must write, and the cost of loading one chunk's index.
 
 What must be written is the unique blob bytes (each compiled blob once); everything else
-(chunk indexes, level manifests, the library's index, reflections and chunk table) is
+(chunk indexes, level manifests, the library's index and reflections, its chunk table) is
 counted per draw.  ``bench/run`` measures it on every generated world; on its own::
 
     python bench/bench_outputs.py OUT DRAWS
@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from pipeline.outputs import manifest as mf
+from pipeline.outputs.chunk_table import table_path
 from pipeline.outputs.pak import PakReader
 
 
@@ -21,11 +22,12 @@ def output_sizes(out: Path, draws: int) -> dict:
     """Bytes on disk under ``out`` by kind, the unique blob bytes, and the bytes per draw besides the blobs."""
     library = PakReader(mf.library_path(out))
     blob_bytes = sum(len(library.get(d)) for d in library.hashes())
-    kinds = {"library": 0, "chunk indexes": 0, "level manifests": 0, "other": 0}
+    kinds = {"library": 0, "chunk table": 0, "chunk indexes": 0, "level manifests": 0, "other": 0}
+    table = table_path(mf.library_path(out))
     for path in out.rglob("*"):
         if not path.is_file():
             continue
-        kind = ("library" if path == mf.library_path(out) else "level manifests"
+        kind = ("library" if path == mf.library_path(out) else "chunk table" if path == table else "level manifests"
                 if path.name.endswith(mf.LEVEL_SUFFIX + ".json") else "chunk indexes" if path.suffix == ".json"
                 else "other")
         kinds[kind] += path.stat().st_size

@@ -34,6 +34,7 @@ from pathlib import Path
 from pipeline import api
 from pipeline.outputs.manifest import (LEVEL_SUFFIX, library_path, load_chunk_manifest, load_level_manifest,
                                        stage_hashes)
+from pipeline.outputs.chunk_table import load_table, table_path
 from pipeline.outputs.pak import PakReader
 
 # ---------------------------------------------------------------- valid content
@@ -449,8 +450,8 @@ def check_manifest(path: Path, out: Path) -> None:
 def check_readable(out: Path) -> None:
     """Every output name parses (no partial file is ever visible); other names are writer temps.
 
-    The outputs are chunk indexes, level manifests and one whole library ``shaders.pak``
-    holding every blob the chunk indexes name; no other ``.pak`` exists.
+    The outputs are chunk indexes, level manifests, one whole library ``shaders.pak``
+    holding every blob the chunk indexes name and its chunk table; no other ``.pak`` exists.
     """
     for path in out.rglob("*") if out.is_dir() else []:
         if path.is_dir():
@@ -462,5 +463,18 @@ def check_readable(out: Path) -> None:
         elif path == library_path(out):
             with opened_library(out) as (library, _):
                 library.verify()
+        elif path == table_path(library_path(out)):
+            check_table(path, out)
         else:
             raise AssertionError(f"unexpected output file {path}")
+
+
+def check_table(path: Path, out: Path) -> None:
+    """The library's chunk table parses whole; when it names the library on disk (its checksum), every
+    position is one of that library's blobs.  A table naming another library is one a cook will
+    write again (it replaced the library and has not settled yet, or was killed before)."""
+    doc = json.loads(path.read_bytes())
+    assert doc["format"] == 1 and isinstance(doc["chunks"], dict) and len(doc["library"]) == 64, path
+    with contextlib.suppress(FileNotFoundError), opened_library(out) as (library, in_place):
+        if doc["library"] == library.checksum:
+            assert load_table(path, library.hashes(), library.checksum) is not None or not in_place(), path

@@ -27,6 +27,7 @@ from pipeline.outputs.chunk_build import CookedJobs, build_chunk
 from pipeline.outputs.chunk_inputs import JobResults, chunk_inputs, shared_inputs
 from pipeline.outputs.atomic import read_if_exists
 from pipeline.outputs.pak import read_index
+from pipeline.outputs.chunk_table import table_path
 from pipeline.outputs.write_level import level_state
 from pipeline.cook.run import CookOptions, CookResult, cooked_jobs
 from pipeline.compile.scheduler import look_up
@@ -116,26 +117,34 @@ def _writes(result: CookResult, found: CookInput, families, store: Store, out: P
             record = as_tuple(store.get(LEVEL_OUTPUTS, str(path.resolve())))
             reason = level_outputs_current(record, level_state(out, level), path) if not path.exists() else None
             writes.append({"path": str(path), "chunk": None, "reason": reason or "inputs changed: chunk manifests"})
-    reason = _library_reason(result, out, blob_sets, removed)
+    reason, table_reason = _library_reason(result, out, blob_sets, removed)
     if reason is not None:
         writes.append({"path": str(mf.library_path(out)), "chunk": None, "library": True, "reason": reason})
+    if table_reason is not None:
+        writes.append({"path": str(table_path(mf.library_path(out))), "chunk": None, "reason": table_reason})
     return writes
 
 
-def _library_reason(result: CookResult, out: Path, blob_sets: dict, removed: set[str]) -> str | None:
-    """Why the cook would write the shader library (None: it would not): a blob to add or drop, or a chunk
-    entering or leaving its chunk table.  ``blob_sets``: chunk -> its index's blobs (None: left as it
-    is on disk; ``UNKNOWN``: to be seen once its jobs compile)."""
+def _library_reason(result: CookResult, out: Path, blob_sets: dict, removed: set[str]) -> tuple[str | None, str | None]:
+    """Why the cook would write the shader library, and why its chunk table (None: it would not): a blob
+    to add or drop (both), a chunk entering or leaving the table or its blobs changing (the table).
+    ``blob_sets``: chunk -> its index's blobs (None: left as it is on disk; ``UNKNOWN``: to be seen once
+    its jobs compile)."""
     held = read_index(mf.library_path(out))
+    table_new = not table_path(mf.library_path(out)).exists()
     if held is None:
-        return "new" if not mf.library_path(out).exists() else "modified on disk: shaders.pak"
-    hashes, table = held
+        reason = "new" if not mf.library_path(out).exists() else "modified on disk: shaders.pak"
+        return reason, "new" if table_new else f"{mf.library_path(out).name} written"
+    hashes, on_disk = held
     if result.run.reasons or any(blobs is UNKNOWN for blobs in blob_sets.values()):
-        return "blobs of the chunk indexes change"
-    table = {c: b for c, b in table.items() if str(mf.chunk_manifest_path(out, c)) not in removed}
+        return "blobs of the chunk indexes change", "new" if table_new else f"{mf.library_path(out).name} written"
+    if on_disk is None:  # the indexes are read for their blobs: what they name is not known here
+        return None, f"missing, or written for another library: {table_path(mf.library_path(out)).name}"
+    table = {c: b for c, b in on_disk.items() if str(mf.chunk_manifest_path(out, c)) not in removed}
     table.update({c: b for c, b in blob_sets.items() if b is not None})
-    changed = table != held[1] or frozenset().union(*table.values()) != hashes
-    return "blobs of the chunk indexes change" if changed else None
+    if frozenset().union(*table.values()) != hashes:
+        return "blobs of the chunk indexes change", "new" if table_new else f"{mf.library_path(out).name} written"
+    return None, "chunks' blobs changed" if table != on_disk else None
 
 
 UNKNOWN = frozenset({"?"})  # an index whose blobs are known only once its jobs compile

@@ -290,10 +290,13 @@ def _settle_library(result: CookResult, library: Library, cooked: dict[str, froz
     except OSError as exc:
         _stop_if_environment(exc, library.out)
         result.errors.append(_output_error("shader library", exc))
-    result.outputs.append(str(library.path))
+    result.outputs += [str(library.path), str(library.table_path)]
     if library.written:
         result.written.append(str(library.path))
         result.explain_outputs.append({"path": str(library.path), "library": True, "reason": library.reason})
+    if library.table_written:
+        result.written.append(str(library.table_path))
+        result.explain_outputs.append({"path": str(library.table_path), "reason": library.table_reason})
     result.warnings += [w for w in library.warnings if w not in result.warnings]
     result.errors += [CookDiagnostic(Location(str(library.path)), one_line(e)) for e in library.errors]
 

@@ -6,6 +6,17 @@ the positions the file gives (into the library's sorted blob hashes) and is made
 only when asked for; a table made from another (:meth:`ChunkTable.updated`) shares the entries it
 does not change, and a write maps them to the new library's positions (:meth:`ChunkTable.encoded`).
 So a cook of one chunk neither decodes nor encodes the table entries of the others.
+
+The table is a file of its own beside the library (``shaders.chunks`` beside ``shaders.pak``:
+:func:`table_path`), compact JSON with sorted keys::
+
+    {"chunks": {"forest/c00": [0, 3, 7], ...}, "format": 1, "library": "<the library's checksum, hex>"}
+
+Positions index the library's blobs in its index order.  The ``library`` field binds the
+table to the one library it was written for: a table beside another library (a cook killed
+between the two renames, a library copied alone) is not read, and the cook reads the chunk
+indexes instead.  Which blobs a chunk uses changes with most edits, the set of blobs in the
+library with few: kept apart, such an edit rewrites this file and not the library.
 """
 
 from __future__ import annotations
@@ -14,6 +25,45 @@ import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import Path
+
+import orjson
+
+from pipeline.fileio import open_regular
+
+TABLE_SUFFIX = ".chunks"
+TABLE_FORMAT = 1
+MAX_TABLE_BYTES = 1 << 30
+
+
+def table_path(library: Path) -> Path:
+    """Where the chunk table of the library at ``library`` lives (``shaders.pak`` -> ``shaders.chunks``)."""
+    return library.with_suffix(TABLE_SUFFIX)
+
+
+def dump_table(table: "ChunkTable", hashes: Sequence[str], checksum: str) -> bytes:
+    """The table file for the library whose sorted blob hashes are ``hashes`` and checksum ``checksum``;
+    KeyError (the chunk, the hash) when a chunk names a blob the library lacks."""
+    position = {h: i for i, h in enumerate(hashes)}
+    return orjson.dumps({"chunks": table.encoded(position), "format": TABLE_FORMAT, "library": checksum},
+                        option=orjson.OPT_SORT_KEYS)
+
+
+def load_table(path: Path, hashes: Sequence[str], checksum: str) -> "ChunkTable | None":
+    """The table at ``path`` for the library of ``hashes`` (sorted) and ``checksum``; None when the file is
+    missing, unreadable or malformed, or was written for another library."""
+    try:
+        with open_regular(path) as f:
+            data = f.read(MAX_TABLE_BYTES + 1)
+        doc = orjson.loads(data) if len(data) <= MAX_TABLE_BYTES else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT or doc.get("library") != checksum:
+        return None
+    try:
+        return ChunkTable.read(doc, hashes)
+    except ValueError:
+        return None
 
 
 class ChunkTable(Mapping):

@@ -4,14 +4,13 @@ Byte layout (all integers little-endian; full description in docs/formats.md)::
 
     offset  size  field
     0       8     magic            b"\\x89PPAK\\r\\n\\x1a"
-    8       4     u32 version      FORMAT_VERSION (2; version 1 was a per-chunk pak)
+    8       4     u32 version      FORMAT_VERSION (3; version 2 held the chunk table, 1 was a per-chunk pak)
     12      4     u32 count        number of blobs (index entries)
     16      4     u32 alignment    every blob starts at a multiple of this (8)
     20      4     u32 reserved     0
     24      8     u64 file_size    total size of the file in bytes
     32      32    checksum         SHA-256 of the whole file with these 32 bytes zeroed
-    64      8     u64 meta_offset  where the chunk table (compact JSON) starts
-    72      8     u64 meta_size    its size in bytes
+    64      16    reserved         0
     80      64*n  index            n entries, sorted by blob hash (bytewise ascending):
                                      32 bytes  SHA-256 of the blob (raw digest)
                                      u64       offset of the blob from the file start
@@ -20,15 +19,17 @@ Byte layout (all integers little-endian; full description in docs/formats.md)::
                                      u64       size of the reflection (0: none, not a Vulkan blob)
     ...           blobs            in index order, each at an aligned offset
     ...           reflections      in index order, each at an aligned offset
-    ...           chunk table      {"chunks": {chunk name: [index of each blob it uses]}}
                                    zero padding in between and up to file_size
 
-Each blob appears once (the index is keyed by its content hash), so the same blobs,
-reflections and chunk table always produce the same file.  A reader refuses another
-version with :class:`PakVersionError` and any structural or checksum problem with
-:class:`PakCorruptError`; both are :class:`PakError`, a located user error.  The chunk
-table says which blobs each chunk index of the folder uses, so a loader can read just
-those and a cook can keep the library exact without reading every chunk index.
+Each blob appears once (the index is keyed by its content hash), so the same blobs and
+reflections always produce the same file.  A reader refuses another version with
+:class:`PakVersionError` and any structural or checksum problem with
+:class:`PakCorruptError`; both are :class:`PakError`, a located user error.
+
+Which blobs each chunk index of the folder uses is the library's chunk table, a small
+file beside it (:mod:`pipeline.outputs.chunk_table`, ``shaders.chunks``) bound to this
+file's checksum: an edit that changes which blobs a chunk uses, but not the set of
+blobs, rewrites the table and not the library.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ import orjson
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
-from pipeline.outputs.chunk_table import ChunkTable
+from pipeline.outputs.chunk_table import ChunkTable, load_table, table_path
 from pipeline.fileio import open_regular
 
 MAGIC = b"\x89PPAK\r\n\x1a"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 ALIGNMENT = 8
 HEADER = struct.Struct("<8sIIIIQ32sQQ")
 ENTRY = struct.Struct("<32sQQQQ")
@@ -82,11 +83,10 @@ def dump_reflection(doc: Mapping | None) -> bytes:
     return b"" if doc is None else orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
 
 
-def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None,
-              chunks: Mapping[str, Iterable[str]] | None = None, *, texts: Mapping[str, bytes] | None = None,
-              trusted: Iterable[str] = ()) -> bytearray:
-    """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) and
-    the chunk table (``{chunk: blob hashes}``) into library bytes, deterministic for equal content.
+def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None, *,
+              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> bytearray:
+    """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) into
+    library bytes, deterministic for equal content.
     ``texts``: reflections already as the library stores them (:func:`dump_reflection`), by blob, taken
     before ``reflection``; ``trusted``: blobs known to be keyed by their hash (read from an intact
     library), not hashed again.
@@ -94,33 +94,29 @@ def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
     Blobs and texts may be any bytes-like objects (views into another library, say: nothing is copied
     but into the result, which is returned as the buffer it was built in).
 
-    Raises ValueError when a key is not the SHA-256 of its blob, or a chunk names a blob not given.
+    Raises ValueError when a key is not the SHA-256 of its blob.
     """
     reflection, texts, trusted = reflection or {}, texts or {}, frozenset(trusted)
     entries = sorted(((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), blob)
                       for key, blob in blobs.items()), key=lambda entry: entry[0])
-    position = {digest.hex(): i for i, (digest, _) in enumerate(entries)}
-    chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable(sets=dict(chunks or {}))
-    try:
-        table = chunks.encoded(position)
-    except KeyError as exc:
-        raise ValueError(f"chunk {exc.args[0]!r} names a blob the library lacks: {exc.args[1][:12]}") from None
-    meta = orjson.dumps({"chunks": table}, option=orjson.OPT_SORT_KEYS)
     stored = [texts[key] if (key := digest.hex()) in texts else dump_reflection(reflection.get(key))
               for digest, _ in entries]
     index_end = HEADER.size + ENTRY.size * len(entries)
-    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in stored] + [len(meta)], index_end)
+    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in stored], index_end)
     out = bytearray(size)
     for i, (digest, blob) in enumerate(entries):
         at, text_at = offsets[i], offsets[len(entries) + i]
         ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, at, len(blob), text_at, len(stored[i]))
         out[at:at + len(blob)] = blob
         out[text_at:text_at + len(stored[i])] = stored[i]
-    out[offsets[-1]:offsets[-1] + len(meta)] = meta
-    HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST,
-                     offsets[-1], len(meta))
+    HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST, 0, 0)
     out[_CHECKSUM_AT:_CHECKSUM_AT + 32] = _checksum(out)
     return out
+
+
+def recorded_checksum(data: bytes | bytearray) -> str:
+    """The checksum (hex) a library's header holds: what its chunk table names it by."""
+    return bytes(data[_CHECKSUM_AT:_CHECKSUM_AT + 32]).hex()
 
 
 def _digest_of(key: str, blob: bytes) -> bytes:
@@ -167,16 +163,23 @@ class PakReader:
             self.name, self._data = "<bytes>", bytes(source)
         else:  # memory-mapped: a chunk's load reads the pages of its own blobs, not the whole library
             self.name, self._data = str(source), _map_file(Path(source))
-        self.version, self.alignment, count, meta = _check_header(self._data, len(self._data), self._corrupt, self.name)
+        self._path = None if self.name == "<bytes>" else Path(source)
+        self.version, self.alignment, count = _check_header(self._data, len(self._data), self._corrupt, self.name)
         self._index = _parse_index(self._data[HEADER.size:HEADER.size + ENTRY.size * count], count,
                                    len(self._data), self.alignment, self._corrupt)
-        self._table = meta
+
+    @property
+    def checksum(self) -> str:
+        """The library's own checksum (hex), which its chunk table names."""
+        return recorded_checksum(self._data[:HEADER.size])
 
     @functools.cached_property
     def chunks(self) -> ChunkTable:
-        """The chunk table: chunk -> the blobs its index names (read on first use: a loader needs only blobs)."""
-        at, size = self._table
-        return _chunk_table(self._data[at:at + size], list(self._index), self._corrupt)
+        """The chunk table beside the library file: chunk -> the blobs its index names; empty when there is
+        none, or it was written for another library (read on first use: a loader needs only blobs)."""
+        if self._path is None:
+            return ChunkTable()
+        return load_table(table_path(self._path), list(self._index), self.checksum) or ChunkTable()
 
     # -------------------------------------------------------------- API
     def hashes(self) -> list[str]:
@@ -229,37 +232,37 @@ class PakReader:
             yield digest, self.get(digest)
 
     def verify(self) -> None:
-        """Check the file checksum, every blob hash and the chunk table; raises PakCorruptError."""
+        """Check the file checksum and every blob hash; raises PakCorruptError."""
         stored = self._data[_CHECKSUM_AT:_CHECKSUM_AT + 32]
         if _checksum(self._data) != stored:
             raise self._corrupt("checksum mismatch")
         for digest in self._index:
             self.get(digest)
-        self.chunks  # noqa: B018 - parsed, so a malformed table is refused
 
     def _corrupt(self, message: str) -> PakCorruptError:
         return PakCorruptError.at(self.name, f"corrupt shader library: {message}")
 
 
-def _check_header(data: bytes, actual: int, corrupt, name: str) -> tuple[int, int, int, tuple[int, int]]:
-    """Version, alignment, entry count and (offset, size) of the chunk table; raises through ``corrupt``."""
+def _check_header(data: bytes, actual: int, corrupt, name: str) -> tuple[int, int, int]:
+    """Version, alignment and entry count; raises through ``corrupt``."""
     if data[:len(MAGIC)] != MAGIC:
         raise corrupt("not a shader library (bad magic)")
     if len(data) < 12:
         raise corrupt("truncated header")
     version = struct.unpack_from("<I", data, 8)[0]
     if version != FORMAT_VERSION:
-        older = " (version 1 is the per-chunk .pak of output format 3)" if version == 1 else ""
+        older = {1: " (version 1 is the per-chunk .pak of output format 3)",
+                 2: " (version 2 held its chunk table inside)"}.get(version, "")
         raise PakVersionError.at(name, f".pak format version {version} is not supported"
                                  f"{older}; this reader knows version {FORMAT_VERSION}: rebuild the outputs")
     if len(data) < HEADER.size:
         raise corrupt("truncated header")
-    _, _, count, alignment, _, size, _, meta_at, meta_size = HEADER.unpack_from(data)
+    _, _, count, alignment, _, size, _, reserved_a, reserved_b = HEADER.unpack_from(data)
     if size != actual:
         raise corrupt(f"file is {actual} bytes, header says {size} (truncated?)")
-    if alignment not in (4, 8) or HEADER.size + ENTRY.size * count > size or meta_at + meta_size > size:
-        raise corrupt("bad header (alignment, entry count or chunk table)")
-    return version, alignment, count, (meta_at, meta_size)
+    if alignment not in (4, 8) or HEADER.size + ENTRY.size * count > size or reserved_a or reserved_b:
+        raise corrupt("bad header (alignment, entry count or reserved bytes)")
+    return version, alignment, count
 
 
 def _parse_index(raw: bytes, count: int, size: int, alignment: int, corrupt) -> dict[str, Entry]:
@@ -275,21 +278,14 @@ def _parse_index(raw: bytes, count: int, size: int, alignment: int, corrupt) -> 
     return index
 
 
-def _chunk_table(raw: bytes, hashes: list[str], corrupt) -> ChunkTable:
-    try:
-        return ChunkTable.read(orjson.loads(raw), hashes)
-    except (orjson.JSONDecodeError, ValueError):
-        raise corrupt("the chunk table is malformed") from None
+def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable | None] | None:
+    """The blob hashes a library's index names and its chunk table (None when the table file beside it
+    is missing, malformed or written for another library), reading only the library's header and index.
 
-
-def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable] | None:
-    """The blob hashes a library's index names and its chunk table, reading only its header, index
-    and table.
-
-    None when the file is missing, unreadable, of another version, or when its header,
-    index or table is malformed or its size is not the one the header records (truncated or
-    grown).  Blob bytes are not read, so neither the checksum nor the blob hashes are
-    checked: :meth:`PakReader.verify` does that.
+    None when the file is missing, unreadable, of another version, or when its header or
+    index is malformed or its size is not the one the header records (truncated or grown).
+    Blob bytes are not read, so neither the checksum nor the blob hashes are checked:
+    :meth:`PakReader.verify` does that.
     """
     def corrupt(message: str) -> PakCorruptError:
         return PakCorruptError.at(str(path), message)
@@ -298,15 +294,26 @@ def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable] | None:
         with open_regular(path) as f:
             actual = os.fstat(f.fileno()).st_size
             head = f.read(HEADER.size)
-            _, alignment, count, meta = _check_header(head, actual, corrupt, str(path))
+            _, alignment, count = _check_header(head, actual, corrupt, str(path))
             index = _parse_index(f.read(ENTRY.size * count), count, actual, alignment, corrupt)
             if len(index) != count:
                 return None
-            f.seek(meta[0])
-            table = _chunk_table(f.read(meta[1]), list(index), corrupt)
     except (OSError, PakError):
         return None
-    return frozenset(index), table
+    return frozenset(index), load_table(table_path(Path(path)), list(index), recorded_checksum(head))
+
+
+def header_checksum(path: Path | str) -> str | None:
+    """The checksum (hex) a library's header records, its bytes unread and unchecked; None when the file
+    is missing, unreadable or not a library of this version."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEADER.size)
+    except OSError:
+        return None
+    if len(head) < HEADER.size or head[:len(MAGIC)] != MAGIC or struct.unpack_from("<I", head, 8)[0] != FORMAT_VERSION:
+        return None
+    return recorded_checksum(head)
 
 
 def file_version(path: Path | str) -> int | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.outputs import manifest as mf
+from pipeline.outputs.chunk_table import TABLE_SUFFIX, load_table
 from pipeline.outputs.pak import PakReader, file_version
 
 
@@ -24,6 +25,13 @@ def view(path: Path | str) -> dict:
         raise PipelineError.at(str(path), "cannot read: not a file")
     if file_version(path) is not None:
         return _library(PakReader(path), path)
+    if path.suffix == TABLE_SUFFIX:  # the library's chunk table: read with the library it names
+        library = PakReader(path.with_suffix(Path(mf.LIBRARY_NAME).suffix))
+        if load_table(path, library.hashes(), library.checksum) is None:
+            raise PipelineError.at(str(path), f"not the chunk table of {library.name} (written for another "
+                                   "library, or malformed): cook again")
+        return {"table": path.name, "library": Path(library.name).name,
+                "chunks": {c: sorted(b) for c, b in sorted(library.chunks.items())}}
     if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
         m = mf.load_level_manifest(path)
         return {"format": mf.FORMAT_VERSION, "level": m.level, "library": m.library,
@@ -33,8 +41,8 @@ def view(path: Path | str) -> dict:
                 "pipelines": dict(m.pipelines), "errors": list(m.errors)}
     if path.suffix == ".json":
         return {"format": mf.FORMAT_VERSION, **expanded(mf.load_chunk_manifest(path))}
-    raise PipelineError.at(str(path), "not an output of pipeline cook (a chunk index, a level manifest "
-                           "or shaders.pak)")
+    raise PipelineError.at(str(path), "not an output of pipeline cook (a chunk index, a level manifest, "
+                           "shaders.pak or its chunk table shaders.chunks)")
 
 
 def expanded(m) -> dict:

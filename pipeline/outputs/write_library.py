@@ -5,12 +5,18 @@ A cook's output phase runs under one lock on the library (:func:`library_lock`):
 1. the chunk indexes of the cook are built and staged (written to temp files, not yet in
    place; :class:`pipeline.outputs.atomic.Staged`), each naming blobs of this cook's jobs;
 2. :meth:`Library.grow`: the library on disk becomes the union of what it held and the
-   blobs of the staged indexes, its chunk table naming the new blob sets (skipped when it
-   holds every one of them already: step 4 then brings the table up to date, so between
-   steps 3 and 4 the table may name a chunk's previous blobs; its index names its own);
+   blobs of the staged indexes (skipped when it holds every one of them already);
 3. the staged indexes are renamed into place, then the sweep and the level manifests;
 4. :meth:`Library.settle`: the library becomes exactly the blobs the chunk indexes on disk
-   name (skipped when it already is: an edit that only adds blobs writes the library once).
+   name (skipped when it already is: an edit that only adds blobs writes the library once),
+   and its chunk table names each index's blobs.
+
+The chunk table is a file of its own beside the library (:mod:`pipeline.outputs.chunk_table`),
+written by step 4 after the library it names; it names that library by its checksum, so from
+step 2 (a new library) to step 4 there is no table a reader would take, and between steps 3
+and 4 a table may name a chunk's previous blobs (its index names its own).  An edit that
+changes which blobs a chunk uses but not the library's blobs rewrites the table only (a few
+bytes a chunk), never the library (every blob of the game).
 
 So at every instant, and after a ``kill -9`` at any point, the library on disk holds
 every blob of every chunk index on disk; between steps 2 and 4 it may hold more.  Each
@@ -37,8 +43,8 @@ from pathlib import Path
 from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.chunk_table import ChunkTable
-from pipeline.outputs.pak import PakError, PakReader, read_index, write_pak
+from pipeline.outputs.chunk_table import ChunkTable, dump_table, table_path
+from pipeline.outputs.pak import PakError, PakReader, header_checksum, read_index, recorded_checksum, write_pak
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import stamp_of
 
@@ -62,10 +68,14 @@ class Library:
     store: Store
     hashes: frozenset[str] = frozenset()
     chunks: ChunkTable = field(default_factory=ChunkTable)  # its entries made into hashes when read
-    intact: bool = False        # the file read as a library (header, index, table)
+    intact: bool = False        # the file read as a library (header and index)
     found: str = "new"          # on disk: "new" (never written), "absent" (deleted), "damaged" or "intact"
     seen: dict = field(default_factory=dict)  # index path -> [stamp, chunk] the last settle recorded, if trusted
+    table_found: bool = False   # the chunk table beside it was written for it (else: empty, its indexes read)
+    table_new: bool = True      # no chunk table file was there
+    table_ok: bool = False      # the table on disk is the one this object holds
     written: bool = False
+    table_written: bool = False
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -77,15 +87,31 @@ class Library:
         recorded = isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict)
         trusted = recorded and _same(record[0], stamp_of(path))
         # a library whose stamp is not the one recorded (changed since by anything but a cook) is read whole
+        table_new = not table_path(path).exists()
         if found is None or ((verify or (recorded and not trusted)) and not _intact(path)):
             state = "damaged" if path.exists() else "absent" if recorded else "new"
-            return cls(Path(out), store, found=state)
-        return cls(Path(out), store, found[0], found[1], intact=True, found="intact",
-                   seen=record[1] if trusted else {})
+            return cls(Path(out), store, found=state, table_new=table_new)
+        return cls(Path(out), store, found[0], found[1] or ChunkTable(), intact=True, found="intact",
+                   seen=record[1] if trusted else {}, table_found=found[1] is not None,
+                   table_ok=found[1] is not None, table_new=table_new)
 
     @property
     def path(self) -> Path:
         return mf.library_path(self.out)
+
+    @property
+    def table_reason(self) -> str:
+        """Why the chunk table was written (``--explain``)."""
+        if self.table_new:
+            return "new"
+        if self.written:
+            return f"{self.path.name} written"
+        return "chunks' blobs changed" if self.table_found or self.found != "intact" \
+            else f"missing, or written for another library: {self.table_path.name}"
+
+    @property
+    def table_path(self) -> Path:
+        return table_path(self.path)
 
     @property
     def reason(self) -> str:
@@ -101,17 +127,20 @@ class Library:
         keys other chunks use too waits for no library write)."""
         hashes = self.hashes.union(*cooked.values())
         if hashes != self.hashes or not self.intact:
-            chunks = self.chunks
+            chunks = self.chunks  # the table file is left to settle: until then it names the library it replaces
             self._write(hashes, chunks.updated(
-                {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}))
+                {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}),
+                with_table=False)
 
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
         """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
         indexes this cook wrote or checked; ``removed``: chunks whose outputs it removed."""
         table = self._table(cooked, set(removed))
         hashes = table.blobs()
-        if hashes != self.hashes or table != self.chunks or not self.intact:
+        if hashes != self.hashes or not self.intact:
             self._write(hashes, table)
+        elif table != self.chunks or not self.table_ok:
+            self._write_table(table)
         self.store.set(LIBRARY, str(self.path.resolve()), [stamp_of(self.path), self._seen])
 
     # -------------------------------------------------------------- the chunk table
@@ -143,7 +172,7 @@ class Library:
         return self.chunks.updated(given, keep=kept)
 
     # -------------------------------------------------------------- the file
-    def _write(self, hashes: frozenset[str], table: ChunkTable) -> None:
+    def _write(self, hashes: frozenset[str], table: ChunkTable, *, with_table: bool = True) -> None:
         old = self._reader()
         blobs, reflection, texts, lost = {}, {}, {}, []
         for digest in sorted(hashes):
@@ -161,7 +190,7 @@ class Library:
             self.errors.append(f"{len(lost)} blob(s) of chunk(s) {', '.join(gone[:5])} are neither in the library "
                                "nor in the cache: cook those chunks again")
             table = ChunkTable(sets={chunk: used for chunk, used in table.items() if not used & set(lost)})
-        data = write_pak(blobs, reflection, table, texts=texts, trusted=texts)
+        data = write_pak(blobs, reflection, texts=texts, trusted=texts)
         held = frozenset(blobs)
         del blobs, texts  # views into the old library's bytes: let go before the old bytes are
         if old is None:
@@ -170,7 +199,19 @@ class Library:
             del old
             atomic.write_atomic(self.path, data)
             self.written = True
-        self.hashes, self.chunks, self.intact = held, table, True
+        self.hashes, self.intact = held, True
+        if with_table:
+            self._write_table(table, recorded_checksum(data))
+        else:
+            self.chunks, self.table_ok = table, False
+
+    def _write_table(self, table: ChunkTable, checksum: str | None = None) -> None:
+        """The chunk table file for the library on disk (its checksum read from its header unless given)."""
+        checksum = checksum or header_checksum(self.path)
+        if checksum is None:  # not a library any more: the next cook rewrites both
+            raise OSError(f"{self.path}: the shader library changed during the cook")
+        self.table_written |= atomic.write_if_changed(self.table_path, dump_table(table, sorted(self.hashes), checksum))
+        self.chunks, self.table_ok = table, True
 
     def _reader(self) -> PakReader | None:
         if not self.intact:

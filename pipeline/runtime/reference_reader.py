@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAGIC = b"\x89PPAK\r\n\x1a"
-LIBRARY_VERSION, INDEX_FORMAT = 2, 4
-HEADER = struct.Struct("<8sIIIIQ32sQQ")  # magic, version, count, alignment, 0, file size, checksum, table at, size
+LIBRARY_VERSION, INDEX_FORMAT = 3, 4
+HEADER = struct.Struct("<8sIIIIQ32sQQ")  # magic, version, count, alignment, 0, file size, checksum, 0, 0
 ENTRY = struct.Struct("<32sQQQQ")        # blob sha256, offset, size, reflection offset, reflection size
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")
 

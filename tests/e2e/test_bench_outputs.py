@@ -24,6 +24,7 @@ def test_sizes_add_up_to_the_folder_and_the_library(tmp_path):
     library = PakReader(tmp_path / "out" / "shaders.pak")
     assert sizes["blob_bytes"] == sum(len(library.get(d)) for d in library.hashes()) and sizes["blobs"] == len(library)
     assert sizes["library"] == (tmp_path / "out" / "shaders.pak").stat().st_size
+    assert sizes["chunk table"] == (tmp_path / "out" / "shaders.chunks").stat().st_size > 0
     assert sizes["per_draw"] == (sizes["total"] - sizes["blob_bytes"]) / result.draws
     assert sizes["budget"] == sizes["blob_bytes"] + 100 * result.draws
     assert bench_outputs.index_load_ms(tmp_path / "out", runs=1) > 0

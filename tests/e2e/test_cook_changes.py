@@ -21,7 +21,7 @@ BARK = "forest/c01/rocks.gltf"
 # stays: other draws of the chunk still use it).
 EDIT_BLOCK = """\
 changes:
-  files written (3): build/forest/c01.json, build/forest.level.json, build/shaders.pak
+  files written (4): build/forest/c01.json, build/forest.level.json, build/shaders.pak, build/shaders.chunks
   per-chunk key uses +1 -0:
     + forest/c01: pbr/forward {new}  (OCCLUSION_MAP 0 -> 1; was pbr/forward {old})
   compiled 1 job:
@@ -120,7 +120,7 @@ def test_quiet_drops_the_block_and_verbose_lists_everything(site):
     assert "more (-v lists all)" not in verbose.output
     shipped = [p for p in (site / "build").rglob("*") if p.is_file() and not p.name.startswith(".")]
     assert sorted(p.name for p in shipped if p.suffix == ".pak") == ["shaders.pak"]  # one library, 8 indexes, 2 levels
-    assert len(shipped) == 8 + 2 + 1
+    assert len(shipped) == 8 + 2 + 2  # chunk indexes, level manifests, the library and its chunk table
     assert verbose.output.count("\n    + ") == 0 and f"files written ({len(shipped)})" in verbose.output
     assert verbose.output.count("build/") == len(shipped)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache.store import Store
+from pipeline.outputs.chunk_table import load_table, table_path
 from pipeline.outputs.manifest import load_level_manifest
 from pipeline.outputs.pak import ENTRY, HEADER, LIBRARY_NAME, PakReader, pak_intact, read_index
 from pipeline.outputs.records import LEVEL_OUTPUTS, as_tuple, stat_of
@@ -50,9 +51,10 @@ def flipped(data: bytes) -> bytes:
     return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
 
 
-def read_index_of(data: bytes) -> tuple:
-    """:func:`read_index` of library bytes."""
-    return (frozenset(PakReader(data).hashes()), PakReader(data).chunks)
+def read_index_of(data: bytes, table_beside: Path) -> tuple:
+    """:func:`read_index` of library bytes whose table file is the one beside ``table_beside``."""
+    reader = PakReader(data)
+    return frozenset(reader.hashes()), load_table(table_path(table_beside), reader.hashes(), reader.checksum)
 
 
 def load_level_manifest_of(data: bytes):
@@ -84,7 +86,7 @@ def test_verify_rewrites_a_library_changed_in_place_with_size_and_mtime_put_back
     library = the_library(out)
     good = library.read_bytes()
     rewrite_in_place(library, flipped(good))
-    assert not pak_intact(library) and read_index(library) == read_index_of(good)  # its index still reads
+    assert not pak_intact(library) and read_index(library) == read_index_of(good, library)  # its index still reads
 
     again = cook(world, cache, out, verify=True)
     assert again.ok and not again.run.compiled

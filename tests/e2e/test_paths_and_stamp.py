@@ -84,7 +84,7 @@ def test_a_world_link_repointed_to_another_world_cooks_the_other_world(tmp_path,
     assert draw_files(manifest(tmp_path / "build", "beta/c00")) == {"beta/c00/b.gltf"}
     assert not (tmp_path / "build" / "alpha" / "c00.json").exists()  # the old world's chunk is gone from it
     again = cook_cli("LINK", "build", cache, cwd=tmp_path)  # B unchanged: nothing to write
-    assert again.returncode == 0 and "0 of 3 output files written" in again.stdout, again.stdout
+    assert again.returncode == 0 and "0 of 4 output files written" in again.stdout, again.stdout
     assert draw_files(manifest(tmp_path / "build", "beta/c00")) == {"beta/c00/b.gltf"}
 
 

@@ -49,7 +49,7 @@ def test_cooking_the_folder_of_a_single_model_works(tmp_path):
     assert manifest.chunk == "." and manifest.keys and manifest.library == LIBRARY_NAME
     level = load_level_manifest(tmp_path / "out" / ".root.level.json")
     assert level.level == "." and level.chunks == (".",) and set(level.keys) == set(manifest.keys)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".root.json", ".root.level.json", LIBRARY_NAME]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".root.json", ".root.level.json", "shaders.chunks", LIBRARY_NAME]
     check_readable(tmp_path / "out")
     check_library_exact(tmp_path / "out")
 

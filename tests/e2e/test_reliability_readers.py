@@ -44,7 +44,7 @@ def cooked(tmp_path_factory) -> tuple[Path, Path, Path]:
     shutil.copy(SAMPLE / "town" / "market" / "car.glb", world / "car.glb")
     result = api.cook(world, cache=tmp / "cache", out=tmp / "out", jobs=2)
     assert result.ok, result.errors
-    assert sorted(p.name for p in (tmp / "out").iterdir()) == [".root.json", ".root.level.json", "shaders.pak"]
+    assert sorted(p.name for p in (tmp / "out").iterdir()) == [".root.json", ".root.level.json", "shaders.chunks", "shaders.pak"]
     return world, tmp / "cache", tmp / "out"
 
 

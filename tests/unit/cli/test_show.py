@@ -68,5 +68,5 @@ def test_a_file_that_is_no_output_is_one_located_error(tmp_path):
     other.write_text("hello")
     proc, _ = show(other)
     assert proc.exit_code == 1
-    assert proc.output.strip().endswith("error: not an output of pipeline cook (a chunk index, a level manifest "
-                                        "or shaders.pak)")
+    assert proc.output.strip().endswith("error: not an output of pipeline cook (a chunk index, a level manifest, "
+                                        "shaders.pak or its chunk table shaders.chunks)")

@@ -82,7 +82,7 @@ def test_edited_chunk_recompiles_exactly_its_new_jobs(site) -> None:
     assert new and compiler.runs == [sorted(new)] and compiler.calls == len(new)
     assert all(result.run.reasons[k].startswith("new:") for k in new)
     written = {Path(p).relative_to(site / "out").as_posix() for p in result.written}
-    assert written == {"forest/c00.json", LIBRARY_NAME, "forest.level.json"}
+    assert written == {"forest/c00.json", LIBRARY_NAME, "shaders.chunks", "forest.level.json"}
 
 
 def test_edited_include_recompiles_exactly_the_jobs_reading_it(site) -> None:

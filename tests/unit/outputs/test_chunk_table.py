@@ -1,10 +1,11 @@
-"""A library's chunk table read on demand (outputs/chunk_table.py): positions kept, shared and mapped."""
+"""A library's chunk table read on demand (outputs/chunk_table.py): positions kept, shared and mapped; its file."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
-from pipeline.outputs.chunk_table import ChunkTable
+from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
 
 HASHES = ["a" * 64, "b" * 64, "c" * 64, "d" * 64]
 
@@ -56,3 +57,34 @@ def test_encoded_keeps_the_positions_of_the_same_blobs_and_maps_them_into_others
     with pytest.raises(KeyError) as lacking:
         given.encoded({HASHES[0]: 0, HASHES[2]: 1})
     assert lacking.value.args == ("y", HASHES[3])
+
+
+# ------------------------------------------------------------------ the table file
+CHECKSUM = "e" * 64
+
+
+def test_the_file_round_trips_for_its_library(tmp_path) -> None:
+    path = table_path(tmp_path / "shaders.pak")
+    assert path.name == "shaders.chunks"
+    path.write_bytes(dump_table(table(), HASHES, CHECKSUM))
+    assert orjson.loads(path.read_bytes()) == {"chunks": {"x": [0, 2], "y": [1], "z": []}, "format": 1,
+                                               "library": CHECKSUM}
+    assert load_table(path, HASHES, CHECKSUM) == table()
+
+
+@pytest.mark.parametrize("data", [
+    b"not json", b"[]", b'{"chunks": {}, "format": 2, "library": "' + CHECKSUM.encode() + b'"}',
+    b'{"chunks": {"x": [9]}, "format": 1, "library": "' + CHECKSUM.encode() + b'"}',
+    b'{"chunks": {}, "format": 1, "library": "' + b"f" * 64 + b'"}',   # written for another library
+    b'{"chunks": {}, "format": 1}',
+])
+def test_a_file_that_is_not_this_library_s_table_is_not_read(tmp_path, data) -> None:
+    path = tmp_path / "shaders.chunks"
+    path.write_bytes(data)
+    assert load_table(path, HASHES, CHECKSUM) is None
+    assert load_table(tmp_path / "missing.chunks", HASHES, CHECKSUM) is None
+
+
+def test_a_chunk_naming_a_blob_the_library_lacks_is_not_written() -> None:
+    with pytest.raises(KeyError):
+        dump_table(ChunkTable(sets={"x": frozenset({"0" * 64})}), HASHES, CHECKSUM)

@@ -7,6 +7,7 @@ import json
 import orjson
 import pytest
 
+from library_helpers import write_library
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs.manifest import (
     FORMAT_VERSION,
@@ -26,7 +27,7 @@ from pipeline.outputs.manifest import (
     pak_stem,
     stage_hashes,
 )
-from pipeline.outputs.pak import LIBRARY_NAME, PakReader, write_pak
+from pipeline.outputs.pak import LIBRARY_NAME, PakReader
 from pipeline.outputs.write_level import write_level_manifest
 
 VERT, FRAG, FRAG2 = b"\x03\x02\x23\x07vert", b"\x03\x02\x23\x07frag", b"\x03\x02\x23\x07frag2"
@@ -56,7 +57,7 @@ def write_outputs(out, *manifests) -> None:
         path = chunk_manifest_path(out, m.chunk)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(dump_json(m.to_json()))
-    library_path(out).write_bytes(write_pak(BLOBS, chunks={m.chunk: stage_hashes(m) for m in manifests}))
+    write_library(library_path(out), BLOBS, chunks={m.chunk: stage_hashes(m) for m in manifests})
 
 
 def test_chunk_index_shape(tmp_path):

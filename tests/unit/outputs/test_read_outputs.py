@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from library_helpers import write_library
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
@@ -41,7 +42,7 @@ def cook(out: Path, n: int, chunk_of=lambda m: m) -> mf.ChunkManifest:
     grown = {**held, **blobs}
     atomic.write_atomic(path, write_pak(grown, reflection_of(grown)))
     atomic.write_atomic(mf.chunk_manifest_path(out, manifest.chunk), mf.dump_json(manifest.to_json()))
-    atomic.write_atomic(path, write_pak(blobs, reflection_of(blobs), {manifest.chunk: set(blobs)}))
+    write_library(path, blobs, reflection_of(blobs), {manifest.chunk: set(blobs)})
     return manifest
 
 

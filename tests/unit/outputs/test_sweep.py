@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from library_helpers import write_library
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.pak import MAGIC, LIBRARY_NAME, write_pak
+
+TABLE_NAME = "shaders.chunks"
 from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs
 from pipeline.outputs.write_level import write_level_manifest
 from pipeline.stamps import stamp_of
@@ -39,8 +42,8 @@ def out(tmp_path) -> Path:
     """Indexes of three chunks of two levels, their library and their level manifests."""
     out = tmp_path / "out"
     written = {chunk: write_chunk(out, chunk, level) for chunk, level in CHUNKS.items()}
-    mf.library_path(out).write_bytes(write_pak({bytes_hash(blob_of(c)): blob_of(c) for c in CHUNKS},
-                                               chunks={c: mf.stage_hashes(m) for c, m in written.items()}))
+    write_library(mf.library_path(out), {bytes_hash(blob_of(c)): blob_of(c) for c in CHUNKS},
+                  chunks={c: mf.stage_hashes(m) for c, m in written.items()})
     for level in ("forest", "town"):
         write_level_manifest(out, mf.level_manifest(level, [m for m in written.values() if m.level == level]))
     return out
@@ -64,7 +67,7 @@ def test_a_whole_world_sweep_removes_a_gone_chunks_index_and_nothing_else(out) -
 def test_the_library_stays_when_no_chunk_is_left(out) -> None:
     removed = sweep_outputs(out, {})
     assert LIBRARY_NAME not in {p.name for p in removed} and mf.library_path(out).is_file()
-    assert files(out) == [LIBRARY_NAME]
+    assert files(out) == [TABLE_NAME, LIBRARY_NAME]  # the library and its chunk table
 
 
 def test_a_dry_sweep_names_what_it_would_remove_and_removes_nothing(out) -> None:
@@ -137,7 +140,7 @@ def test_hidden_folders_and_a_missing_out_folder_are_left_alone(out, tmp_path) -
     removed = sweep_outputs(out, {})  # no chunk left: every output goes, but for the hidden folder's
     assert out / "forest" / "c01.json" in removed and not any(".history" in p.parts for p in removed)
     assert (hidden / "c01.json").exists() and files(out) == sorted(
-        [LIBRARY_NAME, *(p.relative_to(out).as_posix() for p in hidden.iterdir())])
+        [LIBRARY_NAME, TABLE_NAME, *(p.relative_to(out).as_posix() for p in hidden.iterdir())])
     assert sweep_outputs(tmp_path / "nowhere", {}) == []
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from library_helpers import write_library
 from pipeline.errors import PipelineError
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import blobs_by_hash, write_pak
+from pipeline.outputs.pak import blobs_by_hash
 from pipeline.outputs.view import view
 
 VERTEX, FRAGMENT = b"\x03\x02\x23\x07vertex!!", b"\x03\x02\x23\x07fragment"
@@ -22,13 +23,18 @@ def test_a_library_lists_each_blob_with_its_size_stage_and_users(tmp_path):
     blobs = blobs_by_hash([VERTEX, FRAGMENT])
     v, f = (next(d for d, b in blobs.items() if b == x) for x in (VERTEX, FRAGMENT))
     path = tmp_path / "shaders.pak"
-    path.write_bytes(write_pak(blobs, {v: {"stage": "vertex", "entry": "main"}}, {"a/c0": [v, f], "a/c1": [v]}))
+    write_library(path, blobs, {v: {"stage": "vertex", "entry": "main"}}, {"a/c0": [v, f], "a/c1": [v]})
     doc = view(path)
     assert doc["bytes"] == path.stat().st_size
     assert doc["blob_bytes"] == len(VERTEX) + len(FRAGMENT)
     assert doc["blobs"][v] == {"bytes": len(VERTEX), "stage": "vertex", "entry": "main", "chunks": ["a/c0", "a/c1"]}
     assert doc["blobs"][f]["stage"] is None and doc["blobs"][f]["chunks"] == ["a/c0"]
     assert doc["chunks"] == {"a/c0": sorted([v, f]), "a/c1": [v]}
+    table = view(tmp_path / "shaders.chunks")  # the chunk table, read with the library it names
+    assert table == {"table": "shaders.chunks", "library": "shaders.pak", "chunks": doc["chunks"]}
+    write_library(path, blobs)  # another library (other reflections): the table beside it is not its own
+    with pytest.raises(PipelineError, match="not the chunk table of"):
+        view(tmp_path / "shaders.chunks")
 
 
 def test_a_chunk_index_resolves_every_position(tmp_path):

@@ -1,4 +1,4 @@
-"""The output folder's shader library kept exact (outputs/write_library.py): grow, settle, the chunk table."""
+"""The output folder's shader library kept exact (outputs/write_library.py): grow, settle, the chunk table beside it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import atomic, write_library
 from pipeline.outputs import manifest as mf
 from pipeline.stamps import stamp_of
-from pipeline.outputs.chunk_table import ChunkTable
+from pipeline.outputs.chunk_table import ChunkTable, table_path
 from pipeline.outputs.pak import PakReader, read_index, write_pak
 from pipeline.outputs.reflection import reflect
 from pipeline.outputs.write_library import LIBRARY, Library, index_files, library_lock, settle_folder
@@ -75,7 +75,8 @@ def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site,
     library = Library.open(out, store)
     assert not library.intact and library.hashes == frozenset()
     library.grow({"forest/c00": of(d, "ab")})
-    assert library.written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab")})
+    assert library.written and held(out) == (of(d, "ab"), None)  # no table names the new library yet
+    assert library.chunks == {"forest/c00": of(d, "ab")} and not library.table_written
     before = mf.library_path(out).stat()
 
     again = Library.open(out, store)
@@ -90,12 +91,17 @@ def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site,
     assert PakReader(mf.library_path(out)).get(d["a"]) == TEXTS["a"]
 
 
-def test_grow_keeps_the_chunk_table(site):
+def test_grow_keeps_the_chunk_table_for_settle_which_writes_it(site):
     store, out, d = site
     index(out, "forest/c00", d["a"])
     Library.open(out, store).settle({})
-    Library.open(out, store).grow({"town/x": of(d, "b")})
-    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
+    library = Library.open(out, store)
+    library.grow({"town/x": of(d, "b")})
+    assert library.chunks == {"forest/c00": of(d, "a"), "town/x": of(d, "b")}
+    assert held(out) == (of(d, "ab"), None)  # the table on disk names the library grow replaced
+    index(out, "town/x", d["b"])
+    library.settle({"town/x": of(d, "b")})
+    assert library.table_written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
 
 
 def test_grow_writes_nothing_when_every_blob_is_held_and_settle_brings_the_table_up_to_date(site):
@@ -108,8 +114,9 @@ def test_grow_writes_nothing_when_every_blob_is_held_and_settle_brings_the_table
     assert not library.written and held(out)[1]["forest/c00"] == of(d, "a")
     index(out, "forest/c00", d["a"], d["b"])  # the staged index in place
     assert every_index_is_held(out)
-    library.settle({"forest/c00": of(d, "ab")})
-    assert library.written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab"), "town/x": of(d, "b")})
+    library.settle({"forest/c00": of(d, "ab")})  # the table alone: the blobs are the same
+    assert not library.written and library.table_written
+    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab"), "town/x": of(d, "b")})
 
 
 def test_a_cook_of_one_chunk_makes_no_other_chunk_s_table_entry_into_hashes(site, monkeypatch):
@@ -128,6 +135,45 @@ def test_a_cook_of_one_chunk_makes_no_other_chunk_s_table_entry_into_hashes(site
 
 
 # ------------------------------------------------------------------ settle
+def test_a_chunk_using_other_blobs_the_library_holds_rewrites_the_table_and_not_the_library(site):
+    """The edit an artist makes most: a chunk's keys change to others the world already uses."""
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/x", d["b"])
+    Library.open(out, store).settle({})
+    library_before, table_before = mf.library_path(out).read_bytes(), table_path(mf.library_path(out)).read_bytes()
+    stamp = stamp_of(mf.library_path(out))
+    index(out, "forest/c00", d["a"], d["b"])
+    library = Library.open(out, store)
+    library.grow({"forest/c00": of(d, "ab")})
+    library.settle({"forest/c00": of(d, "ab")})
+    assert not library.written and library.table_written
+    assert stamp_of(mf.library_path(out)) == stamp and mf.library_path(out).read_bytes() == library_before
+    assert table_path(mf.library_path(out)).read_bytes() != table_before
+    assert held(out) == (of(d, "ab"), {"forest/c00": of(d, "ab"), "town/x": of(d, "b")})
+    again = Library.open(out, store)  # nothing changed since: neither is written
+    again.settle({})
+    assert not again.written and not again.table_written
+
+
+def test_a_table_missing_or_of_another_library_is_made_again_from_the_indexes(site, monkeypatch):
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/x", d["b"])
+    Library.open(out, store).settle({})
+    table = table_path(mf.library_path(out))
+    good = table.read_bytes()
+    other = good.replace(b'"library":"', b'"library":"0')
+    for damage, reason in ((table.unlink, "new"), (lambda: table.write_bytes(other), "missing, or written for another")):
+        damage()
+        loads = CountingLoads(monkeypatch)
+        library = Library.open(out, store)
+        assert library.chunks == {} and not library.table_found
+        library.settle({})
+        assert library.table_written and not library.written and len(loads.paths) == 2  # both indexes read
+        assert table.read_bytes() == good and library.table_reason.startswith(reason)
+
+
 def test_settle_keeps_exactly_the_blobs_of_the_indexes_on_disk(site):
     store, out, d = site
     index(out, "forest/c00", d["a"], d["b"])
@@ -297,7 +343,7 @@ def test_a_rewrite_copying_held_blobs_gives_the_bytes_a_write_from_the_store_giv
     assert library.written
     table = {**first, "town/square": of(d, "b")}
     blobs = {g: store.get_blob(g) for g in frozenset().union(*table.values())}
-    fresh = write_pak(blobs, {g: reflect(b) if g in spirv else None for g, b in blobs.items()}, table)
+    fresh = write_pak(blobs, {g: reflect(b) if g in spirv else None for g, b in blobs.items()})
     assert mf.library_path(out).read_bytes() == fresh
 
 

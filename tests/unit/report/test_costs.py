@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 from types import SimpleNamespace
 
+from library_helpers import write_library
 from pipeline.cook.timings import append_cook
 from pipeline.digest import bytes_hash
 from pipeline.outputs.pak import write_pak
@@ -79,7 +80,7 @@ def test_the_total_is_the_shipped_library_when_it_holds_every_blob(tmp_path) -> 
         return got["total"], got["chunks"][0]
 
     full, partial, missing = tmp_path / "full.pak", tmp_path / "partial.pak", tmp_path / "missing.pak"
-    full.write_bytes(write_pak(blobs, chunks={"c": [by_name["b1"], by_name["b2"]], "other": [by_name["b3"]]}))
+    write_library(full, blobs, chunks={"c": [by_name["b1"], by_name["b2"]], "other": [by_name["b3"]]})
     partial.write_bytes(write_pak({by_name["b1"]: BLOBS["b1"]}))
     blob_sum = (2, *sizes("b1", "b2"))
     shipped, chunk = total(full)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from runtime_helpers import chunk_index, cook_twin_chunks, fail_key, needs_vulkan
+from library_helpers import write_library
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import PakError, PakReader, write_pak
+from pipeline.outputs.pak import PakError, PakReader
 from pipeline.outputs.contract import DRAW_FIELDS
 from pipeline.runtime.device import Device
 from pipeline.runtime.loader import Failure, Loader
@@ -115,8 +116,8 @@ def test_a_library_lacking_a_blob_of_the_index_is_an_error_not_a_silent_fallback
     library = PakReader(mf.library_path(broken))
     lost = sorted(mf.stage_hashes(manifest))[0]
     kept = {d: b for d, b in library.items() if d != lost}
-    mf.library_path(broken).write_bytes(write_pak(kept, {d: library.reflection(d) for d in kept},
-                                                  {c: used - {lost} for c, used in library.chunks.items()}))
+    write_library(mf.library_path(broken), kept, {d: library.reflection(d) for d in kept},
+                  {c: used - {lost} for c, used in library.chunks.items()})
     with Device(validation=True) as device:
         loader = Loader(device, broken)
         try:

@@ -78,7 +78,7 @@ def test_an_index_of_another_format_is_refused(tmp_path):
         ref.Chunk(path)
     bad = tmp_path / "shaders.pak"
     bad.write_bytes(b"\x89PPAK\r\n\x1a" + (1).to_bytes(4, "little") + bytes(68))
-    with pytest.raises(ref.OutputError, match="not a shader library of version 2"):
+    with pytest.raises(ref.OutputError, match="not a shader library of version 3"):
         ref.Library(bad)
 
 
