@@ -275,6 +275,16 @@ class Store:
         """True when the blob is present and intact; a corrupt one is dropped (with a warning)."""
         return self.get_blob(digest) is not None
 
+    def stores_blob(self, digest: str) -> bool:
+        """True when the store has an entry for the blob; its bytes are neither read nor checked."""
+        name = f"blob:{digest}"
+        if self._pending and name in self._pending:
+            return True
+        try:
+            return name in self._cache
+        except Exception:  # noqa: BLE001 - an unreadable store answers as a miss, as a read does
+            return False
+
 
 def _peek_format(database: Path) -> Any:
     """The format a cache database records, read without opening it for writing (None: unknown)."""

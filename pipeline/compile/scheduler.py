@@ -23,6 +23,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,13 +183,19 @@ def batch_of(on_done):
     return batched() if batched is not None else contextlib.nullcontext()
 
 
-def look_up(jobs: dict[str, StageJob], store: Store, library: str) -> tuple[RunResult, list[StageJob]]:
+def look_up(jobs: dict[str, StageJob], store: Store, library: str,
+            held: AbstractSet[str] = frozenset()) -> tuple[RunResult, list[StageJob]]:
     """Each job's cached result from the local store, else the reason it must compile (:func:`why`):
-    the run so far and the misses, in job-key order (``library``: the shader library's canonical folder)."""
+    the run so far and the misses, in job-key order (``library``: the shader library's canonical folder).
+
+    A cached result's blob is read and its hash checked (a corrupt one is a miss: the job compiles
+    again), but for the blobs in ``held``: those the output folder's library holds as this machine's
+    last cook left it (:func:`pipeline.outputs.write_library.held_blobs`), which the outputs take from
+    there, never from the store; for them the store's copy is only looked up."""
     run, misses = RunResult(), []
     for key, job in sorted(jobs.items()):
         record = store.get(JOB, key)
-        cached = _cached_result(record, store, library)
+        cached = _cached_result(record, store, library, held)
         if cached is not None:
             run.results[key] = cached
         else:
@@ -198,16 +205,18 @@ def look_up(jobs: dict[str, StageJob], store: Store, library: str) -> tuple[RunR
 
 
 def run_plan(plan: JobPlan, store: Store, compiler: JobRunner, *, fail_fast: bool = False,
-             explain: bool = False, progress: Progress | None = None, remote=None) -> RunResult:
+             explain: bool = False, progress: Progress | None = None, remote=None,
+             held: AbstractSet[str] = frozenset()) -> RunResult:
     """Look every job up in the store, compile the misses, store what they produce.
 
     ``remote`` (a :class:`~pipeline.compile.shared.SharedTier`) is asked for the local
     misses first; what it holds is copied into the store and counts as a cache hit
-    (``fetched``).  What this cook compiles is handed back to it (write-back).
+    (``fetched``).  What this cook compiles is handed back to it (write-back).  ``held``: see
+    :func:`look_up`.
     """
     progress = progress or NullProgress()
     library = getattr(compiler, "library", "")
-    run, misses = look_up(plan.jobs, store, library)
+    run, misses = look_up(plan.jobs, store, library, held)
     if misses and remote is not None:
         misses = _fetch(misses, remote, store, run, library)
     if misses:
@@ -245,14 +254,15 @@ def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, library
     return [job for job in misses if job.key not in found]
 
 
-def _cached_result(record, store: Store, library: str = "") -> JobResult | None:
+def _cached_result(record, store: Store, library: str = "", held: AbstractSet[str] = frozenset()) -> JobResult | None:
     if not isinstance(record, dict):
         return None
     try:
         result = JobResult.from_record(record, library)
     except (KeyError, TypeError, ValueError):
         return None
-    if result.blob is not None and not store.has_blob(result.blob):
+    if result.blob is not None and not (store.stores_blob(result.blob) if result.blob in held
+                                        else store.has_blob(result.blob)):
         return None
     if result.blob is None and not result.diagnostics:
         return None

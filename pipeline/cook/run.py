@@ -40,7 +40,7 @@ from pipeline.plan.jobs import JobPlan, unknown_compile_families
 from pipeline.plan.setup import JobSetup, plan_for, world_setup
 from pipeline.outputs.write_chunk import ChunkWrite, prefetch_reflections, record_outputs
 from pipeline.outputs.write_chunks import ChunkTask, update_chunks
-from pipeline.outputs.write_library import Library, library_lock
+from pipeline.outputs.write_library import Library, held_blobs, library_lock
 from pipeline.outputs.write_level import Part, update_level
 from pipeline.compile.scheduler import JobRunner, RunResult, run_plan
 from pipeline.outputs.sweep import file_signature, sweep_outputs
@@ -158,7 +158,8 @@ def cook_keys(world: World, found: CookInput, store: Store, options: CookOptions
     plan = plan_for(world, found.keys, compiler.identity, store=store, record=True, target=options.target,
                     optimize=options.optimize, tree=tree, workers=options.jobs)
     stamp = cook_stamp()
-    run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote)
+    run = run_plan(plan, store, compiler, fail_fast=options.fail_fast, progress=progress, remote=remote,
+                   held=frozenset() if options.verify else held_blobs(options.out, store))
     record_use(store, plan.jobs)
     if remote is not None:
         remote.record_use(plan.jobs)

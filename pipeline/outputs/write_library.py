@@ -231,6 +231,17 @@ class Library:
             return None
 
 
+def held_blobs(out: Path | str, store: Store) -> frozenset[str]:
+    """The blobs of ``out``'s library when it is the file a cook with this store last settled (its stamp
+    the one recorded); else none.  Its header and index are read, no blob."""
+    path = mf.library_path(out)
+    record = store.get(LIBRARY, str(path.resolve()))
+    if not (isinstance(record, (list, tuple)) and len(record) == 2 and _same(record[0], stamp_of(path))):
+        return frozenset()
+    found = read_index(path)
+    return found[0] if found is not None else frozenset()
+
+
 def settle_folder(out: Path | str, store: Store) -> None:
     """Drop from ``out``'s library the blobs no chunk index names any more (after ``pipeline clean``)."""
     if mf.library_path(out).exists():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache.job_records import JOB
-from pipeline.cache.store import Store
+from pipeline.cache.store import CacheWarning, Store
 from pipeline.compile import scheduler
 from pipeline.compile.scheduler import JobResult, JobRunner, look_up, run_plan, why
 from pipeline.compilers import CompileOutput, CompileRequest, SourceTree, get_backend
@@ -82,6 +82,23 @@ def test_a_lost_blob_recompiles_saying_the_entry_is_missing(store: Store) -> Non
     assert runner.compiled == [GOOD.key] and again.reasons == {GOOD.key: "cache entry missing or unreadable"}
     store.delete(JOB, GOOD.key)  # the record gone too: only the identity remembers the job
     assert why(GOOD, store) == "cache entry missing"
+
+
+def test_a_corrupt_blob_recompiles_but_one_the_library_holds_is_only_looked_up(store: Store, monkeypatch) -> None:
+    """A cached blob is read and hash-checked, unless the output library holds it (the outputs take it from
+    there): then only its entry is looked up, and a lost one still recompiles."""
+    blob = run_plan(plan_of(GOOD), store, CountingRunner()).results[GOOD.key].blob
+    store._cache.set(f"blob:{blob}", b"not the blob")  # corrupt in place
+    reads = []
+    real = store.get_blob
+    monkeypatch.setattr(store, "get_blob", lambda digest: reads.append(digest) or real(digest))
+    run, misses = look_up(plan_of(GOOD).jobs, store, "", held=frozenset({blob}))
+    assert misses == [] and run.results[GOOD.key].blob == blob and reads == []
+    with pytest.warns(CacheWarning, match="is corrupt; dropping it"):
+        run, misses = look_up(plan_of(GOOD).jobs, store, "")
+    assert [m.key for m in misses] == [GOOD.key] and reads == [blob]  # read, found corrupt, dropped
+    run, misses = look_up(plan_of(GOOD).jobs, store, "", held=frozenset({blob}))
+    assert [m.key for m in misses] == [GOOD.key]  # the entry is gone: held or not, it compiles
 
 
 @pytest.mark.parametrize("record", [{"blob": None, "diagnostics": []}, {"blob": 42, "diagnostics": "nope"},

@@ -377,3 +377,16 @@ def test_index_files_are_the_json_files_but_level_manifests_hidden_folders_and_t
     mf.library_path(out).write_bytes(write_pak({}))  # a library written by another tool: its table is read again
     Library.open(out, store).settle({})
     assert set(held(out)[1]) == {"forest/c00", "forest/deep/c01", "town"}
+
+
+def test_held_blobs_are_the_library_s_as_the_last_settle_left_it(site):
+    store, out, d = site
+    assert write_library.held_blobs(out, store) == frozenset()  # no library
+    index(out, "forest/c00", d["a"], d["b"])
+    Library.open(out, store).settle({})
+    assert write_library.held_blobs(out, store) == of(d, "ab")
+    data = mf.library_path(out).read_bytes()
+    mf.library_path(out).write_bytes(data)  # the same bytes written by something else: its stamp changed
+    assert write_library.held_blobs(out, store) == frozenset()
+    Library.open(out, store).settle({})  # checked whole and recorded again
+    assert write_library.held_blobs(out, store) == of(d, "ab")
