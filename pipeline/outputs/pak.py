@@ -9,7 +9,7 @@ Byte layout (all integers little-endian; full description in docs/formats.md)::
     16      4     u32 alignment    every blob starts at a multiple of this (8)
     20      4     u32 reserved     0
     24      8     u64 file_size    total size of the file in bytes
-    32      32    checksum         SHA-256 of the whole file with these 32 bytes zeroed
+    32      32    checksum         SHA-256 of the file but its blobs' bytes, these 32 bytes zeroed
     64      16    reserved         0
     80      64*n  index            n entries, sorted by blob hash (bytewise ascending):
                                      32 bytes  SHA-256 of the blob (raw digest)
@@ -139,10 +139,22 @@ def _align(value: int) -> int:
 
 
 def _checksum(data: bytes | bytearray) -> bytes:
+    """SHA-256 of the file's bytes but its blobs' (each of which the index names by its own SHA-256, which
+    this covers), with the checksum field zeroed: a library written again with one blob more hashes its
+    header, index, padding and reflections, not every blob's bytes again."""
+    view, count = memoryview(data), struct.unpack_from("<I", data, 12)[0] if len(data) >= 16 else 0
+    count = max(0, min(count, (len(data) - HEADER.size) // ENTRY.size))  # a damaged header: what fits
+    extents = sorted((offset, offset + size) for _, offset, size, _, _ in
+                     ENTRY.iter_unpack(view[HEADER.size:HEADER.size + ENTRY.size * count]))
     h = hashlib.sha256()
-    h.update(memoryview(data)[:_CHECKSUM_AT])
+    h.update(view[:_CHECKSUM_AT])
     h.update(_ZERO_DIGEST)
-    h.update(memoryview(data)[_CHECKSUM_AT + 32:])
+    cursor = _CHECKSUM_AT + 32
+    for start, end in extents:
+        if start > cursor:
+            h.update(view[cursor:start])
+        cursor = max(cursor, end)
+    h.update(view[cursor:])
     return h.digest()
 
 

@@ -175,6 +175,24 @@ def test_every_flipped_byte_is_detected(library):
             PakReader(bytes(broken)).verify()
 
 
+def test_the_checksum_covers_all_but_the_blobs_whose_digests_it_covers(blobs, library):
+    """A blob's bytes are checked against its digest in the index, which the checksum covers; so writing
+    the library again hashes its header, index, padding and reflections, not every blob again."""
+    first = ENTRY.unpack_from(library, HEADER.size)
+    broken = bytearray(library)
+    broken[first[1]] ^= 0x40  # a byte of the first blob
+    assert _checksum(broken) == _checksum(library) == library[32:64]
+    with pytest.raises(PakCorruptError, match="does not match its hash"):
+        PakReader(bytes(broken)).verify()
+    padded = bytearray(library)
+    padded[first[1] + first[2]] ^= 0x40 if (first[1] + first[2]) % ALIGNMENT else 0  # padding after it
+    reflection = bytearray(library)
+    reflection[first[3]] ^= 0x40  # its reflection's first byte
+    for damaged in (padded, reflection):
+        if damaged != library:
+            assert _checksum(damaged) != _checksum(library)
+
+
 def test_every_truncation_is_detected(library, tmp_path):
     path = tmp_path / LIBRARY_NAME
     for length in range(len(library)):
