@@ -290,15 +290,9 @@ def _parse_index(raw: bytes, count: int, size: int, alignment: int, corrupt) -> 
     return index
 
 
-def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable | None] | None:
-    """The blob hashes a library's index names and its chunk table (None when the table file beside it
-    is missing, malformed or written for another library), reading only the library's header and index.
-
-    None when the file is missing, unreadable, of another version, or when its header or
-    index is malformed or its size is not the one the header records (truncated or grown).
-    Blob bytes are not read, so neither the checksum nor the blob hashes are checked:
-    :meth:`PakReader.verify` does that.
-    """
+def read_head(path: Path | str) -> tuple[list[str], str] | None:
+    """The blob hashes a library's index names (sorted) and the checksum its header records, reading only
+    its header and index; None as for :func:`read_index`."""
     def corrupt(message: str) -> PakCorruptError:
         return PakCorruptError.at(str(path), message)
 
@@ -312,7 +306,23 @@ def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable | None] | N
                 return None
     except (OSError, PakError):
         return None
-    return frozenset(index), load_table(table_path(Path(path)), list(index), recorded_checksum(head))
+    return list(index), recorded_checksum(head)
+
+
+def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable | None] | None:
+    """The blob hashes a library's index names and its chunk table (None when the table file beside it
+    is missing, malformed or written for another library), reading only the library's header and index.
+
+    None when the file is missing, unreadable, of another version, or when its header or
+    index is malformed or its size is not the one the header records (truncated or grown).
+    Blob bytes are not read, so neither the checksum nor the blob hashes are checked:
+    :meth:`PakReader.verify` does that.
+    """
+    found = read_head(path)
+    if found is None:
+        return None
+    hashes, checksum = found
+    return frozenset(hashes), load_table(table_path(Path(path)), hashes, checksum)
 
 
 def header_checksum(path: Path | str) -> str | None:

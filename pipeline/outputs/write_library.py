@@ -43,13 +43,14 @@ from pathlib import Path
 from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.chunk_table import ChunkTable, dump_table, table_path
-from pipeline.outputs.pak import PakError, PakReader, header_checksum, read_index, recorded_checksum, write_pak
+from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
+from pipeline.outputs.pak import PakError, PakReader, header_checksum, read_head, recorded_checksum, write_pak
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import stamp_of
 
 _KEPT = object()  # a chunk whose entry in the table stays as the library holds it
 LIBRARY = RecordKind("library", 1)  # [library stamp, {index path: [stamp, chunk name or null]}]
+SETTLED = RecordKind("library-settled", 1)  # the library stamp alone (read before every cook's lookup)
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
 
@@ -67,13 +68,14 @@ class Library:
     out: Path
     store: Store
     hashes: frozenset[str] = frozenset()
-    chunks: ChunkTable = field(default_factory=ChunkTable)  # its entries made into hashes when read
     intact: bool = False        # the file read as a library (header and index)
     found: str = "new"          # on disk: "new" (never written), "absent" (deleted), "damaged" or "intact"
-    seen: dict = field(default_factory=dict)  # index path -> [stamp, chunk] the last settle recorded, if trusted
+    seen_at: list | None = None  # the library stamp the last settle recorded, when it is the file's now
+    opened: tuple[list[str], str] | None = None  # the library read: its sorted hashes and its checksum
     table_found: bool = False   # the chunk table beside it was written for it (else: empty, its indexes read)
     table_new: bool = True      # no chunk table file was there
     table_ok: bool = False      # the table on disk is the one this object holds
+    _chunks: ChunkTable | None = None  # the table, read when first needed (settle, after the indexes are in place)
     written: bool = False
     table_written: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -82,18 +84,27 @@ class Library:
     @classmethod
     def open(cls, out: Path | str, store: Store, *, verify: bool = False) -> "Library":
         path = mf.library_path(out)
-        found = read_index(path)
-        record = store.get(LIBRARY, str(path.resolve()))
-        recorded = isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict)
-        trusted = recorded and _same(record[0], stamp_of(path))
+        found = read_head(path)
+        settled = store.get(SETTLED, str(path.resolve()))  # the stamp alone: what the index files were is read
+        recorded = isinstance(settled, (list, tuple))     # by settle, after the indexes are in place
+        trusted = recorded and _same(settled, stamp_of(path))
         # a library whose stamp is not the one recorded (changed since by anything but a cook) is read whole
         table_new = not table_path(path).exists()
         if found is None or ((verify or (recorded and not trusted)) and not _intact(path)):
             state = "damaged" if path.exists() else "absent" if recorded else "new"
             return cls(Path(out), store, found=state, table_new=table_new)
-        return cls(Path(out), store, found[0], found[1] or ChunkTable(), intact=True, found="intact",
-                   seen=record[1] if trusted else {}, table_found=found[1] is not None,
-                   table_ok=found[1] is not None, table_new=table_new)
+        return cls(Path(out), store, frozenset(found[0]), intact=True, found="intact",
+                   seen_at=settled if trusted else None, opened=found, table_new=table_new)
+
+    @property
+    def chunks(self) -> ChunkTable:
+        """The chunk table: the one beside the library as the cook opened it (read on first use, still that
+        library's when a grow has replaced the library since), then as this cook changed it."""
+        if self._chunks is None:
+            table = None if self.opened is None else load_table(self.table_path, *self.opened)
+            self.table_found = self.table_ok = table is not None
+            self._chunks = table or ChunkTable()
+        return self._chunks
 
     @property
     def path(self) -> Path:
@@ -127,10 +138,8 @@ class Library:
         keys other chunks use too waits for no library write)."""
         hashes = self.hashes.union(*cooked.values())
         if hashes != self.hashes or not self.intact:
-            chunks = self.chunks  # the table file is left to settle: until then it names the library it replaces
-            self._write(hashes, chunks.updated(
-                {chunk: blobs for chunk, blobs in cooked.items() if chunk not in chunks or chunks[chunk] != blobs}),
-                with_table=False)
+            # the table is left to settle (it reads it then, as the library it names had it)
+            self._write(hashes, ChunkTable(sets=dict(cooked)), with_table=False)
 
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
         """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
@@ -139,13 +148,16 @@ class Library:
         hashes = table.blobs()
         if hashes != self.hashes or not self.intact:
             self._write(hashes, table)
-        elif table != self.chunks or not self.table_ok:
+        elif table != self.chunks or not self.table_ok or self.written:  # written: the table names the old one
             self._write_table(table)
-        self.store.set(LIBRARY, str(self.path.resolve()), [stamp_of(self.path), self._seen])
+        stamp = stamp_of(self.path)
+        with self.store.batched():
+            self.store.set(LIBRARY, str(self.path.resolve()), [stamp, self._seen])
+            self.store.set(SETTLED, str(self.path.resolve()), stamp)
 
     # -------------------------------------------------------------- the chunk table
     def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> ChunkTable:
-        seen_before = self.seen
+        seen_before = self._seen_before()
         self._seen: dict[str, list] = {}
         kept: set[str] = set()  # chunks whose entry stays the one the library holds (not made into hashes)
         given: dict[str, frozenset[str]] = {}
@@ -170,6 +182,16 @@ class Library:
                     given[chunk] = blobs
                     kept.discard(chunk)
         return self.chunks.updated(given, keep=kept)
+
+    def _seen_before(self) -> dict:
+        """Index path -> [stamp, chunk] as the last settle recorded them, when it settled this very file."""
+        if self.seen_at is None:
+            return {}
+        record = self.store.get(LIBRARY, str(self.path.resolve()))
+        if isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict) \
+                and _same(record[0], self.seen_at):
+            return record[1]
+        return {}
 
     # -------------------------------------------------------------- the file
     def _write(self, hashes: frozenset[str], table: ChunkTable, *, with_table: bool = True) -> None:
@@ -202,8 +224,6 @@ class Library:
         self.hashes, self.intact = held, True
         if with_table:
             self._write_table(table, recorded_checksum(data))
-        else:
-            self.chunks, self.table_ok = table, False
 
     def _write_table(self, table: ChunkTable, checksum: str | None = None) -> None:
         """The chunk table file for the library on disk (its checksum read from its header unless given)."""
@@ -211,7 +231,7 @@ class Library:
         if checksum is None:  # not a library any more: the next cook rewrites both
             raise OSError(f"{self.path}: the shader library changed during the cook")
         self.table_written |= atomic.write_if_changed(self.table_path, dump_table(table, sorted(self.hashes), checksum))
-        self.chunks, self.table_ok = table, True
+        self._chunks, self.table_ok = table, True
 
     def _reader(self) -> PakReader | None:
         if not self.intact:
@@ -233,13 +253,13 @@ class Library:
 
 def held_blobs(out: Path | str, store: Store) -> frozenset[str]:
     """The blobs of ``out``'s library when it is the file a cook with this store last settled (its stamp
-    the one recorded); else none.  Its header and index are read, no blob."""
+    the one recorded); else none.  Its header and index are read, no blob; the stamp comes from a
+    record of its own, not from the ``library`` record (which names every chunk index)."""
     path = mf.library_path(out)
-    record = store.get(LIBRARY, str(path.resolve()))
-    if not (isinstance(record, (list, tuple)) and len(record) == 2 and _same(record[0], stamp_of(path))):
+    if not _same(store.get(SETTLED, str(path.resolve())), stamp_of(path)):
         return frozenset()
-    found = read_index(path)
-    return found[0] if found is not None else frozenset()
+    found = read_head(path)
+    return frozenset(found[0]) if found is not None else frozenset()
 
 
 def settle_folder(out: Path | str, store: Store) -> None:
@@ -269,7 +289,7 @@ def _read_blobs(path: Path) -> tuple[str | None, frozenset[str] | None]:
 
 
 def _same(recorded, now) -> bool:
-    return now is not None and recorded is not None and list(recorded) == list(now)
+    return now is not None and isinstance(recorded, (list, tuple)) and list(recorded) == list(now)
 
 
 def _intact(path: Path) -> bool:

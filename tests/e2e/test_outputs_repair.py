@@ -22,7 +22,7 @@ from pipeline.outputs.chunk_table import load_table, table_path
 from pipeline.outputs.manifest import load_level_manifest
 from pipeline.outputs.pak import ENTRY, HEADER, LIBRARY_NAME, PakReader, pak_intact, read_index
 from pipeline.outputs.records import LEVEL_OUTPUTS, as_tuple, stat_of
-from pipeline.outputs.write_library import LIBRARY
+from pipeline.outputs.write_library import LIBRARY, SETTLED
 from pipeline.stamps import stamp_of
 from robust_helpers import cook, make_world
 
@@ -116,6 +116,7 @@ def test_verify_rewrites_a_library_that_fails_its_checksum_though_its_record_tru
         key = str(library.resolve())
         record = store.get(LIBRARY, key)
         store.set(LIBRARY, key, [list(stamp_of(library)), record[1]])
+        store.set(SETTLED, key, list(stamp_of(library)))
     assert not pak_intact(library)
     assert cook(world, cache, out).written == []  # trusted without --verify: its index and table read fine
 

@@ -16,7 +16,7 @@ from pipeline.stamps import stamp_of
 from pipeline.outputs.chunk_table import ChunkTable, table_path
 from pipeline.outputs.pak import PakReader, read_index, write_pak
 from pipeline.outputs.reflection import reflect
-from pipeline.outputs.write_library import LIBRARY, Library, index_files, library_lock, settle_folder
+from pipeline.outputs.write_library import LIBRARY, SETTLED, Library, index_files, library_lock, settle_folder
 from paths import SAMPLE_WORLD
 
 NAMES = ("a", "b", "c", "d", "e")
@@ -76,7 +76,7 @@ def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site,
     assert not library.intact and library.hashes == frozenset()
     library.grow({"forest/c00": of(d, "ab")})
     assert library.written and held(out) == (of(d, "ab"), None)  # no table names the new library yet
-    assert library.chunks == {"forest/c00": of(d, "ab")} and not library.table_written
+    assert not library.table_written
     before = mf.library_path(out).stat()
 
     again = Library.open(out, store)
@@ -91,14 +91,14 @@ def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site,
     assert PakReader(mf.library_path(out)).get(d["a"]) == TEXTS["a"]
 
 
-def test_grow_keeps_the_chunk_table_for_settle_which_writes_it(site):
+def test_grow_leaves_the_chunk_table_to_settle_which_reads_it_as_the_replaced_library_had_it(site):
     store, out, d = site
     index(out, "forest/c00", d["a"])
     Library.open(out, store).settle({})
     library = Library.open(out, store)
     library.grow({"town/x": of(d, "b")})
-    assert library.chunks == {"forest/c00": of(d, "a"), "town/x": of(d, "b")}
     assert held(out) == (of(d, "ab"), None)  # the table on disk names the library grow replaced
+    assert library.chunks == {"forest/c00": of(d, "a")} and library.table_found  # read for that library
     index(out, "town/x", d["b"])
     library.settle({"town/x": of(d, "b")})
     assert library.table_written and held(out) == (of(d, "ab"), {"forest/c00": of(d, "a"), "town/x": of(d, "b")})
@@ -278,6 +278,7 @@ def test_verify_rewrites_a_library_whose_bytes_are_damaged(site):
     assert not Library.open(out, store).intact  # its stamp is not the recorded one: read whole, found damaged
     record = store.get(LIBRARY, str(path.resolve()))  # bytes that rot on disk move no stamp
     store.set(LIBRARY, str(path.resolve()), [list(stamp_of(path)), record[1]])
+    store.set(SETTLED, str(path.resolve()), list(stamp_of(path)))
     assert Library.open(out, store).intact
     library = Library.open(out, store, verify=True)
     assert not library.intact
@@ -390,3 +391,22 @@ def test_held_blobs_are_the_library_s_as_the_last_settle_left_it(site):
     assert write_library.held_blobs(out, store) == frozenset()
     Library.open(out, store).settle({})  # checked whole and recorded again
     assert write_library.held_blobs(out, store) == of(d, "ab")
+
+
+def test_the_table_is_read_by_settle_not_by_open_or_grow(site, monkeypatch):
+    """A one-chunk edit's library work before its index is in place reads no chunk table (a large world's
+    is a thousand chunks' entries); settle reads it once, after."""
+    store, out, d = site
+    index(out, "forest/c00", d["a"])
+    index(out, "town/x", d["b"])
+    Library.open(out, store).settle({})
+    loads = []
+    real = write_library.load_table
+    monkeypatch.setattr(write_library, "load_table", lambda *a: loads.append(a) or real(*a))
+    library = Library.open(out, store)
+    library.grow({"forest/c00": of(d, "ac")})
+    assert loads == [] and library.written
+    index(out, "forest/c00", d["a"], d["c"])
+    library.settle({"forest/c00": of(d, "ac")})
+    assert len(loads) == 1 and library.table_written
+    assert held(out) == (of(d, "abc"), {"forest/c00": of(d, "ac"), "town/x": of(d, "b")})
