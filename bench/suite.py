@@ -19,6 +19,7 @@ Figures (issue 6):
 10. runtime on lavapipe: pipeline states created per second, and the time to load a chunk
    (index + shader library + modules + pipelines), against the same pipelines from .spv files on disk
    (bench_runtime.py; left out with a note where Vulkan cannot run).
+16. ``pipeline watch`` on the largest world: a save of one file to its chunk index on disk (bench_speed.py).
 17. output bytes of each world against its unique blob bytes plus 100 bytes per draw (bench_outputs.py).
 18. the largest world after a one-file edit, whole processes: the whole-world cook against three
     stat walks plus the chunk's own cook, and the first no-op after it against a stat walk
@@ -634,7 +635,7 @@ def run_all(cfg: Config, workdir: Path, out: Path, plot_path: Path | None, quick
             bench_speed.figure_limits(runs, WORKERS, results, Figure, log)
             bench_speed.figure_edit_process(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
             bench_world_edit.figure_world_edit(runs[-1], LIBRARY, cfg.runs, WORKERS, results, Figure, log)
-            bench_speed.figure_watch(runs[0], LIBRARY, workdir / "watch", cfg.runs, WORKERS, results, Figure, log)
+            bench_speed.figure_watch(runs[-1], LIBRARY, workdir / "watch", cfg.runs, WORKERS, results, Figure, log)
             bench_speed.figure_ninja(runs[0], LIBRARY, workdir / "peer", cfg.runs, WORKERS, results, Figure, log,
                                      sizes=tuple(runs))
         if "farm" in figures:
