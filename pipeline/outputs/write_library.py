@@ -133,9 +133,9 @@ class Library:
 
     def grow(self, cooked: Mapping[str, frozenset[str]]) -> None:
         """Step 2: the library holds the blobs of ``cooked`` (chunk -> blobs of its staged index) too, read
-        from the store, and its chunk table names them; when it holds every one already, nothing is
-        written: :meth:`settle` brings the table up to date after the indexes are in place (an edit whose
-        keys other chunks use too waits for no library write)."""
+        from the store; when it holds every one already, nothing is written (an edit whose keys other
+        chunks use too waits for no library write).  The chunk table is neither read nor written here:
+        :meth:`settle` brings it up to date after the indexes are in place."""
         hashes = self.hashes.union(*cooked.values())
         if hashes != self.hashes or not self.intact:
             # the table is left to settle (it reads it then, as the library it names had it)
