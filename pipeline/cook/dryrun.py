@@ -130,20 +130,21 @@ def _library_reason(result: CookResult, out: Path, blob_sets: dict, removed: set
     to add or drop (both), a chunk entering or leaving the table or its blobs changing (the table).
     ``blob_sets``: chunk -> its index's blobs (None: left as it is on disk; ``UNKNOWN``: to be seen once
     its jobs compile)."""
-    held = read_index(mf.library_path(out))
-    table_new = not table_path(mf.library_path(out)).exists()
+    library = mf.library_path(out)
+    table_file = table_path(library)
+    with_library = "new" if not table_file.exists() else f"{library.name} written"  # the table's reason then
+    held = read_index(library)
     if held is None:
-        reason = "new" if not mf.library_path(out).exists() else "modified on disk: shaders.pak"
-        return reason, "new" if table_new else f"{mf.library_path(out).name} written"
+        return ("new" if not library.exists() else "modified on disk: shaders.pak"), with_library
     hashes, on_disk = held
     if result.run.reasons or any(blobs is UNKNOWN for blobs in blob_sets.values()):
-        return "blobs of the chunk indexes change", "new" if table_new else f"{mf.library_path(out).name} written"
+        return "blobs of the chunk indexes change", with_library
     if on_disk is None:  # the indexes are read for their blobs: what they name is not known here
-        return None, f"missing, or written for another library: {table_path(mf.library_path(out)).name}"
+        return None, f"missing, or written for another library: {table_file.name}"
     table = {c: b for c, b in on_disk.items() if str(mf.chunk_manifest_path(out, c)) not in removed}
     table.update({c: b for c, b in blob_sets.items() if b is not None})
     if frozenset().union(*table.values()) != hashes:
-        return "blobs of the chunk indexes change", "new" if table_new else f"{mf.library_path(out).name} written"
+        return "blobs of the chunk indexes change", with_library
     return None, "chunks' blobs changed" if table != on_disk else None
 
 

@@ -325,19 +325,6 @@ def read_index(path: Path | str) -> tuple[frozenset[str], ChunkTable | None] | N
     return frozenset(hashes), load_table(table_path(Path(path)), hashes, checksum)
 
 
-def header_checksum(path: Path | str) -> str | None:
-    """The checksum (hex) a library's header records, its bytes unread and unchecked; None when the file
-    is missing, unreadable or not a library of this version."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(HEADER.size)
-    except OSError:
-        return None
-    if len(head) < HEADER.size or head[:len(MAGIC)] != MAGIC or struct.unpack_from("<I", head, 8)[0] != FORMAT_VERSION:
-        return None
-    return recorded_checksum(head)
-
-
 def file_version(path: Path | str) -> int | None:
     """The version a file's header gives when it starts with the pak magic, else None (also when unreadable)."""
     try:

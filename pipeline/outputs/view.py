@@ -27,11 +27,12 @@ def view(path: Path | str) -> dict:
         return _library(PakReader(path), path)
     if path.suffix == TABLE_SUFFIX:  # the library's chunk table: read with the library it names
         library = PakReader(path.with_suffix(Path(mf.LIBRARY_NAME).suffix))
-        if load_table(path, library.hashes(), library.checksum) is None:
+        table = load_table(path, library.hashes(), library.checksum)
+        if table is None:
             raise PipelineError.at(str(path), f"not the chunk table of {library.name} (written for another "
                                    "library, or malformed): cook again")
         return {"table": path.name, "library": Path(library.name).name,
-                "chunks": {c: sorted(b) for c, b in sorted(library.chunks.items())}}
+                "chunks": {c: sorted(b) for c, b in sorted(table.items())}}
     if path.name.endswith(mf.LEVEL_SUFFIX + ".json"):
         m = mf.load_level_manifest(path)
         return {"format": mf.FORMAT_VERSION, "level": m.level, "library": m.library,

@@ -44,7 +44,7 @@ from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
-from pipeline.outputs.pak import PakError, PakReader, header_checksum, read_head, recorded_checksum, write_pak
+from pipeline.outputs.pak import PakError, PakReader, read_head, recorded_checksum, write_pak
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import stamp_of
 
@@ -72,9 +72,9 @@ class Library:
     found: str = "new"          # on disk: "new" (never written), "absent" (deleted), "damaged" or "intact"
     seen_at: list | None = None  # the library stamp the last settle recorded, when it is the file's now
     opened: tuple[list[str], str] | None = None  # the library read: its sorted hashes and its checksum
+    checksum: str | None = None  # the checksum of the library on disk, as opened or as this cook wrote it
     table_found: bool = False   # the chunk table beside it was written for it (else: empty, its indexes read)
     table_new: bool = True      # no chunk table file was there
-    table_ok: bool = False      # the table on disk is the one this object holds
     _chunks: ChunkTable | None = None  # the table, read when first needed (settle, after the indexes are in place)
     written: bool = False
     table_written: bool = False
@@ -94,7 +94,7 @@ class Library:
             state = "damaged" if path.exists() else "absent" if recorded else "new"
             return cls(Path(out), store, found=state, table_new=table_new)
         return cls(Path(out), store, frozenset(found[0]), intact=True, found="intact",
-                   seen_at=settled if trusted else None, opened=found, table_new=table_new)
+                   seen_at=settled if trusted else None, opened=found, checksum=found[1], table_new=table_new)
 
     @property
     def chunks(self) -> ChunkTable:
@@ -102,7 +102,7 @@ class Library:
         library's when a grow has replaced the library since), then as this cook changed it."""
         if self._chunks is None:
             table = None if self.opened is None else load_table(self.table_path, *self.opened)
-            self.table_found = self.table_ok = table is not None
+            self.table_found = table is not None
             self._chunks = table or ChunkTable()
         return self._chunks
 
@@ -148,7 +148,7 @@ class Library:
         hashes = table.blobs()
         if hashes != self.hashes or not self.intact:
             self._write(hashes, table)
-        elif table != self.chunks or not self.table_ok or self.written:  # written: the table names the old one
+        elif table != self.chunks or not self.table_found or self.written:  # written: the table names the old one
             self._write_table(table)
         stamp = stamp_of(self.path)
         with self.store.batched():
@@ -221,17 +221,15 @@ class Library:
             del old
             atomic.write_atomic(self.path, data)
             self.written = True
-        self.hashes, self.intact = held, True
+        self.hashes, self.intact, self.checksum = held, True, recorded_checksum(data)
         if with_table:
-            self._write_table(table, recorded_checksum(data))
+            self._write_table(table)
 
-    def _write_table(self, table: ChunkTable, checksum: str | None = None) -> None:
-        """The chunk table file for the library on disk (its checksum read from its header unless given)."""
-        checksum = checksum or header_checksum(self.path)
-        if checksum is None:  # not a library any more: the next cook rewrites both
-            raise OSError(f"{self.path}: the shader library changed during the cook")
-        self.table_written |= atomic.write_if_changed(self.table_path, dump_table(table, sorted(self.hashes), checksum))
-        self._chunks, self.table_ok = table, True
+    def _write_table(self, table: ChunkTable) -> None:
+        """The chunk table file for the library on disk (this cook holds its lock: the file it opened or wrote)."""
+        self.table_written |= atomic.write_if_changed(self.table_path,
+                                                      dump_table(table, sorted(self.hashes), self.checksum))
+        self._chunks = table
 
     def _reader(self) -> PakReader | None:
         if not self.intact:
