@@ -1,4 +1,4 @@
-"""Runtime axis tables in the chunk index (format 4): a pass choice's combination -> key rows.
+"""Runtime axis tables in the chunk index (output format 5): a pass choice's combination -> key rows.
 
 A draw's choice for a pass with runtime axes carries a fifth item, its axis rows
 ``[[axis values, key, pipeline or null], ...]`` by positions in the index's

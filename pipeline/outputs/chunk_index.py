@@ -1,4 +1,4 @@
-"""The compact chunk index: a chunk manifest as tables and small integers (output format 4).
+"""The compact chunk index: a chunk manifest as tables and small integers (output format 5).
 
 A chunk's draws share a handful of keys, render states, vertex layouts, specialization
 values and per-pass choices, so the index writes each of those once, in a table sorted

@@ -1,10 +1,12 @@
-"""A level manifest's compact document: the union of its chunk indexes (output format 4).
+"""A level manifest's compact document: the union of its chunk indexes (output format 5).
 
 The union's keys and pipeline states are written as a chunk index writes them
 (:mod:`pipeline.outputs.chunk_index`: draws summed, no render states or specialization
-values per key, those being in the pipeline states), and per chunk its index path and
-the keys (with draws) and pipeline states it uses, by position.  docs/formats.md
-describes every field.
+values per key, those being in the pipeline states), and per chunk its index path, the
+keys it uses with their draws as one flat list of ``key, draws`` pairs (by position,
+ascending) and the pipeline states it uses, by position.  A flat list of integers is what
+a JSON parser reads fastest: a cook of one chunk reads the level's other rows without
+making a list per key.  docs/formats.md describes every field.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ class _Union:
 def encode_level(m) -> dict:
     """The compact document of level manifest ``m``: the union's keys and pipeline states as a chunk
     index writes them (draws summed; no render states or specialization values per key, those
-    being in the pipeline states), and per chunk its index path and the keys (with draws) and
-    pipeline states it uses, by position."""
+    being in the pipeline states), and per chunk its index path, the keys it uses with their draws
+    (``[key, draws, key, draws, ...]``, by position) and the pipeline states it uses, by position."""
     doc = encode(_Union(m), "")
     for name in _CHUNK_ONLY:
         doc.pop(name, None)
@@ -41,7 +43,8 @@ def encode_level(m) -> dict:
     for chunk in sorted(set(m.chunks)):
         keys, pipelines = m.uses.get(chunk, ({}, ()))
         chunks[chunk] = {"index": m.index_path(chunk),
-                         "keys": [[key_at[text], draws] for text, draws in sorted(keys.items()) if text in key_at],
+                         "keys": [n for text, draws in sorted(keys.items()) if text in key_at
+                                  for n in (key_at[text], draws)],
                          "pipelines": sorted(pipeline_at[p] for p in pipelines if p in pipeline_at)}
     return {"level": m.level, "library": m.library, "chunks": chunks, **doc}
 
@@ -57,11 +60,12 @@ def decode_level(doc: dict, where, entry: Callable[..., Any]) -> dict:
         if not isinstance(item, dict):
             raise at.error("expected an object")
         keys = {}
-        for row in at.get(item, "keys", list):
-            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], int)):
-                raise at.at("keys").error("expected [key, draws]")
-            text = _pick(texts, row[0], at, "keys")
-            keys[text] = row[1]
+        row = at.get(item, "keys", list)
+        if len(row) % 2 or not all(isinstance(n, int) and not isinstance(n, bool) for n in row[1::2]):
+            raise at.at("keys").error("expected [key, draws, key, draws, ...]")
+        for position, draws in zip(row[0::2], row[1::2]):
+            text = _pick(texts, position, at, "keys")
+            keys[text] = draws
             users[text].append(chunk)
         uses[chunk] = (keys, tuple(_pick(ids, i, at, "pipelines") for i in at.get(item, "pipelines", list)))
     keys = {text: _with_chunks(e, users[text]) for text, e in fields["keys"].items()}

@@ -11,8 +11,8 @@ Files (``<out>`` is the cook's output folder, ``--out``, default ``build/``):
   filled from the library by :func:`pipeline.outputs.read_outputs.load_chunk`.
 - ``<out>/<level>.level.json``: the level's union manifest::
 
-    {"format": 4, "level": "forest", "library": "shaders.pak",
-     "chunks": {"forest/c00": {"index": "forest/c00.json"}},
+    {"format": 5, "level": "forest", "library": "shaders.pak",
+     "chunks": {"forest/c00": {"index": "forest/c00.json", "keys": [key, draws, ...], "pipelines": [...]}},
      "keys": {"<key text>": {... as in a chunk, draws summed, "chunks": [names]}},
      "errors": [{..., "chunk": name}], "pipelines": {id: {...}}}
 
@@ -53,7 +53,7 @@ from pipeline.digest import sorted_unique as _sorted_unique
 from pipeline.outputs.pak import LIBRARY_NAME
 
 stage_hashes = chunk_index.stage_hashes  # every stage blob hash a manifest names
-FORMAT_VERSION = 4  # 4: compact chunk indexes, one shader library per output folder
+FORMAT_VERSION = 5  # 5: a level manifest's chunk rows list [key, draws, ...] flat; 4: compact chunk indexes
 ROOT = "."            # the chunk (and level) of glTF files directly in the world root
 ROOT_STEM = ".root"   # the file name its outputs use
 _PAK_NAME = re.compile(r"^(?P<stem>.+)\.(?P<hex>[0-9a-f]{16})\.pak$")  # format 3's per-chunk paks

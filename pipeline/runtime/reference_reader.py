@@ -1,4 +1,4 @@
-"""A reference reader of a cook's outputs (format 4), written to be ported to an engine.
+"""A reference reader of a cook's outputs (output format 5), written to be ported to an engine.
 
 It uses the Python standard library only (``json``, ``struct``, ``hashlib``) and nothing
 else of this package, so the code below is the whole of what a loader needs: open the
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAGIC = b"\x89PPAK\r\n\x1a"
-LIBRARY_VERSION, INDEX_FORMAT = 3, 4
+LIBRARY_VERSION, INDEX_FORMAT = 3, 5
 HEADER = struct.Struct("<8sIIIIQ32sQQ")  # magic, version, count, alignment, 0, file size, checksum, 0, 0
 ENTRY = struct.Struct("<32sQQQQ")        # blob sha256, offset, size, reflection offset, reflection size
 DRAW_FIELDS = ("file", "node", "mesh", "primitive", "material", "variant")

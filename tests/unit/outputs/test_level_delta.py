@@ -110,15 +110,20 @@ def test_a_level_listing_a_stale_chunk_is_left_to_the_rebuild(tmp_path, store):
     assert level_delta.updated_level(doc, union, "forest", ["forest/c00"], []) is None
 
 
-@pytest.mark.parametrize("rows", [{"keys": [[-1, 1]], "pipelines": []}, {"keys": [[0]], "pipelines": []},
-                                  {"keys": [[99, 1]], "pipelines": []}, {"keys": [[0, 1.5]], "pipelines": []},
-                                  {"keys": [[0, 1]], "pipelines": [-2]}, {"keys": [[0, 1]]}, "x"])
-def test_rows_this_module_does_not_write_are_left_to_the_rebuild(tmp_path, store, rows):
+@pytest.mark.parametrize("rows", [{"keys": [-1, 1], "pipelines": []}, {"keys": [0], "pipelines": []},
+                                  {"keys": [99, 1], "pipelines": []}, {"keys": [0, 1.5], "pipelines": []},
+                                  {"keys": [0, -1], "pipelines": []}, {"keys": [[0, 1]], "pipelines": []},
+                                  {"keys": [0, True], "pipelines": []}, {"keys": [0, 1], "pipelines": [-2]},
+                                  {"keys": [0, 1], "pipelines": [99]}, {"keys": None}, {"index": 3}, "x"])
+@pytest.mark.parametrize("kept", [True, False])
+def test_rows_this_module_does_not_write_are_left_to_the_rebuild(tmp_path, store, rows, kept):
     rng = random.Random(3)
     doc, union = _level(tmp_path, store, [chunk("forest/c00", rng), chunk("forest/c01", rng)])
     assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is not None
-    doc["chunks"]["forest/c00"] = rows
-    assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"], []) is None
+    doc["chunks"]["forest/c00"] = {**doc["chunks"]["forest/c00"], **rows} if isinstance(rows, dict) else rows
+    # a row is checked whether its chunk is kept (counted) or changed (its draws taken from the sums)
+    assert level_delta.updated_level(doc, union, "forest", ["forest/c00", "forest/c01"] if kept else ["forest/c01"],
+                                     []) is None
 
 
 def test_rows_of_unchanged_chunks_are_carried_as_they_are_when_no_position_moves(tmp_path, store):
@@ -133,5 +138,5 @@ def test_rows_of_unchanged_chunks_are_carried_as_they_are_when_no_position_moves
         doc, union = mf.load_level_union(path)
         updated = level_delta.updated_level(doc, union, "forest", ["forest/b", "forest/c"], [new])
         assert (updated["chunks"]["forest/b"]["keys"] is doc["chunks"]["forest/b"]["keys"]) is not moved
-        assert updated["chunks"]["forest/b"]["keys"] == ([[2, 2], [3, 2]] if moved else doc["chunks"]["forest/b"]["keys"])
+        assert updated["chunks"]["forest/b"]["keys"] == ([2, 2, 3, 2] if moved else doc["chunks"]["forest/b"]["keys"])
         assert mf.dump_json(updated) == rebuilt_bytes(out)

@@ -30,7 +30,7 @@ def test_each_chunk_names_its_keys_draws_and_pipeline_states_by_position() -> No
     doc = level_index.encode_level(level)
     texts = sorted(level.keys)
     assert set(doc["chunks"]) == {"forest/c00", "forest/c01"}
-    assert doc["chunks"]["forest/c00"] == {"index": "forest/c00.json", "keys": [[texts.index(ONE.text), 3]],
+    assert doc["chunks"]["forest/c00"] == {"index": "forest/c00.json", "keys": [texts.index(ONE.text), 3],
                                            "pipelines": [sorted(level.pipelines).index(pipeline_state(
                                                ONE.text, [], OPAQUE, {})[0])]}
     assert not {"draws", "uses", "files", "passes", "fallbacks", "chunk"} & doc.keys()
@@ -40,7 +40,7 @@ def test_each_chunk_names_its_keys_draws_and_pipeline_states_by_position() -> No
 
 def test_a_chunk_row_naming_no_key_is_a_located_error() -> None:
     doc = level_index.encode_level(mf.level_manifest("forest", [_chunk("forest/c00", ONE, 1)]))
-    doc["chunks"]["forest/c00"]["keys"] = [[7, 1]]
+    doc["chunks"]["forest/c00"]["keys"] = [7, 1]
     with pytest.raises(PipelineError, match="outside its table") as caught:
         level_index.decode_level(doc, mf._Where("forest.level.json"), mf._index_entry)
     assert "/chunks/forest~1c00/keys" in str(caught.value)

@@ -65,7 +65,7 @@ def test_chunk_index_shape(tmp_path):
     assert set(doc) == {"format", "chunk", "level", "library", "blobs", "keys", "pipelines", "draws", "files",
                         "passes", "render_states", "layouts", "specializations", "key_specializations", "uses",
                         "key_passes", "fallbacks", "errors"}
-    assert (doc["format"], doc["chunk"], doc["level"]) == (4, "forest/c00", "forest")
+    assert (doc["format"], doc["chunk"], doc["level"]) == (5, "forest/c00", "forest")
     assert doc["library"] == "../" + LIBRARY_NAME and "reflection" not in doc and "pak" not in doc
     assert doc["blobs"] == sorted(BLOBS)
     assert not any(entry().key in json.dumps(row) for row in doc["keys"])  # no key text is stored
@@ -136,7 +136,7 @@ def test_level_union(tmp_path):
     assert level.uses["forest/c01"] == ({entry().key: 5}, ())
     assert level.errors[0]["chunk"] == "forest/c00"
     doc = level.to_json()
-    assert doc["chunks"]["forest/c01"] == {"index": "forest/c01.json", "keys": [[sorted(level.keys).index(entry().key), 5]],
+    assert doc["chunks"]["forest/c01"] == {"index": "forest/c01.json", "keys": [sorted(level.keys).index(entry().key), 5],
                                           "pipelines": []}
     assert doc["library"] == "shaders.pak" and "paks" not in doc
     assert dump_json(doc) == dump_json(level_manifest("forest", [forest_c00(), c01]).to_json())

@@ -73,8 +73,8 @@ def test_it_imports_nothing_but_the_standard_library():
 
 def test_an_index_of_another_format_is_refused(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text(json.dumps({"format": 3}))
-    with pytest.raises(ref.OutputError, match="format 3 is not 4"):
+    path.write_text(json.dumps({"format": 4}))
+    with pytest.raises(ref.OutputError, match="format 4 is not 5"):
         ref.Chunk(path)
     bad = tmp_path / "shaders.pak"
     bad.write_bytes(b"\x89PPAK\r\n\x1a" + (1).to_bytes(4, "little") + bytes(68))
