@@ -29,7 +29,8 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.fileio import open_regular
+from pipeline.errors import PipelineError
+from pipeline.fileio import read_regular
 
 TABLE_SUFFIX = ".chunks"
 TABLE_FORMAT = 1
@@ -52,11 +53,9 @@ def dump_table(table: "ChunkTable", hashes: Sequence[str], checksum: str) -> byt
 def load_table(path: Path, hashes: Sequence[str], checksum: str) -> "ChunkTable | None":
     """The table at ``path`` for the library of ``hashes`` (sorted) and ``checksum``; None when the file is
     missing, unreadable or malformed, or was written for another library."""
-    try:
-        with open_regular(path) as f:
-            data = f.read(MAX_TABLE_BYTES + 1)
-        doc = orjson.loads(data) if len(data) <= MAX_TABLE_BYTES else None
-    except (OSError, orjson.JSONDecodeError):
+    try:  # read to its size (a buffered read of the cap would reserve the whole cap first)
+        doc = orjson.loads(read_regular(path, limit=MAX_TABLE_BYTES))
+    except (PipelineError, orjson.JSONDecodeError):
         return None
     if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT or doc.get("library") != checksum:
         return None

@@ -147,7 +147,10 @@ def _checked(spec: ProviderSpec, answer) -> dict:
 def _sidecar_bytes(path: Path) -> bytes | None:
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_SIDECAR_BYTES + 1)
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_SIDECAR_BYTES:
+                raise OSError(f"larger than {MAX_SIDECAR_BYTES} bytes")
+            data = f.read(size + 1)  # to its size: a buffered read of the cap would reserve the whole cap first
     except FileNotFoundError:
         return None
     if len(data) > MAX_SIDECAR_BYTES:

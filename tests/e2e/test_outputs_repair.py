@@ -132,7 +132,7 @@ def test_verify_compares_a_level_manifest_its_record_trusts(site) -> None:
     world, cache, out = site
     level = out / "forest.level.json"
     good = level.read_bytes()
-    at = re.search(rb'"keys":\[\[\d+,(\d)', good).start(1)  # a chunk's draw count of a key, one digit changed
+    at = re.search(rb'"index":"[^"]*","keys":\[\d+,(\d)', good).start(1)  # a chunk's draw count of a key, one digit changed
     bad = good[:at] + (b"8" if good[at:at + 1] == b"9" else b"9") + good[at + 1:]
     assert len(bad) == len(good)
     level.write_bytes(bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from pipeline.outputs import chunk_table
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
 
 HASHES = ["a" * 64, "b" * 64, "c" * 64, "d" * 64]
@@ -83,6 +84,19 @@ def test_a_file_that_is_not_this_library_s_table_is_not_read(tmp_path, data) -> 
     path.write_bytes(data)
     assert load_table(path, HASHES, CHECKSUM) is None
     assert load_table(tmp_path / "missing.chunks", HASHES, CHECKSUM) is None
+
+
+def test_a_table_over_the_size_cap_or_not_a_regular_file_is_not_read(tmp_path, monkeypatch) -> None:
+    path = table_path(tmp_path / "shaders.pak")
+    data = dump_table(table(), HASHES, CHECKSUM)
+    path.write_bytes(data)
+    monkeypatch.setattr(chunk_table, "MAX_TABLE_BYTES", len(data))
+    assert load_table(path, HASHES, CHECKSUM) == table()  # at the cap: read
+    monkeypatch.setattr(chunk_table, "MAX_TABLE_BYTES", len(data) - 1)
+    assert load_table(path, HASHES, CHECKSUM) is None
+    path.unlink()
+    path.mkdir()
+    assert load_table(path, HASHES, CHECKSUM) is None
 
 
 def test_a_chunk_naming_a_blob_the_library_lacks_is_not_written() -> None:

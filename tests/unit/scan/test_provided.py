@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from provider_helpers import make_world, sidecar
 
 from pipeline.fact_providers import provider_spec
@@ -85,3 +87,15 @@ def test_sidecar_stamps_follow_the_sidecar_and_a_missing_one_is_its_path(tmp_pat
     target.write_text(json.dumps({"materials": {}}))
     os.utime(target, ns=(1, 1))
     assert sidecar_stamps(providers, world.root, "town/a/mesh.gltf") != [[path, *stamp]]
+
+
+def test_a_sidecar_is_read_to_its_size_and_one_over_the_cap_is_refused(tmp_path, monkeypatch) -> None:
+    from pipeline.scan import provided
+
+    path = tmp_path / "a.sidecar"
+    path.write_bytes(b"x" * 10)
+    assert provided._sidecar_bytes(path) == b"x" * 10
+    assert provided._sidecar_bytes(tmp_path / "missing") is None
+    monkeypatch.setattr(provided, "MAX_SIDECAR_BYTES", 9)
+    with pytest.raises(OSError, match="larger than 9 bytes"):
+        provided._sidecar_bytes(path)
