@@ -336,9 +336,13 @@ def _key_pass(item: Any, at) -> tuple[str, list[str]]:
 
 
 def key_hashes(doc: Mapping) -> dict[str, str] | None:
-    """Key text -> key hash of a compact chunk document (None when it is not one)."""
+    """Key text -> key hash of a compact chunk document (None when it is not one); its key rows alone are
+    decoded (its draws, uses and pipeline states, a chunk's bulk, are left unread)."""
+    if not isinstance(doc, Mapping):
+        return None
     try:
-        fields = decode(doc, _Lenient(), lambda **f: f["hash"])
+        fields = decode({**doc, "draws": [], "uses": [], "pipelines": [], "axis_values": []}, _Lenient(),
+                        lambda **f: f["hash"])
     except _Bad:
         return None
     return dict(fields["keys"])
