@@ -30,8 +30,8 @@ from pipeline.cache.store import default_cache_dir as _default_cache_dir
 from pipeline.cook import run as _cook
 from pipeline.outputs.atomic import check_folder as _check_folder
 from pipeline.outputs.atomic import cleanup_stale_temps as _cleanup_stale_temps
-from pipeline.compile.farm_address import check_audit as _check_audit
-from pipeline.compile.farm_address import chosen_scheduler as _chosen_scheduler
+from pipeline.compile.farm_address import check_audit as _check_audit, chosen_scheduler as _chosen_scheduler
+from pipeline.compile.farm_session import farm_cook as _farm_cook
 from pipeline.compile.shared import world_tier as _world_tier
 from pipeline.outputs.sweep import sweep_outputs as _sweep_outputs
 from pipeline.outputs.view import view as _view
@@ -70,12 +70,10 @@ __all__ = [
     "World", "Store", "Progress", "NullProgress", "LintReport", "ScanResult", "KeysResult", "CookResult",
     "DryRunResult", "CleanResult", "CacheReport", "Report", "Explanation", "TimingSummary", "CheckLogResult",
     # what goes wrong: located diagnostics, and the errors that stop a whole call
-    "Diagnostic", "CookDiagnostic", "Location",
-    "PipelineError", "ConfigError", "RuleError", "GltfError", "CompileError",
+    "Diagnostic", "CookDiagnostic", "Location", "PipelineError", "ConfigError", "RuleError", "GltfError", "CompileError",
 ]
 
-CookResult = _cook.CookResult
-CacheReport = _gc.CacheReport
+CookResult, CacheReport = _cook.CookResult, _gc.CacheReport
 
 
 def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
@@ -187,11 +185,12 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
     progress = progress or NullProgress()
     out_dir = Path(out) if out is not None else Path("build")
     _check_folder(out_dir, "output folder")
-    with _cook_heap(), _read_store(w) if dry_run else w.open_store() as store:
+    farm = _farm_cook(chosen_scheduler if not dry_run else None)  # one cluster for the chunk work and compiles
+    with _cook_heap(), _read_store(w) if dry_run else w.open_store() as store, farm:
         found = None  # one cook input (CookInput): from chunk records, else from a full evaluation
         if incremental and not verify:
             found = _chunkcache.cook_input(w, store, level=level, chunk=chunk, progress=_scan_progress(progress),
-                                           jobs=jobs, stamps=stamps)
+                                           jobs=jobs, stamps=stamps, remote=farm.chunks)
         if found is None:
             found = _chunkcache.from_keys(keys(w, level=level, chunk=chunk, progress=progress, store=store,
                                                verify=verify), w)
@@ -199,7 +198,7 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
         options = _cook.CookOptions(out=out_dir, jobs=jobs or _usable_cpus(), backend=backend,
                                     fail_fast=fail_fast, optimize=w.config.cook.spirv_opt, scheduler=chosen_scheduler,
                                     audit=audit, farm_timeout=w.config.farm.batch_timeout,
-                                    sweep=_sweep_scope(w, level, chunk), verify=verify)
+                                    sweep=_sweep_scope(w, level, chunk), verify=verify, farm=farm.connection)
         if dry_run:
             from pipeline.compilers import get_backend
             from pipeline.cook.dryrun import dry_run as _dry_run
@@ -207,7 +206,8 @@ def cook(world: World | Path | str, *, level: str | None = None, chunk: str | No
             identity = compiler.identity if compiler is not None else get_backend(backend).identity
             return _dry_run(w, found, store, options, identity, _library(w, compiler))
         remote = _world_tier(w, remote_cache, remote_cache_mode, remote_options, _library(w, compiler))
-        result = _cook.cook_keys(w, found, store, options, progress=progress, compiler=compiler, remote=remote)
+        result = farm.report(_cook.cook_keys(w, found, store, options, progress=progress, compiler=compiler,
+                                             remote=remote))
     result.duration, result.folded = round(time.perf_counter() - started, 3), folded
     if result.published_at is not None:  # the chunk indexes in place, before the level manifests
         result.outputs_seconds = round(result.published_at - started, 3)

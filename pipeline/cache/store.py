@@ -36,6 +36,7 @@ import contextlib
 import os
 import sqlite3
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,42 @@ class Store:
                 os.replace(f"{db}{suffix}", self.directory / f"{aside}{suffix}")
             except FileNotFoundError:
                 pass
+
+    @classmethod
+    def in_memory(cls) -> "Store":
+        """A store whose records live in this process only (a farm worker's: what it records is sent back,
+        :meth:`drain`, and written by the cook, :meth:`set_raw`)."""
+        store = cls.__new__(cls)
+        store.directory, store.warnings, store._pending = Path("<memory>"), [], None
+        store.on_disk, store.read_only, store._cache = False, False, _MemoryCache()
+        return store
+
+    def drain(self) -> dict[str, bytes]:
+        """An in-memory store's records as stored (name -> bytes), taken out of it."""
+        if not isinstance(self._cache, _MemoryCache):
+            raise TypeError("only an in-memory store is drained")
+        found = {name: value for name, value in self._cache.items() if isinstance(value, bytes)}
+        self._cache.clear()
+        return found
+
+    def set_raw(self, records: Mapping[str, bytes], kinds: Iterable[RecordKind]) -> int:
+        """Records another store made (name -> the bytes :meth:`set` stores, :meth:`drain`), written in one
+        transaction; only those of ``kinds`` (at their version): the number written."""
+        wanted = {f"{kind.namespace}:": kind.version for kind in kinds}
+        written = 0
+        with self.batched():
+            for name, value in records.items():
+                namespace = name.split(":", 1)[0] + ":" if isinstance(name, str) and ":" in name else None
+                if namespace not in wanted or not isinstance(value, bytes):
+                    continue
+                try:
+                    if orjson.loads(value)["v"] != wanted[namespace]:
+                        continue
+                except (orjson.JSONDecodeError, TypeError, KeyError):
+                    continue
+                self._pending[name] = value
+                written += 1
+        return written
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:

@@ -65,7 +65,7 @@ from pipeline.plan.jobs import StageJob
 from pipeline.compile.scheduler import JobRunner
 from pipeline.errors import one_line
 
-__all__ = ["FarmCompiler", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size", "parse_scheduler"]
+__all__ = ["FarmCompiler", "FarmConnection", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size", "parse_scheduler"]
 
 CONNECT_TIMEOUT = 30.0     # seconds to reach a scheduler and see a worker
 OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
@@ -90,17 +90,71 @@ def sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-class FarmCompiler:
-    """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``."""
+class FarmConnection:
+    """One cook's way to the farm: the Dask client (and a ``local:N`` cluster), made when first asked for
+    and kept until :meth:`close`, so a cook's chunk work (:mod:`pipeline.compile.farm_chunks`) and its
+    compiles share one cluster and one start."""
 
-    def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str, *,
-                 connect_timeout: float = CONNECT_TIMEOUT, audit: float = 0.0,
-                 batch_timeout: float | None = None, local: JobRunner | None = None):
+    def __init__(self, scheduler: str, connect_timeout: float = CONNECT_TIMEOUT):
+        self.scheduler, self.connect_timeout = scheduler, connect_timeout
         self.kind, self.address = parse_scheduler(scheduler)
         self.notes: list[str] = []
         if self.kind == "local":
             self.address, warning = local_workers(int(self.address))
             self.notes += [warning] if warning else []
+        self._client: Client | None = None
+        self._cluster: LocalCluster | None = None
+        self._quiet = contextlib.ExitStack()  # Dask's own log lines stay out of the cook's while it is connected
+        self.startup_s = 0.0  # the cluster's start or the connection, when it was made
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    def client(self) -> Client:
+        """The client, connecting (or starting the local cluster) on first use; a FarmError when it cannot."""
+        if self._client is None:
+            began = time.perf_counter()
+            self._quiet.enter_context(quiet_dask())
+            cluster = None
+            try:
+                if self.kind == "local":
+                    preload = [*dask.config.get("distributed.worker.preload", []), "pipeline.compile.farm_worker"]
+                    with sigint_ignored():  # the worker processes never see a Ctrl-C
+                        cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
+                                               silence_logs=logging.CRITICAL, preload=preload, **LOCAL_HTTP)
+                    client = Client(cluster, timeout=self.connect_timeout)
+                else:
+                    client = Client(self.address, timeout=self.connect_timeout)
+                client.wait_for_workers(1, timeout=self.connect_timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                _close(None, cluster)
+                self._quiet.close()
+                raise FarmError.about(self.scheduler, f"cannot use the Dask scheduler: {one_line(str(exc))}") from None
+            self._client, self._cluster = client, cluster
+            self.startup_s = time.perf_counter() - began
+        return self._client
+
+    def close(self) -> None:
+        """Close the client and a local cluster (quietly: a farm lost makes Dask log its reconnects)."""
+        try:
+            _close(self._client, self._cluster)
+        finally:
+            self._client = self._cluster = None
+            self._quiet.close()
+
+
+class FarmCompiler:
+    """Compiles stage jobs on a Dask cluster; the scheduler's seam, like ``JobRunner``.  ``connection``: the
+    cook's (shared with its chunk work, closed by the cook), else one of its own for each run."""
+
+    def __init__(self, scheduler: str, tree: SourceTree, backend: str, identity: str, *,
+                 connect_timeout: float = CONNECT_TIMEOUT, audit: float = 0.0,
+                 batch_timeout: float | None = None, local: JobRunner | None = None,
+                 connection: FarmConnection | None = None):
+        self.connection = connection
+        probe = connection or FarmConnection(scheduler, connect_timeout)
+        self.kind, self.address, self.notes = probe.kind, probe.address, list(probe.notes)
         self.audit = check_audit(audit)
         self.batch_timeout = BATCH_TIMEOUT if batch_timeout is None else batch_timeout
         self.connect_timeout = connect_timeout
@@ -126,22 +180,12 @@ class FarmCompiler:
         return list(self.trust.errors)
 
     # ------------------------------------------------------------ cluster
-    def _connect(self) -> tuple[Client, LocalCluster | None]:
-        cluster = None
-        try:
-            if self.kind == "local":
-                preload = [*dask.config.get("distributed.worker.preload", []), "pipeline.compile.farm_worker"]
-                with sigint_ignored():  # the worker processes never see a Ctrl-C
-                    cluster = LocalCluster(n_workers=self.address, threads_per_worker=1, processes=True,
-                                           silence_logs=logging.CRITICAL, preload=preload, **LOCAL_HTTP)
-                client = Client(cluster, timeout=self.connect_timeout)
-            else:
-                client = Client(self.address, timeout=self.connect_timeout)
-            client.wait_for_workers(1, timeout=self.connect_timeout)
-        except (OSError, TimeoutError, ValueError) as exc:
-            _close(None, cluster)
-            raise FarmError.about(self.scheduler, f"cannot use the Dask scheduler: {one_line(str(exc))}") from None
-        return client, cluster
+    def _connect(self) -> tuple[Client, FarmConnection | None]:
+        """The client, and the connection to close after the run (None: the cook's, which it closes)."""
+        if self.connection is not None:
+            return self.connection.client(), None
+        own = FarmConnection(self.scheduler, self.connect_timeout)
+        return own.client(), own
 
     def _check_workers(self, client: Client) -> list[str]:
         """Addresses of workers whose compiler is ours; the others are recorded as refused."""
@@ -177,7 +221,7 @@ class FarmCompiler:
 
     def _run(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
         began = time.perf_counter()
-        client, cluster = self._connect()
+        client, own = self._connect()
         state = FarmRun(self, client, jobs, on_done, fail_fast)
         try:
             good = self._check_workers(client)
@@ -193,8 +237,11 @@ class FarmCompiler:
         except Exception as exc:  # noqa: BLE001 - the farm broke: what it did not deliver compiles here
             self.notes.append(f"{self.scheduler}: the build farm failed ({_why(exc)}); "
                               f"the jobs it did not finish compile on this machine")
+            if self.connection is not None:  # the cook's: broken, so closed now
+                self.connection.close()
         finally:
-            _close(client, cluster)
+            if own is not None:
+                own.close()
         return state.finish()
 
     def farm_batch(self, jobs: list[StageJob]) -> FarmBatch:
@@ -221,20 +268,31 @@ def _why(exc: Exception) -> str:
     return one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
 
 
+_QUIET: dict[logging.Logger, bool] = {}  # Dask's loggers silenced, each with its state before
+_QUIET_DEPTH = [0]
+
+
 @contextlib.contextmanager
 def quiet_dask() -> Iterator[None]:
     """Dask's own log lines (reconnect attempts, lost workers, tracebacks) stay out of the cook's output:
-    what matters reaches the cook as a warning or an error."""
-    loggers = [logging.getLogger(name) for name in ["distributed", *logging.Logger.manager.loggerDict]
-               if name == "distributed" or name.startswith("distributed.")]
-    before = [logger.disabled for logger in loggers]
-    for logger in loggers:
-        logger.disabled = True
+    what matters reaches the cook as a warning or an error.  Nested or overlapping uses (a cook's
+    connection, open across its chunk work and compiles, and a farm run inside it) give every logger
+    back as it was when the first began, once the last ends, whatever the order they end in."""
+    for name in ["distributed", *logging.Logger.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logger = logging.getLogger(name)
+            if logger not in _QUIET:  # one made since an outer use began is silenced too
+                _QUIET[logger] = logger.disabled
+                logger.disabled = True
+    _QUIET_DEPTH[0] += 1
     try:
         yield
     finally:
-        for logger, disabled in zip(loggers, before):
-            logger.disabled = disabled
+        _QUIET_DEPTH[0] -= 1
+        if _QUIET_DEPTH[0] == 0:
+            for logger, disabled in _QUIET.items():
+                logger.disabled = disabled
+            _QUIET.clear()
 
 
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:

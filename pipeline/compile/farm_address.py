@@ -77,3 +77,4 @@ def chosen_scheduler(explicit: str | None, configured: str | None) -> str | None
         parse_scheduler(chosen)
         return chosen
     return None
+

@@ -65,6 +65,7 @@ class CookOptions:
     audit: float = 0.0            # percent of farm results recompiled here and compared (pipeline.compile.farm_trust)
     farm_timeout: float | None = None  # seconds a farm batch may take at least (None: the farm's default)
     verify: bool = False  # trust no output stamp: every pak's checksum checked, every manifest compared
+    farm: object | None = None  # the cook's FarmConnection (pipeline.compile.farm), shared with its chunk work
 
 
 JSON_FORMAT = 1  # the layout version of the cook's JSON document (its "format" field)
@@ -193,7 +194,7 @@ def _compiler(options: CookOptions, setup: JobSetup, tree: SourceTree):
     if options.scheduler:
         from pipeline.compile.farm import FarmCompiler  # imports Dask: only a farm cook pays for it
         return FarmCompiler(options.scheduler, tree, options.backend, runner.identity, audit=options.audit,
-                            batch_timeout=options.farm_timeout, local=runner)
+                            batch_timeout=options.farm_timeout, local=runner, connection=options.farm)
     return runner
 
 

@@ -24,11 +24,12 @@ from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
 from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chunk
 from pipeline.keys.recorded import StoredDraws
-from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, defining, store_definitions
+from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, EVALUATIONS, KEY_DEFS, defining, store_definitions
 from pipeline.scan.buffers import preload
 from pipeline.heap import collection_paused, frozen
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.pool import _batches, pool_workers
+from pipeline.scan.records import SCAN
 from pipeline.scan.scanner import scan_chunk
 from pipeline.workers import MAX_TASK_CHUNKS, fork_context, process_pool
 
@@ -71,10 +72,14 @@ class _Work:
 
 def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional: frozenset[str], base: str,
                    prints: dict[str, str | None], progress: Callable[[int, int], None] | None = None,
-                   interned: dict | None = None, jobs: int | None = None) -> list[ChunkKeys]:
+                   interned: dict | None = None, jobs: int | None = None, remote=None) -> list[ChunkKeys]:
     """The :class:`ChunkKeys` of the ``missing`` chunks, in their order; each recorded in ``store``.
     ``interned``: keys already made by the caller (records from a pool share them); ``jobs``: the most
-    worker processes (None: one per core).
+    worker processes (None: one per core); ``remote``: a build farm's chunk work
+    (:class:`~pipeline.compile.farm_chunks.FarmChunks`), given the chunks first when there are enough
+    of them: it yields batches of ``(chunks, found, records)`` (per chunk what a pool worker sends, or None
+    when a worker refused it; the records the workers made, by stored name), and what it does not do
+    is done here.
 
     Raises :class:`~pipeline.keys.chunk_keys.Unattributed` when a chunk's scan reports on a file
     outside it (the cook's full path handles that world).
@@ -87,11 +92,19 @@ def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional
             progress(done[0], total)
 
     records: dict[str, ChunkKeys] = {}
+    interned = {} if interned is None else interned
+    if remote is not None and remote.wanted(missing):
+        for chunks, found, made in remote(world, root, base, optional, missing, prints):
+            store.set_raw(made, CHUNK_RECORDS)  # a worker's records, as this machine would have made them
+            _merge(store, chunks, found, prints, records, step, interned)
+        missing_here = [c for c in missing if c.name not in records]
+    else:
+        missing_here = missing
     # one chunk is one task: a pool would only add a fork to it
-    workers = min(pool_workers(jobs, total), len(missing)) if store.on_disk else 1
+    workers = min(pool_workers(jobs, sum(len(c.files) for c in missing_here)), len(missing_here)) \
+        if store.on_disk and missing_here else 1
     if workers > 1:
-        _on_pool(world, root, store, missing, optional, base, prints, workers, records, step,
-                 {} if interned is None else interned)
+        _on_pool(world, root, store, missing_here, optional, base, prints, workers, records, step, interned)
     work = None
     for info in missing:
         if info.name not in records:
@@ -144,10 +157,24 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
                 chunks = futures.pop(future)  # a future done with lets go of its records: memory stays flat
                 del future
                 store.warnings += [w for w in warnings if w not in store.warnings]
-                for info, (summary, draws, defined) in zip(chunks, found):
-                    stored = StoredDraws(store, prints.get(info.name)) if draws is None else draws
-                    records[info.name] = ChunkKeys.from_records(summary, interned, stored,
-                                                                defined.get if defined else defining(store))
-                    step(info)
+                _merge(store, chunks, found, prints, records, step, interned)
     except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
         pass
+
+
+# the records a chunk's work makes: what a farm worker may have the cook store for it
+CHUNK_RECORDS = (SCAN, EVALUATIONS, KEY_DEFS, CHUNK_DRAWS, CHUNK_KEYS)
+
+
+def _merge(store: Store, chunks: list[ChunkInfo], found: list, prints: dict, records: dict,
+           step: Callable[[ChunkInfo], None], interned: dict) -> None:
+    """What a pool or farm worker sent for ``chunks`` (per chunk ``(summary, draws, definitions)``, None: not
+    done) made into :class:`ChunkKeys`; draws and definitions it did not send are read from ``store``."""
+    for info, done in zip(chunks, found):
+        if done is None:
+            continue
+        summary, draws, defined = done
+        stored = StoredDraws(store, prints.get(info.name)) if draws is None else draws
+        records[info.name] = ChunkKeys.from_records(summary, interned, stored,
+                                                    defined.get if defined else defining(store))
+        step(info)

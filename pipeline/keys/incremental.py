@@ -129,6 +129,19 @@ def _fingerprint(base: str, root: Path, chunk, providers: tuple, known: Mapping[
     return stable_hash([base, chunk.name, chunk.level, files, stamps, sidecars])
 
 
+def chunk_fingerprint(world, root: Path, chunk, base: str, rulesets=None) -> str | None:
+    """The fingerprint of one chunk as this process sees its files (each stat-ed here): what a farm worker
+    compares with the cook's before doing the chunk."""
+    return _fingerprint(base, root, chunk, providers_of(world.rulesets if rulesets is None else rulesets), None,
+                        os.path.join(os.path.abspath(root), ""))
+
+
+def world_base(world, root: Path, optional: frozenset[str]) -> str:
+    """What every chunk fingerprint of ``world`` starts from: the tool's code, the facts schema, the root,
+    the configuration, the rule sets' files and the optional facts they read."""
+    return _base(world, root, optional)
+
+
 def _entry(path: str) -> list | None:
     """``[path, *stamp]`` of a file, as a stat walk lists it; None when it cannot be stat-ed."""
     stamp = stamp_of(path)
@@ -152,12 +165,15 @@ def _load(store: Store, fingerprint: str | None, name: str, interned: dict) -> C
 
 # ------------------------------------------------------------------ the incremental path
 def cook_input(world, store: Store, *, level: str | None = None, chunk: str | None = None,
-               progress=None, jobs: int | None = None, stamps: Mapping[str, tuple] | None = None) -> CookInput | None:
+               progress=None, jobs: int | None = None, stamps: Mapping[str, tuple] | None = None,
+               remote=None) -> CookInput | None:
     """The cook's keys from chunk records, scanning only chunks whose inputs changed.
 
     None when the target needs the full path (grid-chunked levels, a file target).  ``jobs``: the
     most processes that scan and evaluate missed chunks (None: one per core).  ``stamps``: file stamps by
     absolute path a stat walk took just before (:func:`pipeline.api.cook`), used for the fingerprints.
+    ``remote``: a build farm's chunk work, given the missed chunks first
+    (:func:`pipeline.keys.chunk_pool.compute_chunks`).
     """
     rulesets = world.rulesets  # a broken rule set stops here, before any scanning
     optional = optional_facts(rulesets)
@@ -182,7 +198,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     if missing:
         try:
             for record in compute_chunks(world, store, root, missing, optional, base, prints, progress, interned,
-                                         jobs):
+                                         jobs, remote):
                 found[record.name] = record
         except Unattributed:
             return None

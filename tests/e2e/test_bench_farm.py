@@ -51,6 +51,7 @@ def test_farm_benchmark_sets_a_cold_cook_on_a_cluster_against_the_pool(tmp_path:
     pool, dask = rows["pool"], rows["dask 2 workers"]
     assert pool["compiled"] == dask["compiled"] > 0  # each cook cold: every job compiled, the second on the cluster
     assert pool["startup_s"] is None and dask["startup_s"] > 0
+    assert dask["farm_chunks"] is None  # the sample world's few files are scanned here (farm_chunks.FARM_MIN_FILES)
     (figure,) = bench_farm.cold_figures(rows, 42, suite.Figure)
     assert "cold cook of 42 files" in figure.name and figure.ratio == pool["wall"] / dask["wall"]
     assert figure.met == (dask["wall"] <= pool["wall"])

@@ -6,6 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pipeline.cache.store import (
@@ -19,6 +20,7 @@ from pipeline.cache.store import (
 from pipeline.digest import bytes_hash
 
 THING = RecordKind("thing", 3)
+KIND, OTHER = RecordKind("t", 2), RecordKind("u", 1)
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
@@ -195,3 +197,21 @@ def test_a_blob_put_in_a_batched_block_is_written_with_its_records_or_not_at_all
             assert store.get_blob(gone) is None
         assert other.get_blob(gone) is None
         assert store.put_blob(b"outside a block") in other.keys("blob")  # at once
+
+
+def test_an_in_memory_store_s_records_are_drained_and_stored_elsewhere_as_made(tmp_path: Path) -> None:
+    made = Store.in_memory()
+    with made.batched():
+        made.set(KIND, "a", {"x": [1, 2]})
+        made.set(OTHER, "b", 1)
+    assert not made.on_disk and made.get(KIND, "a") == {"x": [1, 2]}
+    records = made.drain()
+    assert made.drain() == {} and made.get(KIND, "a") is None  # taken out
+    with Store(tmp_path / "c") as store:
+        assert store.set_raw(records, [KIND]) == 1  # only the kinds asked for
+        assert store.get(KIND, "a") == {"x": [1, 2]} and store.get(OTHER, "b") is None
+        newer = {"t:c": orjson.dumps({"v": KIND.version + 1, "data": 2}), "t:d": b"not json", "t:e": "text"}
+        assert store.set_raw(newer, [KIND]) == 0  # another version, not a record, not bytes: left out
+        assert store.get(KIND, "c") is None
+    with pytest.raises(TypeError):
+        Store(tmp_path / "d").drain()

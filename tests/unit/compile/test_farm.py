@@ -107,6 +107,23 @@ def test_quiet_dask_silences_dask_s_loggers_and_gives_them_back() -> None:
         already.disabled = False
 
 
+def test_overlapping_quiet_uses_give_the_loggers_back_when_the_last_ends() -> None:
+    """A cook's connection stays quiet across its chunk work and compiles; a farm run's quiet may begin
+    before the connection's and end first."""
+    chatty = logging.getLogger("distributed.worker")
+    run = quiet_dask()
+    run.__enter__()
+    connection = quiet_dask()
+    connection.__enter__()
+    late = logging.getLogger("distributed.made_while_quiet")  # a logger made after the first use began
+    with quiet_dask():
+        assert late.disabled
+    run.__exit__(None, None, None)  # the first to begin ends first
+    assert chatty.disabled and late.disabled
+    connection.__exit__(None, None, None)
+    assert not chatty.disabled and not late.disabled
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """One in-process Dask worker (threads, not processes: the client's own compiler serves it)."""
