@@ -23,8 +23,8 @@ From them, :func:`projection` estimates a cook on 8, 32 and 128 workers; its
 assumptions are written next to the table in RESULTS.md.
 
 :func:`cold_cooks` sets a cold cook of a larger world (fresh cache and outputs) on a
-LocalCluster of 2 workers (its chunks scanned and evaluated there too,
-:mod:`pipeline.compile.farm_chunks`) against the same cook on the local pool of 2, in turn.
+LocalCluster of 2 workers against the same cook on the local pool of 2, in turn (a ``local:N``
+cluster compiles; its chunks stay on this machine's pool, :mod:`pipeline.compile.farm_chunks`).
 """
 
 from __future__ import annotations
@@ -211,9 +211,10 @@ def cold_figures(rows: dict | None, files: int | None, figure_cls) -> list:
     return [figure_cls(9, f"farm: cold cook of {files} files, LocalCluster 2 workers vs local pool of 2", dask["wall"],
                        "s", f"local pool {pool['wall']:.2f} s", pool["wall"] / dask["wall"], "no slower (>= 1.0x)",
                        dask["wall"] <= pool["wall"],
-                       f"cluster start {dask['startup_s']:.2f} s included; {dask['compiled']} jobs compiled and "
-                       f"{chunks.get('done', 0)} of {dask['chunks']} chunks scanned and evaluated on the cluster, "
-                       f"outputs on the cooking machine's pool (one run each)")]
+                       f"cluster start {dask['startup_s']:.2f} s included; {dask['compiled']} jobs compiled on the "
+                       + (f"cluster, {chunks['done']} of {dask['chunks']} chunks scanned and evaluated there, outputs "
+                          if chunks.get("done") else "cluster (a local cluster's chunks stay on this machine), scanning, "
+                          "rules and outputs ") + "on the cooking machine's pool (one run each)")]
 
 
 def render(found: dict) -> list[str]:

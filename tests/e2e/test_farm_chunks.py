@@ -1,13 +1,17 @@
-"""A farm cook's chunk work on a real Dask LocalCluster (worker processes), with the real compiler: the chunks
-are scanned and evaluated on the workers, the outputs are byte-identical to a cook on this machine, the
-records the workers made serve later cooks here, and chunks a worker refuses are done here."""
+"""A farm cook's chunk work on a real Dask LocalCluster (worker processes) at its address, as a farm of other
+machines is named, with the real compiler: the chunks are scanned and evaluated on the workers, the outputs
+are byte-identical to a cook on this machine, the records the workers made serve later cooks here, and
+chunks a worker refuses are done here."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import logging
+
 import pytest
+from distributed import LocalCluster
 
 from paths import REPO
 
@@ -17,6 +21,7 @@ import worldgen  # noqa: E402
 
 from pipeline import api  # noqa: E402
 from pipeline.compile import farm_chunks  # noqa: E402
+from pipeline.compile.farm import LOCAL_HTTP  # noqa: E402
 from pipeline.keys import chunk_pool, incremental  # noqa: E402
 
 LIBRARY = {"rules": REPO / "rules", "materials": REPO / "materials"}
@@ -25,6 +30,14 @@ SPEC = worldgen.WorldSpec(chunks=4, files_per_chunk=5, props=10)
 
 def files_of(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def farm():
+    """A farm of two worker processes, named by its scheduler's address."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL,
+                      **LOCAL_HTTP) as cluster:
+        yield cluster.scheduler_address
 
 
 @pytest.fixture
@@ -40,13 +53,13 @@ def cook(world: Path, base: Path, **options) -> api.CookResult:
     return result
 
 
-def test_chunks_are_scanned_on_the_workers_and_the_outputs_are_a_local_cook_s(world, tmp_path: Path,
+def test_chunks_are_scanned_on_the_workers_and_the_outputs_are_a_local_cook_s(world, farm, tmp_path: Path,
                                                                                monkeypatch) -> None:
     here = []
     do_chunk = chunk_pool._Work.chunk
     monkeypatch.setattr(chunk_pool._Work, "chunk", lambda self, info, fp: here.append(info.name) or do_chunk(
         self, info, fp))  # seen in this process only (a worker process has its own)
-    farmed = cook(world, tmp_path / "farm", scheduler="local:2")
+    farmed = cook(world, tmp_path / "farm", scheduler=farm)
     assert farmed.farm["chunks"] | {"wall_s": 0} == {"sent": 4, "done": 4, "refused": 0, "failed": 0,
                                                      "batches": farmed.farm["chunks"]["batches"], "wall_s": 0,
                                                      "reasons": []}
@@ -66,18 +79,24 @@ def test_chunks_are_scanned_on_the_workers_and_the_outputs_are_a_local_cook_s(wo
     assert files_of(tmp_path / "farm" / "out") == files_of(tmp_path / "local" / "out")
 
 
-def test_chunks_a_worker_refuses_are_done_here_and_the_cook_says_so(world, tmp_path: Path, monkeypatch) -> None:
+def test_chunks_a_worker_refuses_are_done_here_and_the_cook_says_so(world, farm, tmp_path: Path,
+                                                                    monkeypatch) -> None:
     real = incremental._fingerprint
 
     def other(*args, **kwargs):  # the cook's fingerprints, as if it saw files the workers do not
         found = real(*args, **kwargs)
         return None if found is None else "other" + found[5:]
     monkeypatch.setattr(incremental, "_fingerprint", other)
-    farmed = cook(world, tmp_path / "farm", scheduler="local:1")
+    farmed = cook(world, tmp_path / "farm", scheduler=farm)
     assert (farmed.farm["chunks"]["refused"], farmed.farm["chunks"]["done"]) == (4, 0)
-    assert farmed.warnings == ["local:1: 4 of 4 chunks were scanned on this machine: a worker sees other files "
+    assert farmed.warnings == [f"{farm}: 4 of 4 chunks were scanned on this machine: a worker sees other files "
                                "than the cook (the world at another path, or changed)"]
     monkeypatch.undo()
     local = cook(world, tmp_path / "local", scheduler="none")
     assert files_of(tmp_path / "farm" / "out") == files_of(tmp_path / "local" / "out")
     assert local.draws == farmed.draws
+
+
+def test_a_local_cluster_leaves_the_chunks_to_the_pool_of_this_machine(world, tmp_path: Path) -> None:
+    farmed = cook(world, tmp_path / "farm", scheduler="local:2")
+    assert "chunks" not in (farmed.farm or {}) and farmed.run.compiled  # compiled there, scanned here

@@ -79,12 +79,14 @@ def test_a_worker_running_other_code_or_rules_refuses_every_chunk(world) -> None
     assert reasons == ["a worker runs other code, or sees other rule sets or configuration, than the cook"]
 
 
-def test_few_missed_files_stay_on_this_machine() -> None:
-    chunks = farm_chunks.FarmChunks(connection=None, min_files=10)
+def test_few_missed_files_and_a_cluster_on_this_machine_leave_the_chunks_here() -> None:
+    chunks = farm_chunks.FarmChunks(connection=SimpleNamespace(kind="remote"), min_files=10)
     one = SimpleNamespace(files=tuple(range(20)))
     assert not chunks.wanted([one])  # one chunk: a round trip for nothing
     assert not chunks.wanted([SimpleNamespace(files=(1, 2)), SimpleNamespace(files=(3,))])
     assert chunks.wanted([one, SimpleNamespace(files=(1,))])
+    here = farm_chunks.FarmChunks(connection=SimpleNamespace(kind="local"), min_files=10)
+    assert not here.wanted([one, one])  # local:N: this machine's cores, which the forked pool shares
 
 
 def test_the_cook_says_what_the_farm_did_of_its_chunks(monkeypatch) -> None:
