@@ -3,7 +3,7 @@
 A farm cook (``--scheduler tcp://...``) whose missed chunks hold :data:`FARM_MIN_FILES` files or more
 sends them to the workers in batches (a ``local:N`` cluster is this machine's cores: its chunks stay
 on the forked pool, :meth:`FarmChunks.wanted`).  A worker does what a local pool worker does
-(:class:`pipeline.keys.chunk_pool._Work`: the chunk's scan, its rule evaluations, its records),
+(:class:`pipeline.keys.chunk_pool.ChunkWork`: the chunk's scan, its rule evaluations, its records),
 into a store of its own in memory, and sends back what a pool worker sends (the chunk's
 ``chunk-keys`` summary) with the records it made, as the bytes the cook's cache stores them.  The
 cook writes those records, one transaction per batch, and merges the summaries as it does a
@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
-from pipeline.compile.farm import FarmConnection
-from pipeline.keys.chunk_pool import _Work
+from pipeline.keys.chunk_pool import ChunkWork
 from pipeline.keys.incremental import chunk_fingerprint, world_base
 from pipeline.keys.required import optional_facts
-from pipeline.scan.pool import _batches
+from pipeline.scan.pool import chunk_batches
 from pipeline.world import World
+
+if TYPE_CHECKING:  # Dask is imported by the cook that makes a connection (FarmCook), not by this module
+    from pipeline.compile.farm import FarmConnection
 
 FARM_MIN_FILES = 256  # fewer missed files than this (an edit's chunk or two) are scanned here: a round trip to
 # the farm, or a local cluster's start (0.6 s), costs more than a few hundred files (0.3-0.7 ms each)
@@ -88,7 +91,7 @@ class FarmChunks:
         futures = {}
         # about four batches per worker, of similar file counts, biggest first: one slow batch does not hold
         # a worker's whole share
-        for batch in _batches(missing, list(range(len(missing))), workers):
+        for batch in chunk_batches(missing, list(range(len(missing))), workers):
             for start in range(0, len(batch), MAX_BATCH_CHUNKS):
                 chunks = [missing[i] for i in batch[start:start + MAX_BATCH_CHUNKS]]
                 future = client.submit(chunk_task, portable, root, base, optional, chunks,
@@ -129,7 +132,7 @@ def _portable(world: World) -> World:
 
 
 # ------------------------------------------------------------------ on a worker
-_WORK: dict[str, _Work] = {}  # base -> this worker's chunk work (its store in memory, its shared facts)
+_WORK: dict[str, ChunkWork] = {}  # base -> this worker's chunk work (its store in memory, its shared facts)
 
 
 def chunk_task(world: World, root, base: str, optional: frozenset[str], chunks: list[ChunkInfo],
@@ -142,7 +145,7 @@ def chunk_task(world: World, root, base: str, optional: frozenset[str], chunks: 
         if reason is not None:
             return [None] * len(chunks), {}, [reason]
         _WORK.clear()
-        work = _WORK[base] = _Work(world, root, Store.in_memory(), base, optional)
+        work = _WORK[base] = ChunkWork(world, root, Store.in_memory(), base, optional)
     found, reasons = [], []
     for info, fingerprint in zip(chunks, prints):
         if fingerprint is None or chunk_fingerprint(work.world, root, info, base) != fingerprint:
@@ -174,6 +177,8 @@ class FarmCook:
     """One cook's farm: its connection (compiles go there too) and its chunk work, closed when the cook ends."""
 
     def __init__(self, scheduler: str):
+        from pipeline.compile.farm import FarmConnection  # imports Dask: only a farm cook pays for it
+
         self.scheduler = scheduler
         self.connection = FarmConnection(scheduler)
         self.chunks = FarmChunks(self.connection)

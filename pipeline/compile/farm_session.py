@@ -25,6 +25,6 @@ def farm_cook(scheduler: str | None):
     """What a cook does with the farm ``scheduler`` names (None: nothing)."""
     if not scheduler:
         return NoFarm()
-    from pipeline.compile.farm_chunks import FarmCook  # imports Dask: only a farm cook pays for it
+    from pipeline.compile.farm_chunks import FarmCook  # its connection imports Dask: only a farm cook pays for it
 
     return FarmCook(scheduler)

@@ -28,14 +28,14 @@ from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, EVALUATIONS, KEY_DEFS
 from pipeline.scan.buffers import preload
 from pipeline.heap import collection_paused, frozen
 from pipeline.scan.gltf.draws import SharedFacts
-from pipeline.scan.pool import _batches, pool_workers
+from pipeline.scan.pool import chunk_batches, pool_workers
 from pipeline.scan.records import SCAN
 from pipeline.scan.scanner import scan_chunk
 from pipeline.workers import MAX_TASK_CHUNKS, fork_context, process_pool
 
 
 @dataclass
-class _Work:
+class ChunkWork:
     """What doing a chunk needs, in the cook's process or in a worker."""
 
     world: object
@@ -108,20 +108,20 @@ def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional
     work = None
     for info in missing:
         if info.name not in records:
-            work = work or _Work(world, root, store, base, optional)
+            work = work or ChunkWork(world, root, store, base, optional)
             records[info.name] = work.chunk(info, prints.get(info.name))
             step(info)
     return [records[c.name] for c in missing]
 
 
 # ------------------------------------------------------------------ the pool
-_WORKER: _Work | None = None
+_WORKER: ChunkWork | None = None
 
 
 def _start_worker(world, root, directory, base: str, optional: frozenset[str]) -> None:
     """In a new worker: its own store connection (never the parent's, inherited through fork)."""
     global _WORKER
-    _WORKER = _Work(world, root, Store(directory), base, optional)
+    _WORKER = ChunkWork(world, root, Store(directory), base, optional)
 
 
 def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list[str]]:
@@ -148,7 +148,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
         with frozen(), process_pool(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(world, root, store.directory, base, optional)) as pool:
             futures = {}
-            batches = _batches(missing, list(range(len(missing))), workers)
+            batches = chunk_batches(missing, list(range(len(missing))), workers)
             for batch in (b[i:i + MAX_TASK_CHUNKS] for b in batches for i in range(0, len(b), MAX_TASK_CHUNKS)):
                 chunks = [missing[i] for i in batch]
                 futures[pool.submit(_task, chunks, [prints.get(c.name) for c in chunks])] = chunks

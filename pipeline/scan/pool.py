@@ -54,7 +54,7 @@ def _pool_task(root: Path, chunks: list[ChunkInfo], config: WorldConfig, optiona
     return out
 
 
-def _batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[list[int]]:
+def chunk_batches(chunks: list[ChunkInfo], cold: list[int], workers: int) -> list[list[int]]:
     """Cold chunk indices in about ``4 * workers`` batches of similar file counts, biggest first."""
     total = sum(len(chunks[i].files) for i in cold)
     size = max(1, total // (4 * workers))
@@ -81,7 +81,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
         with frozen(), process_pool(workers, mp_context=fork_context(), initializer=_reset_worker) as pool:
             futures = {pool.submit(_pool_task, target.root, [target.chunks[i] for i in batch], config, optional,
                                    [olds[i] for i in batch] if olds is not None else None): batch
-                       for batch in _batches(target.chunks, cold, workers)}
+                       for batch in chunk_batches(target.chunks, cold, workers)}
             for future in cf.as_completed(futures):
                 for i, payload in zip(futures[future], future.result()):
                     chunk = target.chunks[i]

@@ -56,8 +56,8 @@ def cook(world: Path, base: Path, **options) -> api.CookResult:
 def test_chunks_are_scanned_on_the_workers_and_the_outputs_are_a_local_cook_s(world, farm, tmp_path: Path,
                                                                                monkeypatch) -> None:
     here = []
-    do_chunk = chunk_pool._Work.chunk
-    monkeypatch.setattr(chunk_pool._Work, "chunk", lambda self, info, fp: here.append(info.name) or do_chunk(
+    do_chunk = chunk_pool.ChunkWork.chunk
+    monkeypatch.setattr(chunk_pool.ChunkWork, "chunk", lambda self, info, fp: here.append(info.name) or do_chunk(
         self, info, fp))  # seen in this process only (a worker process has its own)
     farmed = cook(world, tmp_path / "farm", scheduler=farm)
     assert farmed.farm["chunks"] | {"wall_s": 0} == {"sent": 4, "done": 4, "refused": 0, "failed": 0,

@@ -27,14 +27,14 @@ def world(tmp_path: Path) -> Path:
 def cook(world: Path, base: Path, monkeypatch, workers: int) -> tuple[dict, list[str]]:
     """A cold cook with ``workers`` chunk workers; (its --json document, chunks done in this process)."""
     here: list[str] = []
-    do_chunk = chunk_pool._Work.chunk
+    do_chunk = chunk_pool.ChunkWork.chunk
 
     def spy(self, info, fingerprint):
         here.append(info.name)  # in a forked worker this list is the worker's copy
         return do_chunk(self, info, fingerprint)
 
     with monkeypatch.context() as patch:
-        patch.setattr(chunk_pool._Work, "chunk", spy)
+        patch.setattr(chunk_pool.ChunkWork, "chunk", spy)
         patch.setattr(chunk_pool, "pool_workers", lambda jobs, files: workers)
         result = api.cook(api.open_world(world, rules=REPO / "rules", materials=REPO / "materials"),
                           cache=base / "cache", out=base / "out", jobs=1)

@@ -78,7 +78,7 @@ def test_a_pool_scan_inside_a_cook_leaves_the_cook_s_frozen_heap_frozen(monkeypa
 
     monkeypatch.setattr(pool, "POOL_MIN_FILES", 2)  # the sample world's few files on a pool
     ran = []
-    monkeypatch.setattr(pool, "_batches", lambda *args, real=pool._batches: ran.append(1) or real(*args))
+    monkeypatch.setattr(pool, "chunk_batches", lambda *args, real=pool.chunk_batches: ran.append(1) or real(*args))
     world = api.open_world(SAMPLE_WORLD)
     with cook_heap():
         frozen = gc.get_freeze_count()
