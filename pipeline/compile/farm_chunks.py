@@ -153,13 +153,10 @@ def chunk_task(world: World, root, base: str, optional: frozenset[str], chunks: 
             reasons.append("a worker sees other files than the cook (the world at another path, or changed)")
             continue
         try:
-            record = work.chunk(info, fingerprint)
+            found.append(work.sent(info, fingerprint))  # as a pool worker sends it
         except Exception as exc:  # noqa: BLE001 - the cook does the chunk itself and reports what it finds
             found.append(None)
             reasons.append(f"a chunk failed on a worker ({type(exc).__name__})")
-            continue
-        summary, draws = work.records or record.to_records()  # as a pool worker sends it
-        found.append((summary, None, None) if work.stored else (summary, draws, record.definitions()))
     return found, work.store.drain(), sorted(set(reasons))
 
 

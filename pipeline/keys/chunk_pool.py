@@ -69,6 +69,14 @@ class ChunkWork:
         self.shared.end_chunk()
         return record
 
+    def sent(self, info: ChunkInfo, fingerprint: str | None) -> tuple:
+        """Do one chunk, and give what a worker (pool or farm) sends the cook for it: its ``chunk-keys`` summary,
+        with its ``chunk-draws`` record and its keys' definitions only when they could not be stored (else
+        the cook reads them from the store)."""
+        record = self.chunk(info, fingerprint)
+        summary, draws = self.records or record.to_records()  # made once: the stored records, else now
+        return (summary, None, None) if self.stored else (summary, draws, record.definitions())
+
 
 def compute_chunks(world, store: Store, root, missing: list[ChunkInfo], optional: frozenset[str], base: str,
                    prints: dict[str, str | None], progress: Callable[[int, int], None] | None = None,
@@ -128,11 +136,7 @@ def _task(chunks: list[ChunkInfo], prints: list[str | None]) -> tuple[list, list
     """In a worker: each chunk's ``chunk-keys`` record, with its ``chunk-draws`` record and its keys'
     definitions only when it could not be stored (else the draws are read from the store by whatever
     writes the chunk's outputs, and the definitions from their ``key`` records); the store's warnings."""
-    out = []
-    for info, fingerprint in zip(chunks, prints):
-        record = _WORKER.chunk(info, fingerprint)
-        summary, draws = _WORKER.records or record.to_records()  # made once: the stored records, else now
-        out.append((summary, None, None) if _WORKER.stored else (summary, draws, record.definitions()))
+    out = [_WORKER.sent(info, fingerprint) for info, fingerprint in zip(chunks, prints)]
     warnings, _WORKER.store.warnings[:] = list(_WORKER.store.warnings), []
     return out, warnings
 
