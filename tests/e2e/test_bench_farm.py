@@ -47,12 +47,23 @@ def test_farm_benchmark_sets_a_cold_cook_on_a_cluster_against_the_pool(tmp_path:
     shutil.copytree(ROOT / "examples" / "sample_world", tmp_path / "world")
     rows = bench_farm.cold_cooks(tmp_path / "world", tmp_path / "rules", tmp_path / "materials", tmp_path,
                                  log=lambda line: None)
-    assert list(rows) == ["pool", "dask 2 workers"]
-    pool, dask = rows["pool"], rows["dask 2 workers"]
-    assert pool["compiled"] == dask["compiled"] > 0  # each cook cold: every job compiled, the second on the cluster
+    assert list(rows) == ["pool", "dask 2 workers", bench_farm.AT_ADDRESS]
+    pool, dask, address = rows["pool"], rows["dask 2 workers"], rows[bench_farm.AT_ADDRESS]
+    assert pool["compiled"] == dask["compiled"] == address["compiled"] > 0  # each cook cold: every job compiled
     assert pool["startup_s"] is None and dask["startup_s"] > 0
-    assert dask["farm_chunks"] is None  # the sample world's few files are scanned here (farm_chunks.FARM_MIN_FILES)
+    # the sample world's few files are scanned here (farm_chunks.FARM_MIN_FILES): no row for the farm's chunks
+    assert dask["farm_chunks"] is None and address["farm_chunks"] is None
     (figure,) = bench_farm.cold_figures(rows, 42, suite.Figure)
     assert "cold cook of 42 files" in figure.name and figure.ratio == pool["wall"] / dask["wall"]
     assert figure.met == (dask["wall"] <= pool["wall"])
     assert bench_farm.cold_figures(None, None, suite.Figure) == []
+
+
+def test_the_farm_at_an_address_row_says_what_a_chunk_costs_a_worker_and_the_cook() -> None:
+    pool = {"wall": 8.0}
+    row = {"wall": 10.0, "chunks": 100, "farm_chunks": {"done": 100, "wall_s": 3.0, "client_s": 0.25}}
+    (figure,) = bench_farm.address_figure(row, pool, 10_000, suite.Figure)
+    assert figure.ratio == 0.8 and figure.met is None and figure.target == "report"
+    assert "100 of 100 chunks on the workers in 3.00 s (60 ms a chunk on a worker)" in figure.note
+    assert "per chunk 2.5 ms" in figure.note and "about 24 workers fed" in figure.note
+    assert bench_farm.address_figure(None, pool, 10_000, suite.Figure) == []

@@ -60,9 +60,10 @@ def test_chunks_are_scanned_on_the_workers_and_the_outputs_are_a_local_cook_s(wo
     monkeypatch.setattr(chunk_pool.ChunkWork, "chunk", lambda self, info, fp: here.append(info.name) or do_chunk(
         self, info, fp))  # seen in this process only (a worker process has its own)
     farmed = cook(world, tmp_path / "farm", scheduler=farm)
-    assert farmed.farm["chunks"] | {"wall_s": 0} == {"sent": 4, "done": 4, "refused": 0, "failed": 0,
-                                                     "batches": farmed.farm["chunks"]["batches"], "wall_s": 0,
-                                                     "reasons": []}
+    assert farmed.farm["chunks"] | {"wall_s": 0, "client_s": 0} == {
+        "sent": 4, "done": 4, "refused": 0, "failed": 0, "batches": farmed.farm["chunks"]["batches"], "wall_s": 0,
+        "client_s": 0, "reasons": []}
+    assert 0 < farmed.farm["chunks"]["client_s"] < farmed.farm["chunks"]["wall_s"]
     assert here == [] and not farmed.warnings
     assert farmed.farm["connect_s"] > 0 and farmed.farm["workers"] == 2  # one cluster: chunks, then compiles
     local = cook(world, tmp_path / "local", scheduler="none")

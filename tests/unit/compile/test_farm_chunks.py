@@ -98,6 +98,7 @@ def test_the_cook_says_what_the_farm_did_of_its_chunks(monkeypatch) -> None:
     farm.report(result)
     assert result.farm == {"scheduler": "local:1", "chunks": {"sent": 5, "done": 3, "refused": 2, "failed": 0,
                                                               "batches": 2, "wall_s": 0.0,
+                                                              "client_s": 0.0,
                                                               "reasons": ["a worker sees other files than the cook"]}}
     assert result.warnings == ["local:1: 2 of 5 chunks were scanned on this machine: "
                                "a worker sees other files than the cook"]
