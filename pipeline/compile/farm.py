@@ -65,7 +65,8 @@ from pipeline.plan.jobs import StageJob
 from pipeline.compile.scheduler import JobRunner
 from pipeline.errors import one_line
 
-__all__ = ["FarmCompiler", "FarmConnection", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size", "parse_scheduler"]
+__all__ = ["FarmCompiler", "FarmConnection", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size",
+           "parse_scheduler"]
 
 CONNECT_TIMEOUT = 30.0     # seconds to reach a scheduler and see a worker
 OVERHEAD_PROBES = 5        # empty round trips timed before the first batch
@@ -152,9 +153,9 @@ class FarmCompiler:
                  connect_timeout: float = CONNECT_TIMEOUT, audit: float = 0.0,
                  batch_timeout: float | None = None, local: JobRunner | None = None,
                  connection: FarmConnection | None = None):
-        self.connection = connection
-        probe = connection or FarmConnection(scheduler, connect_timeout)
-        self.kind, self.address, self.notes = probe.kind, probe.address, list(probe.notes)
+        self._owned = connection is None  # a connection of its own: made for each run, closed after it
+        self.connection = connection or FarmConnection(scheduler, connect_timeout)
+        self.kind, self.address, self.notes = self.connection.kind, self.connection.address, list(self.connection.notes)
         self.audit = check_audit(audit)
         self.batch_timeout = BATCH_TIMEOUT if batch_timeout is None else batch_timeout
         self.connect_timeout = connect_timeout
@@ -180,13 +181,6 @@ class FarmCompiler:
         return list(self.trust.errors)
 
     # ------------------------------------------------------------ cluster
-    def _connect(self) -> tuple[Client, FarmConnection | None]:
-        """The client, and the connection to close after the run (None: the cook's, which it closes)."""
-        if self.connection is not None:
-            return self.connection.client(), None
-        own = FarmConnection(self.scheduler, self.connect_timeout)
-        return own.client(), own
-
     def _check_workers(self, client: Client) -> list[str]:
         """Addresses of workers whose compiler is ours; the others are recorded as refused."""
         found = client.run(worker_identity, self.backend, on_error="return")
@@ -221,7 +215,7 @@ class FarmCompiler:
 
     def _run(self, jobs: list[StageJob], on_done, fail_fast: bool) -> list[str]:
         began = time.perf_counter()
-        client, own = self._connect()
+        client = self.connection.client()
         state = FarmRun(self, client, jobs, on_done, fail_fast)
         try:
             good = self._check_workers(client)
@@ -237,11 +231,10 @@ class FarmCompiler:
         except Exception as exc:  # noqa: BLE001 - the farm broke: what it did not deliver compiles here
             self.notes.append(f"{self.scheduler}: the build farm failed ({_why(exc)}); "
                               f"the jobs it did not finish compile on this machine")
-            if self.connection is not None:  # the cook's: broken, so closed now
-                self.connection.close()
+            self.connection.close()  # broken: the cook's is closed now too
         finally:
-            if own is not None:
-                own.close()
+            if self._owned:
+                self.connection.close()
         return state.finish()
 
     def farm_batch(self, jobs: list[StageJob]) -> FarmBatch:

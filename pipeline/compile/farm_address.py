@@ -77,4 +77,3 @@ def chosen_scheduler(explicit: str | None, configured: str | None) -> str | None
         parse_scheduler(chosen)
         return chosen
     return None
-

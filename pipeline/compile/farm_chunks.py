@@ -50,7 +50,7 @@ class ChunkStats:
 
     sent: int = 0       # chunks sent to the farm
     done: int = 0       # chunks a worker did (their records stored here)
-    refused: int = 0    # chunks a worker refused (another fingerprint), done here
+    refused: int = 0    # chunks a worker refused (another fingerprint) or failed on, done here
     failed: int = 0     # chunks of batches that failed or never came back, done here
     batches: int = 0
     wall_s: float = 0.0  # from the first send to the last result
@@ -142,7 +142,8 @@ _WORK: dict[str, ChunkWork] = {}  # base -> this worker's chunk work (its store 
 def chunk_task(world: World, root, base: str, optional: frozenset[str], chunks: list[ChunkInfo],
                prints: list[str | None]) -> tuple[list, dict[str, bytes], list[str]]:
     """On a worker: per chunk what a pool worker sends (``(summary, None, None)`` when its records are among
-    those made, else its draws and key definitions too) or None when refused, the records made (name -> stored bytes), and why chunks were refused."""
+    those made, else its draws and key definitions too) or None when refused; the records made (name ->
+    stored bytes); and why chunks were refused."""
     work = _WORK.get(base)
     if work is None:
         reason = _differs(world, root, base, optional)

@@ -129,11 +129,10 @@ def _fingerprint(base: str, root: Path, chunk, providers: tuple, known: Mapping[
     return stable_hash([base, chunk.name, chunk.level, files, stamps, sidecars])
 
 
-def chunk_fingerprint(world, root: Path, chunk, base: str, rulesets=None) -> str | None:
+def chunk_fingerprint(world, root: Path, chunk, base: str) -> str | None:
     """The fingerprint of one chunk as this process sees its files (each stat-ed here): what a farm worker
     compares with the cook's before doing the chunk."""
-    return _fingerprint(base, root, chunk, providers_of(world.rulesets if rulesets is None else rulesets), None,
-                        os.path.join(os.path.abspath(root), ""))
+    return _fingerprint(base, root, chunk, providers_of(world.rulesets), None, os.path.join(os.path.abspath(root), ""))
 
 
 def world_base(world, root: Path, optional: frozenset[str]) -> str:
