@@ -7,6 +7,7 @@ collector off, then freezes them (:mod:`pipeline.heap`).
 """
 
 import contextlib
+import os
 import sys
 
 from pipeline import interrupt
@@ -22,6 +23,10 @@ def run() -> None:
 
 
 def _run() -> None:
+    # pydantic looks for its plug-ins (hooks that observe validation) in every installed package's
+    # metadata when it first builds a model: a pass over site-packages that this command's own
+    # validation of rule sets and pipeline.toml does not want (unless the environment says otherwise)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     with contextlib.ExitStack() as held:
         if sys.argv[1:2] == ["cook"]:
             from pipeline.cook.noop import fast_cook

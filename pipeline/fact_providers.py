@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional, Protocol, runtime_checkable
 
-from pydantic import create_model
+import msgspec
 
 from pipeline.facts import DrawFacts, FactValue, Frozen, ProvidedFacts
 from pipeline.plugin_loader import PluginError, PluginRef, load
@@ -168,10 +168,11 @@ def provided_model(specs: tuple[ProviderSpec, ...]) -> type[Frozen]:
     provider, one optional field per declared fact."""
     if not specs:
         return ProvidedFacts
-    groups = {}
+    groups = []
     for spec in specs:
-        fields = {fact: (Optional[python_type(kind)], None) for fact, kind in spec.facts}
-        model = create_model(f"ext_{spec.name}", __base__=Frozen, __doc__=f"facts of the fact provider "
-                             f"'{spec.name}' ({spec.ref.name} {spec.ref.version})", **fields)
-        groups[spec.name] = (Optional[model], None)
-    return create_model("ProvidedFacts", __base__=ProvidedFacts, **groups)
+        fields = [(fact, Optional[python_type(kind)], None) for fact, kind in spec.facts]
+        doc = f"facts of the fact provider '{spec.name}' ({spec.ref.name} {spec.ref.version})"
+        model = msgspec.defstruct(f"ext_{spec.name}", fields, bases=(Frozen,), kw_only=True,
+                                  namespace={"__doc__": doc})
+        groups.append((spec.name, Optional[model], None))
+    return msgspec.defstruct("ProvidedFacts", groups, bases=(ProvidedFacts,), kw_only=True)

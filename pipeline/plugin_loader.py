@@ -58,16 +58,17 @@ class PluginRef:
         return f"{self.name} {self.version} ({self.code[:12]})".replace("  ", " ")
 
 
-_POINTS: dict[tuple, tuple] = {}  # (the finder, group) -> its entry points: every installed package's metadata read once
+_POINTS: dict = {}  # the finder -> its entry points by group: every installed package's metadata read once
 
 
 def _points(kind: str) -> tuple:
-    """The entry points of a kind's group, read once per process (a cook of ``pipeline watch`` asks on each save)."""
+    """The entry points of a kind's group.  Every group is read at the first ask, in one pass over the
+    installed packages, and once per process (a cook of ``pipeline watch`` asks on each save)."""
     find = importlib.metadata.entry_points
-    at = (find, GROUPS[kind])
-    if at not in _POINTS:
-        _POINTS[at] = tuple(find(group=GROUPS[kind]))
-    return _POINTS[at]
+    if find not in _POINTS:
+        found = find()
+        _POINTS[find] = {group: tuple(found.select(group=group)) for group in GROUPS.values()}
+    return _POINTS[find][GROUPS[kind]]
 
 
 def _entry_point(kind: str, name: str):

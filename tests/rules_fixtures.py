@@ -20,6 +20,7 @@ from pipeline.facts import (
 )
 from pipeline.rules.load import load_ruleset_text, load_rulesets
 from pipeline.rules.models import RuleSet
+from pipeline.facts import load
 
 FLOAT = 5126
 ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TANGENT": "VEC4", "TEXCOORD_0": "VEC2",
@@ -47,7 +48,7 @@ def facts(mesh_facts: MeshFacts | None = None, material: dict | None = None, nod
           chunk: str = "level/c00") -> DrawFacts:
     return DrawFacts(
         mesh=mesh_facts or mesh("NORMAL"),
-        material=MaterialFacts.model_validate(material or {}),
+        material=load(MaterialFacts, material or {}),
         node=NodeFacts(**(node or {})),
         chunk=ChunkFacts(name=chunk, level=chunk.split("/")[0]),
     )

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes, stable_hash
 from pipeline.errors import Diagnostic
+from pipeline.facts import Frozen, dump
 from pipeline.keys.key import PermutationKey, interned as interned_key
 from pipeline.keys.recorded import RecordedKeys, StoredDraws
 from pipeline.keys.records import EVALUATIONS, decode_uses, encode_uses, features_of
@@ -204,7 +204,7 @@ class StoredEvaluations(dict):
     def _key(self, projected: tuple) -> str:
         """The canonical hash of the projected values (models as their JSON, canonical bytes tagged)."""
         return stable_hash([self.base, [["bytes", v.decode()] if isinstance(v, bytes)
-                                        else ["value", v.model_dump(mode="json") if isinstance(v, BaseModel) else v]
+                                        else ["value", dump(v) if isinstance(v, Frozen) else v]
                                         for v in projected]])
 
     def get(self, projected, default=None):

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.facts import Draw, DrawFacts, DrawSource, Frozen
+from pipeline.facts import Draw, DrawFacts, DrawSource, Frozen, dump
 from pipeline.keys.evaluate import AXES, KeyUse, Overrides, Trace, evaluate
 from pipeline.keys.key import PermutationKey
 from pipeline.rules.expr import buffer_facts
@@ -266,8 +266,8 @@ def _hashable(value: Any) -> Any:
 
 def _dump(value: Any) -> Any:
     """A fact model inside a container (``mesh.attributes``) as JSON data."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
+    if isinstance(value, Frozen):
+        return dump(value)
     raise TypeError(f"not serializable: {type(value).__name__}")
 
 

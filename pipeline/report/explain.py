@@ -23,10 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pydantic import BaseModel
 
 from pipeline.cache.store import Store
-from pipeline.facts import DrawFacts, DrawSource
+from pipeline.facts import DrawFacts, DrawSource, Frozen, dump
 from pipeline.plan.jobs import JobPlan
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.evaluate import Trace, evaluate
@@ -124,7 +123,7 @@ class Explanation:
     folded: list[dict] = field(default_factory=list)  # the log lines that folded the key into the cook
 
     def to_json(self) -> dict:
-        return {**self.key.to_json(), "draws": [d.model_dump(mode="json") for d in self.draws],
+        return {**self.key.to_json(), "draws": [dump(d) for d in self.draws],
                 "rules": [r.to_json() for r in self.rules], "normalize": [n.to_json() for n in self.normalize],
                 "render_states": self.render_states, "specialization": self.specialization,
                 "stages": [s.to_json() for s in self.stages], "folded": self.folded}
@@ -268,8 +267,8 @@ def fact_value(facts: DrawFacts, path: str) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_defaults=True)
+    if isinstance(value, Frozen):
+        return dump(value, defaults=False)
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value

@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
-
+from pipeline.facts import Frozen, fact_fields, is_model
 from pipeline.rules.expr_runtime import SEPARATOR
 from pipeline.rules.expr_types import Domain, SType, suggest
 
@@ -108,13 +107,13 @@ def element_fields(stype: SType, key_name: str) -> tuple[str, ...] | None:
     if stype.kind not in ("dict", "seq"):
         return None
     item = stype.model
-    fields = list(item.model_fields) if isinstance(item, type) and issubclass(item, BaseModel) else ["value"]
+    fields = list(fact_fields(item)) if is_model(item) else ["value"]
     return tuple([key_name] + fields) if stype.kind == "dict" else tuple(fields)
 
 
 def _parts(element: Any) -> dict[str, Any]:
-    if isinstance(element, BaseModel):
-        return dict(element)
+    if isinstance(element, Frozen):
+        return {name: getattr(element, name) for name in element.__struct_fields__}
     if isinstance(element, dict):
         return dict(element)
     return {"value": element}

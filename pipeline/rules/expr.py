@@ -35,7 +35,7 @@ where ``y`` cannot hold ``x``.  What only the content decides (a value in ``extr
 overflow) fails at run time as :class:`EvalError`.  ``x in FEATURE`` over a set feature is
 membership among its define names, never a substring of their joined text.
 
-Every fact path is checked against the pydantic models of :mod:`pipeline.facts`
+Every fact path is checked against the fact models of :mod:`pipeline.facts`
 when the expression is compiled; every feature name against the feature table.
 
 This module holds the compiled form (:class:`Expr`) and :func:`compile_expr`; what the
@@ -49,6 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pipeline.facts import fact_fields
 from pipeline.rules.expr_compiler import Compiler
 from pipeline.rules.expr_runtime import EvalError, Fn  # noqa: F401  (EvalError re-exported)
 from pipeline.rules.expr_syntax import (  # noqa: F401  (ExprError, Scope re-exported)
@@ -101,7 +102,7 @@ def buffer_facts() -> frozenset[str]:
     """Fact paths that need buffer data (their description says so)."""
     found = set()
     for root, model in FACT_ROOTS.items():
-        for name, info in model.model_fields.items():
-            if "needs buffer data" in (info.description or ""):
+        for name, info in fact_fields(model).items():
+            if "needs buffer data" in info.description:
                 found.add(f"{root}.{name}")
     return frozenset(found)

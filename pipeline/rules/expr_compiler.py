@@ -15,6 +15,7 @@ import operator
 import typing
 from typing import Any, Callable
 
+from pipeline.facts import fact_fields
 from pipeline.rules.expr_runtime import (
     ARITH, OP_TEXT, Env, Fn, arith, bucket_of, compare_op, count_of, extreme, get_attr, get_item, has_attribute,
     is_number)
@@ -109,7 +110,7 @@ class Compiler:
     def _field(self, node: ast.AST, base: SType, name: str) -> SType:
         path = f"{base.path}.{name}" if base.path else name
         if base.kind == "model":
-            fields = base.model.model_fields
+            fields = fact_fields(base.model)
             if name not in fields:
                 prefix = base.path + "." if base.path else ""
                 self.fail(node, f"unknown fact '{path}'{suggest(path, [prefix + f for f in fields])}")

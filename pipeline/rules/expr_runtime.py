@@ -9,7 +9,7 @@ import operator
 import re
 from typing import Any, Callable
 
-from pydantic import BaseModel
+from pipeline.facts import Frozen
 
 SEPARATOR = "+"  # between the define names of a set feature's value (rules/emit.py)
 
@@ -25,8 +25,8 @@ Fn = Callable[[Env], Any]
 def get_attr(obj: Any, name: str) -> Any:
     if obj is None:
         return None
-    if isinstance(obj, BaseModel):
-        return getattr(obj, name) if name in type(obj).__pydantic_fields__ else None
+    if isinstance(obj, Frozen):
+        return getattr(obj, name) if name in type(obj).__struct_fields__ else None
     if isinstance(obj, dict):
         return obj.get(name)
     return None
@@ -82,7 +82,7 @@ def ordered(op: Callable) -> Callable:
 def contains(a: Any, b: Any) -> bool:
     if b is None:
         return False
-    if isinstance(b, BaseModel) or not isinstance(b, (tuple, list, dict, str)):
+    if not isinstance(b, (tuple, list, dict, str)):
         raise EvalError(f"'in' needs a list, dict or string, got {type(b).__name__}")
     if isinstance(b, str) and not isinstance(a, str):
         return False

@@ -13,15 +13,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from pydantic import BaseModel
-
-from pipeline.facts import DrawFacts, ProvidedFacts
+from pipeline.facts import DrawFacts, ProvidedFacts, fact_fields
 from pipeline.rules.expr_types import Domain
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100
-FACT_ROOTS: dict[str, type[BaseModel]] = {
-    name: info.annotation for name, info in DrawFacts.model_fields.items()  # type: ignore[misc]
+FACT_ROOTS: dict[str, type] = {
+    name: info.annotation for name, info in fact_fields(DrawFacts).items()
 } | {"ext": ProvidedFacts}  # provided facts: a rule set's own model (Scope.ext), from its fact providers
 HELPERS = {"has": (1, 1), "count": (1, 1), "min": (1, None), "max": (1, None), "bucket": (2, 2)}
 
@@ -41,7 +39,7 @@ class Scope:
     facts: bool
     features: Mapping[str, Domain] = field(default_factory=dict)
     read_features: bool = True
-    ext: type[BaseModel] = ProvidedFacts  # what ``ext.<provider>.<fact>`` may read: the rule set's fact providers
+    ext: type = ProvidedFacts  # what ``ext.<provider>.<fact>`` may read: the rule set's fact providers
 
 
 REFUSED = {

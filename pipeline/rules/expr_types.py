@@ -10,7 +10,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel
+from pipeline.facts import is_model
 
 
 # ------------------------------------------------------------------ static types
@@ -29,7 +29,7 @@ class SType:
     """What is statically known about a sub-expression's value."""
 
     kind: str = "any"  # 'model' | 'dict' | 'seq' | 'scalar' | 'any'
-    model: Any = None  # the pydantic class ('model'), or the item annotation ('dict'/'seq')
+    model: Any = None  # the fact model class ('model'), or the item annotation ('dict'/'seq')
     values: frozenset | None = None  # every possible value, when known
     feature: Domain | None = None  # the value is this feature's value
     path: str | None = None  # the fact path, for messages
@@ -52,7 +52,7 @@ def stype_of(annotation: Any, path: str) -> SType:
     """The static type of a fact field from its annotation (Optional unwrapped)."""
     annotation, _ = unwrap_optional(annotation)
     origin = typing.get_origin(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if is_model(annotation):
         return SType("model", annotation, path=path)
     if origin is dict:
         return SType("dict", typing.get_args(annotation)[1], path=path)

@@ -13,9 +13,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
-from pipeline.facts import DrawFacts
+from pipeline.facts import DrawFacts, FactField, fact_fields, is_model
 from pipeline.rules.expr_types import unwrap_optional
 
 
@@ -38,7 +36,7 @@ def type_name(annotation: Any) -> str:
     elif origin is dict:
         key, value = typing.get_args(inner)
         text = f"mapping[{type_name(key)}, {type_name(value)}]"
-    elif isinstance(inner, type) and issubclass(inner, BaseModel):
+    elif is_model(inner):
         text = inner.__name__
     elif inner is Any:
         text = "any"
@@ -59,30 +57,30 @@ ROOTS = {
 }
 
 
-def _meaning(path: str, name: str, info: Any, inner: Any) -> str:
-    text = " ".join((info.description or "").split())
+def _meaning(path: str, name: str, info: FactField, inner: Any) -> str:
+    text = " ".join(info.description.split())
     if text:
         return text
     if path in ROOTS:
         return ROOTS[path]
-    if isinstance(inner, type) and issubclass(inner, BaseModel) and inner.__doc__:
+    if is_model(inner) and inner.__doc__:
         return inner.__doc__.strip().splitlines()[0]
     return f"glTF `{name}` as authored (its default when absent)"
 
 
-def fact_paths(model: type[BaseModel] = DrawFacts, prefix: str = "") -> list[FactPath]:
+def fact_paths(model: type = DrawFacts, prefix: str = "") -> list[FactPath]:
     """Every readable path under ``model``, depth first in field order."""
     out = []
-    for name, info in model.model_fields.items():
+    for name, info in fact_fields(model).items():
         path = f"{prefix}{name}"
         inner, _ = unwrap_optional(info.annotation)
         out.append(FactPath(path, type_name(info.annotation), _meaning(path, name, info, inner)))
         origin = typing.get_origin(inner)
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
+        if is_model(inner):
             out += fact_paths(inner, path + ".")
         elif origin is dict:
             value, _ = unwrap_optional(typing.get_args(inner)[1])
-            if isinstance(value, type) and issubclass(value, BaseModel):
+            if is_model(value):
                 out += fact_paths(value, f"{path}[name].")
     return out
 

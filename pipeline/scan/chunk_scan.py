@@ -20,11 +20,10 @@ from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, GltfError, Location
-from pipeline.facts import Draw, DrawFacts, DrawSource
+from pipeline.facts import Draw, DrawFacts, DrawSource, load
 from pipeline.fileio import InsideRoots
 from pipeline.scan.files import deps_fresh, scan_bytes, stat_dep
 from pipeline.scan.gltf import read_bytes
-from pipeline.scan.gltf.construct import construct_every
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.stamps import of_stat, why_dirty
 
@@ -181,13 +180,15 @@ class ChunkScan:
 
 _UNKNOWN = object()
 
-# Direct validator calls: the same validation as DrawSource(...) / Draw(...), without the
-# keyword-argument wrapper (measurably cheaper for the many draws of a cached scan).
-_new_source = DrawSource.__pydantic_validator__.validate_python
-_new_draw = Draw.__pydantic_validator__.validate_python
-# Rows just built from a validated document need no validation at all.
-# add_draws gives every field, in field order.
-_construct_source = partial(construct_every, DrawSource)
-_construct_draw = partial(construct_every, Draw)
+# Rows of a cache record are checked (every type); rows just built from a validated document need not be.
+_new_source, _new_draw = partial(load, DrawSource), partial(load, Draw)
+
+
+def _construct_source(values: dict) -> DrawSource:
+    return DrawSource(**values)
+
+
+def _construct_draw(values: dict) -> Draw:
+    return Draw(**values)
 
 

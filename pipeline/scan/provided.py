@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pipeline.errors import Diagnostic, Location
 from pipeline.fact_providers import FactDraw, ProviderSpec, check_value
-from pipeline.facts import Draw
+from pipeline.facts import Draw, replace
 from pipeline.plugin_loader import load_attribute
 from pipeline.stamps import stamp_of
 
@@ -88,8 +88,8 @@ def provide(providers: tuple[ProviderSpec, ...], root: Path, draws: list[Draw]) 
         token = (id(draw.facts), repr(ext))
         facts = shared.get(token)
         if facts is None:
-            facts = shared[token] = draw.facts.model_copy(update={"ext": {**draw.facts.ext, **ext}})
-        out.append(draw.model_copy(update={"facts": facts}))
+            facts = shared[token] = replace(draw.facts, ext={**draw.facts.ext, **ext})
+        out.append(replace(draw, facts=facts))
     return out, problems
 
 

@@ -24,7 +24,7 @@ cache is input, not trusted code), each part once.  Anything that does not decod
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import itemgetter
+from operator import attrgetter
 
 import orjson
 
@@ -35,7 +35,7 @@ from pipeline.errors import Diagnostic
 SCAN = RecordKind("scan", 4)
 PARTS = {"mesh": F.MeshFacts, "material": F.MaterialFacts, "node": F.NodeFacts, "scene": F.SceneFacts,
          "chunk": F.ChunkFacts, "draw": F.DrawInfo}  # the DrawFacts fields a record keeps once each
-_PARTS_OF = itemgetter(*PARTS)
+_PARTS_OF = attrgetter(*PARTS)
 
 
 def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> dict:
@@ -54,7 +54,7 @@ def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> d
     seen: dict[int, int] = {}  # id -> index in its kind's list; the facts keep the parts alive meanwhile
     facts = []
     for f in entry["facts"]:
-        objects = _PARTS_OF(f.__dict__)
+        objects = _PARTS_OF(f)
         row = [seen.get(id(part)) for part in objects]
         if None in row:
             for k, name in enumerate(PARTS):
@@ -62,7 +62,7 @@ def encode(entry: dict, known: Callable[[int], bytes | None] | None = None) -> d
                     part = objects[k]
                     text = known(id(part)) if known is not None else None
                     row[k] = seen[id(part)] = len(parts[name])
-                    parts[name].append(orjson.Fragment(text) if text is not None else part.model_dump(mode="json"))
+                    parts[name].append(orjson.Fragment(text) if text is not None else F.dump(part))
         if f.ext:
             row.append({provider: dict(values) for provider, values in f.ext.items()})
         facts.append(row)
@@ -79,7 +79,7 @@ def decode(data: dict) -> dict:
         lights = tuple((str(chunk), int(d), int(p), int(s)) for chunk, d, p, s in f["lights"])
         files[str(file)] = (tuple(int(v) for v in f["stat"]), int(f["size"]), str(f["sha256"]), deps, rows,
                             tuple(Diagnostic.from_json(d) for d in f["diagnostics"]), lights)
-    parts = {name: [model.model_validate(p) for p in data["parts"][name]] for name, model in PARTS.items()}
+    parts = {name: [F.load(model, p) for p in data["parts"][name]] for name, model in PARTS.items()}
     facts = [_facts(row, parts) for row in data["facts"]]
     signatures = [str(s) for s in data["signatures"]]
     if len(facts) != len(signatures) or any(r[5] >= len(facts) for e in files.values() for r in e[4]):
@@ -98,4 +98,4 @@ def _facts(row: list, parts: dict[str, list]) -> F.DrawFacts:
         values[name] = parts[name][index]
     if len(row) > len(PARTS):
         values["ext"] = row[-1]
-    return F.DrawFacts.model_validate(values)
+    return F.load(F.DrawFacts, values)

@@ -34,14 +34,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
 from pipeline.config import WorldConfig
 from pipeline.digest import stable_hash
 from pipeline.errors import Diagnostic
-from pipeline.facts import Draw, DrawFacts, Lights
+from pipeline.facts import Draw, DrawFacts, Lights, dump, fact_fields, is_model, replace
 from pipeline.scan import records as scan_records
 from pipeline.scan.buffers import OPTIONAL_FACTS
 from pipeline.heap import collection_paused
@@ -119,7 +118,7 @@ class ScanResult:
 
 
 def _draw_json(draw: Draw) -> dict:
-    return {**draw.source.model_dump(mode="json"), "facts": draw.facts.model_dump(mode="json")}
+    return {**dump(draw.source), "facts": dump(draw.facts)}
 
 
 def _error_json(diagnostic: Diagnostic) -> dict:
@@ -141,9 +140,8 @@ def facts_schema_hash() -> str:
 
 def _field_tree(model) -> dict:
     tree = {}
-    for name, info in model.model_fields.items():
-        nested = [a for a in typing.get_args(info.annotation) or (info.annotation,)
-                  if isinstance(a, type) and issubclass(a, BaseModel)]
+    for name, info in fact_fields(model).items():
+        nested = [a for a in typing.get_args(info.annotation) or (info.annotation,) if is_model(a)]
         tree[name] = [str(info.annotation), repr(info.default), [_field_tree(a) for a in nested]]
     return tree
 
@@ -165,7 +163,7 @@ def _load_entry(store: Store | None, key: str) -> dict:
         return {}
     try:
         return scan_records.decode(data)
-    except (KeyError, TypeError, ValueError, AttributeError, ValidationError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         store.warn(f"{store.directory}: unreadable scan record {key[:16]}; scanning again")
         return {}
 
@@ -297,10 +295,10 @@ def _with_chunk_lights(draws: list[Draw], scans: list[ChunkScan], signatures: di
         facts = relit.get(id(draw.facts))
         if facts is None:
             old = draw.facts
-            facts = relit[id(old)] = old.model_copy(update={"chunk": old.chunk.model_copy(update={"lights": lights})})
+            facts = relit[id(old)] = replace(old, chunk=replace(old.chunk, lights=lights))
             signatures.pop(id(old), None)
             signatures[id(facts)] = facts.signature()
-        out.append(draw.model_copy(update={"facts": facts}))
+        out.append(replace(draw, facts=facts))
     return out
 
 

@@ -23,6 +23,7 @@ from pipeline.config import Chunking, LevelConfig, WorldConfig
 from pipeline.digest import canonical_bytes
 from pipeline.scan.buffers import OPTIONAL_FACTS
 from pipeline.scan.scanner import scan_bytes
+from pipeline.facts import dump
 from paths import REPO
 
 EXAMPLES = int(os.environ.get("PIPELINE_FUZZ_EXAMPLES", "150"))
@@ -50,7 +51,7 @@ def scan_never_raises(path: Path, data: bytes, config: WorldConfig) -> None:
     result = scan_bytes(data, path, root=path.parent, file=path.name, chunk_name="lvl/c", level="lvl",
                         config=config, optional_facts=OPTIONAL_FACTS)
     for draw in result.draws:
-        canonical_bytes(draw.facts.model_dump(mode="json"))
+        canonical_bytes(dump(draw.facts))
         draw.facts.signature()
     for diagnostic in result.diagnostics:
         text = str(diagnostic).replace(": warning: ", ": error: ")

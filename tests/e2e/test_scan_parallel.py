@@ -10,10 +10,9 @@ import pytest
 
 from pipeline.cache.store import Store
 from pipeline.digest import canonical_bytes
-from pipeline.facts import Draw, DrawFacts, DrawSource
+from pipeline.facts import Draw, DrawFacts, canonical, dump, load
 from pipeline.scan import scanner
 from pipeline.scan import scanner as scan_module
-from pipeline.scan.gltf.construct import canonical
 from pipeline.scan.scanner import OPTIONAL_FACTS, ScanResult
 from pipeline.world import open_world
 
@@ -34,7 +33,7 @@ def snapshot(result: ScanResult) -> tuple:
     """Everything a scan result says, in order, as plain data."""
     return (
         result.files, result.chunks,
-        [(d.source.model_dump(), d.facts.model_dump(mode="json")) for d in result.draws],
+        [(dump(d.source), dump(d.facts)) for d in result.draws],
         [str(d) for d in result.diagnostics],
         [result.signature(d) for d in result.draws],
         (result.files_read, result.files_parsed, result.files_cached),
@@ -112,7 +111,7 @@ def test_chunks_restricts_the_scan(tmp_path: Path) -> None:
     assert part.files == [f for f in full.files if f.startswith(("l0/c0/", "l1/c3/"))]
     assert part.files_read == 30
     wanted = [d for d in full.draws if d.source.chunk in ("l0/c0", "l1/c3")]
-    assert [d.model_dump() for d in part.draws] == [d.model_dump() for d in wanted]
+    assert [dump(d) for d in part.draws] == [dump(d) for d in wanted]
     assert [str(d) for d in part.diagnostics] == [str(d) for d in full.diagnostics]
     assert scan(world, chunks=[]).draws == []
     assert scan(world, chunks=["l1/c3"], level="l0").draws == []
@@ -135,14 +134,13 @@ def test_built_facts_equal_validated_facts_and_signatures(corpus: Path) -> None:
     result = scan(corpus, jobs=1, optional_facts=OPTIONAL_FACTS)
     seen: set[int] = set()
     for draw in result.draws:
-        assert Draw.model_validate(draw.model_dump()) == draw
-        assert DrawSource(**draw.source.model_dump()).model_fields_set == draw.source.model_fields_set
+        assert load(Draw, dump(draw)) == draw
         if id(draw.facts) in seen:
             continue
         seen.add(id(draw.facts))
         facts = draw.facts
-        again = DrawFacts.model_validate(facts.model_dump())
-        assert again == facts and again.model_dump(mode="json") == facts.model_dump(mode="json")
+        again = load(DrawFacts, dump(facts))
+        assert again == facts and dump(again) == dump(facts)
         assert result.signature(draw) == facts.signature() == again.signature()
         for part in (facts, facts.mesh, facts.material, facts.node, facts.scene, facts.chunk):
-            assert canonical(part) == canonical_bytes(part.model_dump(mode="json"))
+            assert canonical(part) == canonical_bytes(dump(part))

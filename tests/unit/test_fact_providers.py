@@ -9,6 +9,7 @@ import pytest
 from pipeline.fact_providers import check_value, provided_model, provider_spec
 from pipeline.facts import ProvidedFacts
 from pipeline.plugin_loader import PluginError, resolve
+from pipeline.facts import fact_fields
 from paths import DATA
 
 GOOD = '''
@@ -73,7 +74,7 @@ def test_the_ext_model_has_one_optional_group_per_provider(tmp_path) -> None:
     assert provided_model(()) is ProvidedFacts
     spec = provider_spec(resolve("facts", "plugins/sidecar_facts.py:Wetness", DATA))
     model = provided_model((spec,))
-    assert list(model.model_fields) == ["wetness"] and provided_model((spec,)) is model
-    group = model.model_fields["wetness"].annotation.__args__[0]
-    assert sorted(group.model_fields) == ["gloss", "level", "surface"]
+    assert list(fact_fields(model)) == ["wetness"] and provided_model((spec,)) is model
+    group = fact_fields(model)["wetness"].annotation.__args__[0]
+    assert sorted(fact_fields(group)) == ["gloss", "level", "surface"]
     assert group(level=2).surface is None

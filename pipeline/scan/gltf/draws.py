@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pipeline import facts as F
-from pipeline.scan.gltf.construct import construct
 from pipeline.scan.gltf.shared_facts import SharedFacts
 from pipeline.scan.gltf.structs import Document
 from pipeline.scan.gltf.reader import Gltf
@@ -129,11 +128,11 @@ def scene_of(key: tuple) -> F.SceneFacts:
     """The :class:`SceneFacts` of a :func:`scene_keys` tuple."""
     values, (lights, aggregates) = {"index": key[0], "default": key[1]}, key[2:]
     if lights is not None:
-        values["lights"] = construct(F.Lights, dict(zip(LIGHT_TYPES, lights)))
+        values["lights"] = F.Lights(**dict(zip(LIGHT_TYPES, lights)))
     if aggregates is not None:
-        values["materials"] = construct(F.SceneMaterials, dict(zip(
+        values["materials"] = F.SceneMaterials(**dict(zip(
             ("draws", "extensions", "alphaModes", "transmission", "volume"), aggregates)))
-    return construct(F.SceneFacts, values)
+    return F.SceneFacts(**values)
 
 
 def chunk_lights(doc: Document, chunk_of: ChunkOf, scenes: str = "all") -> tuple[tuple[str, int, int, int], ...]:
@@ -179,7 +178,7 @@ class _Builder:
                 optional = self.optional(m, p) if self.optional else {}
                 found = self._primitive[local] = self.shared.part(
                     self.shared.meshes, _mesh_key(self.doc, prim, optional),
-                    lambda: construct(F.MeshFacts, mesh_values(self.doc, m, p, optional)))
+                    lambda: F.MeshFacts(**mesh_values(self.doc, m, p, optional)))
             self._mesh[key] = found
         return found
 
@@ -196,7 +195,7 @@ class _Builder:
         found = self._chunk.get(key)
         if found is None:
             found = self._chunk[key] = self.shared.part(
-                self.shared.chunks, key, lambda: construct(F.ChunkFacts, {"name": key[0], "level": key[1]}))
+                self.shared.chunks, key, lambda: F.ChunkFacts(name=key[0], level=key[1]))
         return found
 
     def draws(self, inst: Instance) -> list[FileDraw]:
@@ -204,7 +203,7 @@ class _Builder:
         m = node["mesh"]
         key = node_key(self.doc, node, inst.mirrored)
         node_part = self.shared.nodes.get(key) or self.shared.part(
-            self.shared.nodes, key, lambda: construct(F.NodeFacts, dict(zip(_NODE_FIELDS, key))))
+            self.shared.nodes, key, lambda: F.NodeFacts(**dict(zip(_NODE_FIELDS, key))))
         scene, chunk = self.scenes[inst.scene], self.chunk(inst)
         out = []
         for p in range(len(self.doc.meshes[m]["primitives"])):
@@ -331,7 +330,7 @@ def _attribute(accessor: dict) -> F.Attribute:
     key = (accessor["type"], accessor["componentType"], accessor.get("normalized", False))
     found = _ATTRIBUTES.get(key)
     if found is None:
-        found = _ATTRIBUTES[key] = construct(F.Attribute, dict(zip(("type", "componentType", "normalized"), key)))
+        found = _ATTRIBUTES[key] = F.Attribute(**dict(zip(("type", "componentType", "normalized"), key)))
     return found
 
 

@@ -13,8 +13,6 @@ import functools
 import re
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from pipeline.errors import GltfError
 from pipeline.scan.gltf.pointer import pointer
 from pipeline.scan.gltf.walk import problems
@@ -23,7 +21,10 @@ _JSON_POS = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$")
 
 
 @functools.cache
-def _json() -> TypeAdapter:
+def _json():
+    """pydantic's JSON parser (its errors give line and column), imported on the error path only."""
+    from pydantic import TypeAdapter
+
     return TypeAdapter(Any)
 
 
@@ -42,6 +43,8 @@ def locate(hint: Any, json_bytes: bytes, file: str) -> Any:
 
 def parse(json_bytes: bytes, file: str) -> Any:
     """JSON text to Python values (integers of any size); a syntax error is located at its line and column."""
+    from pydantic import ValidationError
+
     try:
         return _json().validate_json(json_bytes)
     except ValidationError as exc:

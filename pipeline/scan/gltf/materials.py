@@ -14,7 +14,6 @@ import msgspec
 from pipeline import facts as F
 from pipeline.errors import GltfError
 from pipeline.scan.gltf import structs as G
-from pipeline.scan.gltf.construct import canonical, construct
 from pipeline.scan.gltf.pointer import pointer
 
 # glTF extension name -> (MaterialFacts field, fact block model)
@@ -44,7 +43,7 @@ def texture_ref(slot: str, info: G.TextureInfo) -> F.TextureRef:
     """One textureInfo as facts: the UV set it samples and its transform."""
     transform = info.extensions.KHR_texture_transform if info.extensions else None
     override = transform.texCoord if transform else None
-    return construct(F.TextureRef, {
+    return F.TextureRef(**{
         "index": info.index,
         "texCoord": info.texCoord,
         "transform": transform is not None,
@@ -90,15 +89,15 @@ def _material_facts(material: G.Material, index: int, textures: int, file: str) 
     values = _fields(material, refs)
     values.pop("extensions"), values.pop("extras")
     if material.pbrMetallicRoughness is not None:
-        values["pbrMetallicRoughness"] = construct(
-            F.PbrMetallicRoughness, _fields(material.pbrMetallicRoughness, refs, "pbrMetallicRoughness"))
+        values["pbrMetallicRoughness"] = F.PbrMetallicRoughness(
+            **_fields(material.pbrMetallicRoughness, refs, "pbrMetallicRoughness"))
     else:
         values.pop("pbrMetallicRoughness")
     values.update(_extension_facts(material.extensions, refs))
     values["textureTransform"] = any(r.transform for r in refs)
     values["maxUv"] = max((r.uv for r in refs), default=-1)
     values["extras"] = dict(material.extras) if isinstance(material.extras, dict) else {}
-    return construct(F.MaterialFacts, values), refs
+    return F.MaterialFacts(**values), refs
 
 
 def _extension_facts(ext: G.MaterialExtensions | None, refs: _Refs) -> dict[str, Any]:
@@ -108,7 +107,7 @@ def _extension_facts(ext: G.MaterialExtensions | None, refs: _Refs) -> dict[str,
     for name, (field, model) in _BLOCKS.items():
         block = getattr(ext, name)
         if block is not None:
-            values[field] = construct(model, _fields(block, refs, "extensions", name))
+            values[field] = model(**_fields(block, refs, "extensions", name))
     for name, (field, prop) in _SCALARS.items():
         block = getattr(ext, name)
         if block is not None:
@@ -149,7 +148,7 @@ class MaterialCache:
         if hit is not None and hit[2] < textures:
             return hit[0], hit[1]
         facts, refs = _material_facts(material, index, textures, file)
-        entry = (facts, canonical(facts), max((r.index for r in refs), default=-1))
+        entry = (facts, F.canonical(facts), max((r.index for r in refs), default=-1))
         if key is not None:
             self._by_json[key] = entry
         return entry[0], entry[1]

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 from pipeline import facts as F
 from pipeline.digest import bytes_hash
-from pipeline.scan.gltf.construct import canonical, construct, draw_facts
 from pipeline.scan.gltf.materials import DEFAULT_MATERIAL, MaterialCache
 
 
@@ -32,7 +31,7 @@ class SharedFacts:
         self.chunks: dict[tuple[str, str], tuple[F.ChunkFacts, bytes]] = {}
         self.draws: dict[tuple, tuple[F.DrawFacts, str]] = {}
         self.infos: dict[str | None, tuple[F.DrawInfo, bytes]] = {}
-        self.default_material = (DEFAULT_MATERIAL, canonical(DEFAULT_MATERIAL))
+        self.default_material = (DEFAULT_MATERIAL, F.canonical(DEFAULT_MATERIAL))
         self.canonical = {id(DEFAULT_MATERIAL): self.default_material[1]}
 
     def end_chunk(self) -> None:
@@ -55,18 +54,19 @@ class SharedFacts:
         found = table.get(key)
         if found is None:
             made = build()
-            found = table[key] = (made, canonical(made))
+            found = table[key] = (made, F.canonical(made))
             self.canonical[id(made)] = found[1]
         return found
 
     def draw(self, mesh: tuple, material: tuple, node: tuple, scene: tuple, chunk: tuple,
              variant: str | None = None) -> tuple[F.DrawFacts, str]:
         info = self.infos.get(variant) or self.part(self.infos, variant,
-                                                    lambda: construct(F.DrawInfo, {"variant": variant}))
+                                                    lambda: F.DrawInfo(variant=variant))
         key = (id(mesh[0]), id(material[0]), id(node[0]), id(scene[0]), id(chunk[0]), id(info[0]))
         found = self.draws.get(key)
         if found is None:
-            facts = draw_facts(mesh[0], material[0], node[0], scene[0], chunk[0], info[0])
+            facts = F.DrawFacts(mesh=mesh[0], material=material[0], node=node[0], scene=scene[0], chunk=chunk[0],
+                                draw=info[0])
             # canonical_object() of the parts' bytes, its members in their (fixed) sorted order
             text = b"".join((b'{"chunk":', chunk[1], b',"draw":', info[1], b',"material":', material[1],
                              b',"mesh":', mesh[1], b',"node":', node[1], b',"scene":', scene[1], b"}"))

@@ -54,8 +54,7 @@ def test_a_reference_that_does_not_resolve_says_why(reference, message) -> None:
 def test_an_entry_point_name_resolves_to_its_value(monkeypatch) -> None:
     point = importlib.metadata.EntryPoint("unroll", "pipeline.plan.generate.chain:ChainGenerator",
                                           plugins.GROUPS["generator"])
-    monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda group: [point] if group == plugins.GROUPS["generator"] else [])
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda: importlib.metadata.EntryPoints([point]))
     assert plugins.entry_point_names("generator") == {"unroll": "pipeline.plan.generate.chain:ChainGenerator"}
     ref = resolve("generator", "unroll", DATA)
     assert ref.spec == "pipeline.plan.generate.chain:ChainGenerator" and ref.name == "unroll"

@@ -23,6 +23,7 @@ from pipeline.outputs.reflection import normalize, reflect
 from pipeline.digest import stable_hash
 from pipeline.errors import RuleError
 from pipeline.keys.fallback import fallback_key
+from pipeline.facts import replace
 from paths import REPO
 
 SAMPLE = REPO / "examples" / "sample_world"
@@ -300,7 +301,7 @@ def test_the_contract_made_per_use_is_the_one_made_draw_by_draw() -> None:
 
     def chunk(name: str) -> tuple[list, list]:
         draws = draw_sources(8, name)
-        twin = draws[0].model_copy()  # the same draw, another object
+        twin = replace(draws[0])  # the same draw, another object
         shared_spec = {"X": False, AXES: [{"Q": "LOW"}]}
         bindings_low = [(d, opaque if d.node < 5 else blend, shared_spec) for d in draws[:6]]
         bindings_low += [(draws[6], dict(opaque), {"X": False, AXES: [{"Q": "LOW"}]}),

@@ -83,7 +83,8 @@ def test_installed_backends_serve_the_targets_families_use_and_unused_ones_are_n
                                                                         plugins.GROUPS["backend"])],
               plugins.GROUPS["generator"]: [importlib.metadata.EntryPoint("broken", "no_such_module_here:X",
                                                                           plugins.GROUPS["generator"])]}
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: points.get(group, []))
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda: importlib.metadata.EntryPoints([p for group in points.values() for p in group]))
     w = world(tmp_path, "", "compile: [vulkan1.2, d3d12]\n")
     found = world_plugins(w, w.families)
     assert found.backend("d3d12").name == "dxc" and found.backend("broken") is None and found.generators == ()

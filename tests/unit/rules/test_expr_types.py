@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pipeline.facts import MaterialFacts, MeshFacts, TextureRef
+from pipeline.facts import MaterialFacts, MeshFacts, TextureRef, fact_fields
 from pipeline.rules.expr_types import (Domain, SType, classes, compare_problem, has_problem, number_problem,
                                        stype_of, suggest, unwrap_optional)
 
@@ -16,9 +16,9 @@ def test_optional_annotations_are_unwrapped() -> None:
 
 
 def test_fact_fields_get_their_static_kind() -> None:
-    assert stype_of(MeshFacts.model_fields["attributes"].annotation, "mesh.attributes").kind == "dict"
-    assert stype_of(MaterialFacts.model_fields["normalTexture"].annotation, "m").model is TextureRef
-    alpha = stype_of(MaterialFacts.model_fields["alphaMode"].annotation, "material.alphaMode")
+    assert stype_of(fact_fields(MeshFacts)["attributes"].annotation, "mesh.attributes").kind == "dict"
+    assert stype_of(fact_fields(MaterialFacts)["normalTexture"].annotation, "m").model is TextureRef
+    alpha = stype_of(fact_fields(MaterialFacts)["alphaMode"].annotation, "material.alphaMode")
     assert alpha.values == frozenset(["OPAQUE", "MASK", "BLEND", None])
     assert stype_of(Literal["a"], "x").kind == "scalar"
 

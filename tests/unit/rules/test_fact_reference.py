@@ -15,6 +15,7 @@ from pipeline.config import TARGET_NAMES, CompileTarget
 from pipeline.facts import DrawFacts
 from pipeline.rules.fact_reference import fact_paths, reference_markdown
 from pipeline.rules.models import Define, Feature, NormalizeRule, Pass, RuleSet
+from pipeline.facts import fact_fields, is_model
 from paths import REPO
 
 DOC = REPO / "docs" / "own-ubershader.md"
@@ -34,13 +35,13 @@ def test_fact_reference_is_the_generated_one() -> None:
 def test_every_fact_field_has_a_row_with_its_type_and_a_meaning() -> None:
     rows = {f.path: f for f in fact_paths()}
     def walk(model, prefix=""):
-        for name, info in model.model_fields.items():
+        for name, info in fact_fields(model).items():
             path = prefix + name
             assert path in rows, path
             assert rows[path].type and rows[path].description, path
             inner = typing.get_args(info.annotation)[0] if typing.get_origin(info.annotation) is typing.Union \
                 else info.annotation
-            if isinstance(inner, type) and hasattr(inner, "model_fields"):
+            if is_model(inner):
                 walk(inner, path + ".")
     walk(DrawFacts)
     assert rows["mesh.attributes[name].type"].type.startswith("'SCALAR'")

@@ -10,6 +10,7 @@ import pytest
 from provider_helpers import make_world, sidecar
 
 from pipeline.fact_providers import provider_spec
+from pipeline.facts import replace
 from pipeline.plugin_loader import resolve
 from pipeline.scan.provided import provide, providers_of, sidecar_stamps, with_provided_facts
 from pipeline.scan.scanner import scan
@@ -45,7 +46,7 @@ def test_each_draw_gets_its_file_s_sidecar_values_and_equal_answers_share_facts(
     world, found = scanned(tmp_path, sidecars={"a": sidecar(1), "b": sidecar(2, "soaked")})
     (world.root / "town" / "c" / "mesh.gltf").unlink()
     found = scan(world)
-    twice = found.draws + [d.model_copy() for d in found.draws]
+    twice = found.draws + [replace(d) for d in found.draws]
     [spec] = providers_of(world.rulesets)
     draws, problems = provide((spec,), world.root, twice)
     assert problems == []
@@ -67,7 +68,7 @@ def test_a_raising_provider_fails_its_draws_alone_with_one_error_per_file(tmp_pa
     world, found = scanned(tmp_path)
     (tmp_path / "counting.py").write_text(COUNTING)
     spec = provider_spec(resolve("facts", "counting.py:Counting", tmp_path))
-    seven = [d.model_copy(update={"source": d.source.model_copy(update={"node": 7})}) for d in found.draws[:1]]
+    seven = [replace(d, source=replace(d.source, node=7)) for d in found.draws[:1]]
     draws, problems = provide((spec,), world.root, found.draws + seven * 3)
     assert [d.source.node for d in draws] == [1, 1, 1]
     line = next(i for i, text in enumerate(COUNTING.splitlines(), 1) if "raise KeyError" in text)

@@ -14,6 +14,7 @@ from pipeline.chunks import discover
 from pipeline.digest import canonical_bytes
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.records import decode, encode
+from pipeline.facts import replace
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_each_part_is_recorded_once_and_read_back_shared(entry: dict) -> None:
 
 def test_provided_facts_survive_the_trip(entry: dict) -> None:
     ext = {"lod": {"level": 2, "name": "far", "unknown": None}}
-    entry["facts"][0] = entry["facts"][0].model_copy(update={"ext": ext})
+    entry["facts"][0] = replace(entry["facts"][0], ext=ext)
     back = decode(stored(encode(entry)))["facts"]
     assert back[0].ext == ext and back[0] == entry["facts"][0] and back[1].ext == {}
 

@@ -11,6 +11,7 @@ import pytest
 from pipeline.cache.store import Store
 from pipeline.scan import scanner
 from pipeline.world import open_world
+from pipeline.facts import dump
 
 BOX = "glTF-Sample-Assets/Models/BoxVertexColors"
 
@@ -35,7 +36,7 @@ def store(tmp_path: Path):
 
 
 def signature_list(result) -> list[tuple]:
-    return [(d.source.model_dump_json(), result.signature(d)) for d in result.draws]
+    return [(dump(d.source), result.signature(d)) for d in result.draws]
 
 
 def test_second_scan_reads_no_file(world: Path, store: Store) -> None:
