@@ -30,19 +30,6 @@ from pipeline.outputs import reflection  # noqa: E402
 from pipeline.cpus import usable_cpus  # noqa: E402
 
 
-class MemoryStore:
-    """The two store calls prefetch makes, in memory (no disk in the measurement)."""
-
-    def __init__(self) -> None:
-        self.records: dict = {}
-
-    def get(self, kind, key):
-        return self.records.get(key)
-
-    def set(self, kind, key, value) -> None:
-        self.records[key] = value
-
-
 def vulkan_blobs(world: Path, folder: Path) -> dict[str, bytes]:
     result = api.cook(world, cache=folder / "cache", out=folder / "out")
     with Store(folder / "cache") as store:
@@ -65,7 +52,7 @@ def main() -> None:
         for blob in blobs.values():
             reflection.reflect(blob)
         serial.append(time.perf_counter() - started)
-        store = MemoryStore()
+        store = Store.in_memory()
         started = time.perf_counter()
         done = reflection.prefetch(store, list(blobs), blobs.get, workers)
         parallel.append(time.perf_counter() - started)

@@ -44,6 +44,8 @@ from typing import Any
 import diskcache
 import orjson
 
+from pipeline.cache.backends import DataDisk, MemoryCache, ReadOnlyCache, peek_format, read_many
+from pipeline.cache.backends import UnsafeEntry  # noqa: F401  (re-exported: what a pickled entry raises)
 from pipeline.digest import bytes_hash, canonical_bytes
 
 FORMAT_VERSION = 2  # 2: data-only records (JSON) and string keys; 1 held pickles
@@ -57,40 +59,12 @@ class CacheWarning(UserWarning):
     """A cache entry could not be used; it is treated as a miss."""
 
 
-class UnsafeEntry(Exception):
-    """A stored key or value that is not plain data (a pickle): never loaded."""
-
-
 @dataclass(frozen=True)
 class RecordKind:
     """One kind of record: its key prefix in the store and the version of its layout."""
 
     namespace: str
     version: int
-
-
-class DataDisk(diskcache.Disk):
-    """diskcache's storage, restricted to plain data: str/bytes/int/float, never pickles."""
-
-    def put(self, key):
-        if type(key) not in (str, bytes):
-            raise TypeError(f"cache keys are strings, not {type(key).__name__}")
-        return super().put(key)
-
-    def get(self, key, raw):
-        if not raw:
-            raise UnsafeEntry("a pickled key")
-        return super().get(key, raw)
-
-    def store(self, value, read, key=diskcache.core.UNKNOWN):
-        if read or type(value) not in (bytes, str, int, float):
-            raise TypeError(f"cache values are bytes, str or numbers, not {type(value).__name__}")
-        return super().store(value, read, key)
-
-    def fetch(self, mode, filename, value, read):
-        if mode == diskcache.core.MODE_PICKLE:
-            raise UnsafeEntry("a pickled value")
-        return super().fetch(mode, filename, value, read)
 
 
 def default_cache_dir(cwd: Path | None = None) -> Path:
@@ -110,17 +84,17 @@ class Store:
         self.read_only = read_only
         if read_only:
             self.on_disk = False
-            self._cache = _ReadOnlyCache(self.directory / DATABASE)
+            self._cache = ReadOnlyCache(self.directory / DATABASE)
             if self._safe_get(_META) not in (FORMAT_VERSION, _MISSING):
-                self._cache = _MemoryCache()  # another format: every record is a miss
+                self._cache = MemoryCache()  # another format: every record is a miss
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        found = _peek_format(self.directory / DATABASE)
+        found = peek_format(self.directory / DATABASE, _META)
         if isinstance(found, int) and found > FORMAT_VERSION:
             self.warn(f"{self.directory}: cache format {found} is newer than this tool's ({FORMAT_VERSION}); "
                       "leaving it alone and working without a cache")
             self.on_disk = False
-            self._cache = _MemoryCache()
+            self._cache = MemoryCache()
             return
         self._cache = self._open()
         self._check_format()
@@ -153,12 +127,12 @@ class Store:
         :meth:`drain`, and written by the cook, :meth:`set_raw`)."""
         store = cls.__new__(cls)
         store.directory, store.warnings, store._pending = Path("<memory>"), [], None
-        store.on_disk, store.read_only, store._cache = False, False, _MemoryCache()
+        store.on_disk, store.read_only, store._cache = False, False, MemoryCache()
         return store
 
     def drain(self) -> dict[str, bytes]:
         """An in-memory store's records as stored (name -> bytes), taken out of it."""
-        if not isinstance(self._cache, _MemoryCache):
+        if not isinstance(self._cache, MemoryCache):
             raise TypeError("only an in-memory store is drained")
         found = {name: value for name, value in self._cache.items() if isinstance(value, bytes)}
         self._cache.clear()
@@ -233,8 +207,19 @@ class Store:
         name = f"{kind.namespace}:{key}"
         raw = self._pending.get(name, _MISSING) if self._pending else _MISSING
         raw = self._safe_get(name) if raw is _MISSING else raw
-        if raw is _MISSING:
-            return default
+        return default if raw is _MISSING else self._data(kind, key, raw, default)
+
+    def get_many(self, kind: RecordKind, keys: Iterable[str]) -> dict[str, Any]:
+        """What :meth:`get` gives each of ``keys`` that has a record, by key: the database asked once for
+        many (a chunk's rule evaluations, a cook's job records), not once each."""
+        names = {f"{kind.namespace}:{key}": key for key in keys}
+        pending = self._pending or {}
+        raws = {name: pending[name] for name in names if name in pending}
+        raws.update(read_many(self._cache, [n for n in names if n not in raws], self._safe_get, _MISSING))
+        found = {names[name]: self._data(kind, names[name], raw, _MISSING) for name, raw in raws.items()}
+        return {key: data for key, data in found.items() if data is not _MISSING}
+
+    def _data(self, kind: RecordKind, key: str, raw: Any, default: Any) -> Any:
         try:
             doc = orjson.loads(raw)
             if doc["v"] == kind.version:
@@ -317,78 +302,3 @@ class Store:
             return name in self._cache
         except Exception:  # noqa: BLE001 - an unreadable store answers as a miss, as a read does
             return False
-
-
-def _peek_format(database: Path) -> Any:
-    """The format a cache database records, read without opening it for writing (None: unknown)."""
-    if not database.is_file():
-        return None
-    try:
-        with contextlib.closing(sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)) as db:
-            row = db.execute("SELECT value FROM Cache WHERE key = ? AND raw = 1", (_META,)).fetchone()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
-
-
-class _ReadOnlyCache(dict):
-    """The database read through a plain SQLite connection (no settings written, no file made);
-    what is set or deleted stays in memory (``_GONE`` marks a deletion)."""
-
-    def __init__(self, database: Path):
-        super().__init__()
-        self._db = None
-        self._disk = DataDisk(str(database.parent))
-        if database.is_file():
-            self._db = sqlite3.connect(f"{database.absolute().as_uri()}?mode=rw", uri=True, timeout=60,
-                                       isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA query_only = 1")
-
-    def get(self, key, default=None):
-        if key in self:
-            value = super().get(key)
-            return default if value is _GONE else value
-        if self._db is None:
-            return default
-        row = self._db.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
-                               (key,)).fetchone()
-        return default if row is None else self._disk.fetch(row[0], row[1], row[2], False)
-
-    def set(self, key, value) -> None:
-        self[key] = value
-
-    def delete(self, key) -> None:
-        self[key] = _GONE
-
-    def __iter__(self):
-        stored = [] if self._db is None else [k for (k,) in self._db.execute(
-            "SELECT key FROM Cache WHERE raw = 1 ORDER BY rowid")]
-        mine = dict.keys(self)
-        yield from (k for k in dict.fromkeys([*stored, *mine]) if dict.get(self, k) is not _GONE)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-
-_GONE = object()
-
-
-class _MemoryCache(dict):
-    """Stands in for the database while a newer tool's cache is left alone."""
-
-    def get(self, key, default=None):
-        return super().get(key, default)
-
-    def set(self, key, value) -> None:
-        self[key] = value
-
-    def delete(self, key) -> None:
-        self.pop(key, None)
-
-    def close(self) -> None:
-        pass

@@ -193,8 +193,9 @@ def look_up(jobs: dict[str, StageJob], store: Store, library: str,
     last cook left it (:func:`pipeline.outputs.write_library.held_blobs`), which the outputs take from
     there, never from the store; for them the store's copy is only looked up."""
     run, misses = RunResult(), []
+    records = store.get_many(JOB, jobs)
     for key, job in sorted(jobs.items()):
-        record = store.get(JOB, key)
+        record = records.get(key)
         cached = _cached_result(record, store, library, held)
         if cached is not None:
             run.results[key] = cached

@@ -200,6 +200,7 @@ class StoredEvaluations(dict):
     def __init__(self, store: Store, base: str):
         super().__init__()
         self.store, self.base = store, base
+        self._absent: set = set()  # projections a prefetch found no stored evaluation of
 
     def _key(self, projected: tuple) -> str:
         """The canonical hash of the projected values (models as their JSON, canonical bytes tagged)."""
@@ -207,9 +208,32 @@ class StoredEvaluations(dict):
                                         else ["value", dump(v) if isinstance(v, Frozen) else v]
                                         for v in projected]])
 
+    def prefetch(self, projections) -> None:
+        """Read the stored evaluations of ``projections`` together (one query, not one each)."""
+        wanted = {}
+        for projected in projections:
+            if projected not in self:
+                key = self._key(projected)
+                uses = _DECODED.get(key)
+                if uses is not None:
+                    super().__setitem__(projected, uses)
+                else:
+                    wanted[key] = projected
+        stored = self.store.get_many(EVALUATIONS, wanted)
+        for key, projected in wanted.items():
+            try:
+                uses = decode_uses(stored[key])
+            except (KeyError, TypeError, ValueError):
+                self._absent.add(projected)
+                continue
+            _remember(key, uses)
+            super().__setitem__(projected, uses)
+
     def get(self, projected, default=None):
         if projected in self:
             return self[projected]
+        if projected in self._absent:
+            return default
         key = self._key(projected)
         uses = _DECODED.get(key)  # decoded by an earlier cook of this process (pipeline watch, a library user)
         if uses is None:

@@ -145,7 +145,11 @@ def required_keys(rulesets: Iterable[RuleSet], draws: Iterable[Draw], memo: Memo
     result = RequiredKeys()
     keys = result.keys
     seen: set[str] = set()
-    for projected, group in _group(rulesets, draws).items():
+    groups = _group(rulesets, draws)
+    prefetch = getattr(memo, "prefetch", None)  # a memo backed by the store reads its evaluations together
+    if prefetch is not None:
+        prefetch(groups)
+    for projected, group in groups.items():
         uses = memo.get(projected)
         if uses is None:
             result.signatures_evaluated += 1

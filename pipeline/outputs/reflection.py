@@ -86,7 +86,12 @@ def prefetch(store, digests, load_blob, workers: int) -> int:
         version = tool_version()
     except ReflectionError:
         return 0
-    missing = [d for d in sorted(set(digests)) if not isinstance(store.get(REFLECTION, f"{d}:{version}"), dict)]
+    keys = {d: f"{d}:{version}" for d in sorted(set(digests))}
+    stored = store.get_many(REFLECTION, keys.values())  # kept for reflect_cached, which the outputs call next
+    for key, doc in stored.items():
+        if isinstance(doc, dict):
+            _seen(key, doc)
+    missing = [d for d, key in keys.items() if not isinstance(stored.get(key), dict)]
     blobs = {d: load_blob(d) for d in missing}
     todo = [d for d in missing if blobs[d]]
     if not todo:
@@ -128,10 +133,14 @@ def reflect_cached(store, digest: str, load_blob) -> dict:
             raise ReflectionError.at(digest, "blob missing from the cache; cannot reflect it")
         doc = reflect(blob)
         store.set(REFLECTION, key, doc)
+    _seen(key, doc)
+    return doc
+
+
+def _seen(key: str, doc: dict) -> None:
     if len(_SEEN) >= _SEEN_MAX:
         _SEEN.clear()
     _SEEN[key] = doc
-    return doc
 
 
 def normalize(raw: dict) -> dict:

@@ -105,12 +105,11 @@ def write_now(path: Path, data: bytes) -> None:
 
 
 def prefetch_reflections(jobs: CookedJobs, store: Store, workers: int) -> None:
-    """The runtime contract and the library reflect every Vulkan blob; those new to this cook are
-    reflected in parallel first."""
+    """The runtime contract and the library reflect every Vulkan blob of the cook: the stored reflections
+    are read together, those not stored yet (the blobs new to this cook, mostly) made in parallel."""
     run = jobs.run
-    digests = [r.blob for key in [*run.compiled, *run.fetched]
-               if (r := run.results.get(key)) is not None and r.blob
-               and jobs.plan.jobs[key].request.target.startswith("vulkan")]
+    digests = [r.blob for key, r in run.results.items()
+               if r.blob and jobs.plan.jobs[key].request.target.startswith("vulkan")]
     if digests:
         prefetch(store, digests, store.get_blob, workers)
 

@@ -252,18 +252,16 @@ class Planner:
     def unknown_jobs(self, keys) -> list[StageJob]:
         """The jobs of ``keys`` (ubershader families') whose exact key neither this plan nor the record
         knows, each once: those :meth:`add` would preprocess (:mod:`pipeline.plan.ahead` does it first)."""
-        found: dict[str, StageJob] = {}
+        candidates: dict[str, StageJob] = {}
         for key in [k for k in keys if self.rulesets[k.shader].kind == "ubershader"] if self._exact else []:
             made = self._defined[key] = self.define_jobs(key)  # for add(), which would make them again
             for job in (job for jobs in made.values() for job in jobs.values()):
-                if job.key in self._exact_keys or job.key in self._ahead or job.key in found:
-                    continue
-                recorded = self._recorded(job.key)
-                if recorded is None:
-                    found[job.key] = job
-                else:
-                    self._ahead[job.key] = recorded
-        return list(found.values())
+                if job.key not in self._exact_keys and job.key not in self._ahead:
+                    candidates.setdefault(job.key, job)
+        many = getattr(self._recorded, "many", None)  # the records read together, when the lookup can
+        recorded = many(list(candidates)) if many is not None else {k: self._recorded(k) for k in candidates}
+        self._ahead.update((k, exact) for k, exact in recorded.items() if exact is not None)
+        return [job for k, job in candidates.items() if recorded.get(k) is None]
 
     def learn(self, define_key: str, exact: str | None) -> None:
         """A job's exact key, preprocessed (None: it did not preprocess and keeps its define-based key)."""

@@ -113,6 +113,12 @@ def _recorded(store: Store, setup: JobSetup):
     def lookup(define_key: str) -> str | None:
         found = store.get(JOB_EXACT, _record_key(setup, define_key))
         return found if isinstance(found, str) else None
+
+    def many(define_keys: list[str]) -> dict[str, str]:
+        named = {_record_key(setup, k): k for k in define_keys}
+        return {named[r]: found for r, found in store.get_many(JOB_EXACT, named).items() if isinstance(found, str)}
+
+    lookup.many = many  # type: ignore[attr-defined]
     return lookup
 
 

@@ -215,3 +215,22 @@ def test_an_in_memory_store_s_records_are_drained_and_stored_elsewhere_as_made(t
         assert store.get(KIND, "c") is None
     with pytest.raises(TypeError):
         Store(tmp_path / "d").drain()
+
+
+def test_many_records_are_read_together_as_get_reads_each(tmp_path: Path) -> None:
+    keys = [f"k{i}" for i in range(1200)]  # more than one query's worth
+    with Store(tmp_path) as store:
+        for i, key in enumerate(keys[::2]):
+            store.set(KIND, key, {"i": i})
+        store.set(OTHER, "k1", "another kind")
+        store._cache.set("t:k3", b"not json")
+        store._cache.set("t:k5", b'{"v":1,"data":"old"}')  # another version
+        with store.batched():
+            store.set(KIND, "k7", "pending")  # read back from the batch, as get does
+            found = store.get_many(KIND, keys)
+        assert found == {k: store.get(KIND, k) for k in keys if store.get(KIND, k) is not None}
+        assert len(found) == 601 and found["k7"] == "pending" and "k1" not in found and "k5" not in found
+        assert any("unreadable t record k3" in w for w in store.warnings)
+    with Store(tmp_path, read_only=True) as look:  # a look without diskcache: one by one, same answers
+        assert look.get_many(KIND, keys) == found  # the batch was written on its way out
+    assert Store.in_memory().get_many(KIND, keys) == {}

@@ -244,3 +244,10 @@ def test_a_job_through_plugins_says_which_changed_and_names_them(store: Store) -
     assert why(with_plugins(GOOD), store) == "plug-ins changed: now none"
     assert why(with_plugins(GOOD, unroll, ("dxc", "", "c" * 64)), store) == \
         "plug-ins changed: now unroll, dxc; through plug-ins unroll 1.0, dxc"
+
+
+def test_the_job_records_are_read_together(store: Store, monkeypatch) -> None:
+    run_plan(plan_of(GOOD, BAD), store, CountingRunner())
+    monkeypatch.setattr(store, "get", lambda *a, **k: pytest.fail("a job record read alone"))
+    run, misses = look_up(plan_of(GOOD, BAD).jobs, store, "")
+    assert GOOD.key in run.results and run.results[GOOD.key].cached

@@ -195,3 +195,26 @@ def test_an_evaluation_decoded_once_serves_the_later_cooks_of_the_process(tmp_pa
         again = chunk_keys.StoredEvaluations(store, "base").get(("facts",))
         assert again == uses and again is not uses and len(reads) == 1
         assert chunk_keys.StoredEvaluations(store, "other rules").get(("facts",)) is None
+
+
+def test_a_chunk_s_stored_evaluations_are_read_together(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.keys import chunk_keys
+    from pipeline.keys.evaluate import evaluate
+
+    monkeypatch.setattr(chunk_keys, "_DECODED", {})
+    world = api.open_world(SAMPLE, cache=tmp_path / "cache")
+    draws = api.scan(world).draws
+    with world.open_store() as store:
+        first = chunk_keys.StoredEvaluations(store, "base")
+        for i, draw in enumerate(draws[:3]):
+            first[(i,)] = list(evaluate(world.rulesets, draw.facts))
+        chunk_keys._DECODED.clear()  # another process
+        monkeypatch.setattr(store, "get", lambda *a, **k: pytest.fail("an evaluation read alone"))
+        asked = []
+        get_many = store.get_many
+        monkeypatch.setattr(store, "get_many", lambda kind, keys: asked.append(len(keys)) or get_many(kind, keys))
+        later = chunk_keys.StoredEvaluations(store, "base")
+        later.prefetch([(0,), (1,), (2,), (9,)])
+        assert asked == [4]
+        assert [later.get((i,)) for i in range(3)] == [first[(i,)] for i in range(3)]
+        assert later.get((9,)) is None  # none stored: known absent, not asked again

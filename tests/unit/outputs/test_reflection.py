@@ -184,7 +184,7 @@ def test_reflect_cached_reflects_a_blob_once_and_stores_it_by_digest_and_tool_ve
         assert info.value.diagnostics[0].location.file == "f" * 64
 
 
-def test_prefetch_reflects_only_what_is_not_stored_and_skips_what_it_cannot(blobs, tmp_path) -> None:
+def test_prefetch_reflects_only_what_is_not_stored_and_skips_what_it_cannot(blobs, tmp_path, monkeypatch) -> None:
     vert, frag = bytes_hash(blobs["t.vert"]), bytes_hash(blobs["t.frag"])
     bad, lost = bytes_hash(b"garbage"), "0" * 64
     load = Loads({vert: blobs["t.vert"], frag: blobs["t.frag"], bad: b"garbage", lost: None})
@@ -196,7 +196,10 @@ def test_prefetch_reflects_only_what_is_not_stored_and_skips_what_it_cannot(blob
         assert store.get(REFLECTION, f"{vert}:{version}") == reflect(blobs["t.vert"])
         assert store.get(REFLECTION, f"{bad}:{version}") is None  # left to reflect_cached to report
         load.asked.clear()
-        assert prefetch(store, [vert, frag], load, workers=2) == 0 and load.asked == []
+        monkeypatch.setattr(reflection, "_SEEN", {})
+        monkeypatch.setattr(store, "get", lambda *a, **k: pytest.fail("a reflection read alone"))
+        assert prefetch(store, [vert, frag], load, workers=2) == 0 and load.asked == []  # both read together
+        assert reflect_cached(store, frag, load) == reflect(blobs["t.frag"])  # kept: not read again
 
 
 def test_the_cache_key_holds_the_tool_revision(blobs, tmp_path, monkeypatch) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import api
+from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.cook.verify import family_keys
 from pipeline.plan import ahead
@@ -56,7 +57,16 @@ def test_recorded_jobs_and_too_few_jobs_go_to_no_pool(keys, tmp_path: Path, monk
         monkeypatch.setattr(ahead, "MIN_JOBS", 1)
         monkeypatch.setattr(_jobs, "default_preprocessor", lambda tree: pytest.fail("preprocessed again"))
         planner = world_setup(world, "id").planner(store)
-        assert planner.unknown_jobs(sorted(wanted)) == []  # every exact key recorded
+        monkeypatch.setattr(store, "get", lambda *a, **k: pytest.fail("a recorded key read alone"))
+        asked = []
+        get_many = store.get_many
+        monkeypatch.setattr(store, "get_many", lambda kind, keys: asked.append(kind) or get_many(kind, keys))
+        assert planner.unknown_jobs(sorted(wanted)) == []  # every exact key recorded, read together
+        assert asked == [JOB_EXACT]
+        monkeypatch.undo()
+        monkeypatch.setattr(ahead, "process_pool", lambda *a, **k: pytest.fail("a pool was started"))
+        monkeypatch.setattr(ahead, "MIN_JOBS", 1)
+        monkeypatch.setattr(_jobs, "default_preprocessor", lambda tree: pytest.fail("preprocessed again"))
         again = plan_for(world, wanted, "id", store=store, workers=2)
     assert list(again.jobs) == list(first.jobs) and again.stages == first.stages and again.preprocessed == {}
 
