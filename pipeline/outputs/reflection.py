@@ -38,6 +38,7 @@ for _prefix, _kind in (("", "SFLOAT"), ("i", "SINT"), ("u", "UINT")):
 for _name, _kind in _SCALAR.items():
     VERTEX_FORMATS[_name] = (f"R32_{_kind}", 4)
 
+_READ_TOGETHER = 500  # stored reflections read in one query by prefetch
 _KINDS = {  # spirv-cross resource list -> Vulkan descriptor type
     "ubos": "uniform_buffer", "ssbos": "storage_buffer", "textures": "combined_image_sampler",
     "separate_images": "sampled_image", "separate_samplers": "sampler", "images": "storage_image",
@@ -86,12 +87,16 @@ def prefetch(store, digests, load_blob, workers: int) -> int:
         version = tool_version()
     except ReflectionError:
         return 0
-    keys = {d: f"{d}:{version}" for d in sorted(set(digests))}
-    stored = store.get_many(REFLECTION, keys.values())  # kept for reflect_cached, which the outputs call next
-    for key, doc in stored.items():
-        if isinstance(doc, dict):
-            _seen(key, doc)
-    missing = [d for d, key in keys.items() if not isinstance(stored.get(key), dict)]
+    keys, missing = [(d, f"{d}:{version}") for d in sorted(set(digests))], []
+    for start in range(0, len(keys), _READ_TOGETHER):  # a few hundred documents in memory at a time
+        part = keys[start:start + _READ_TOGETHER]
+        stored = store.get_many(REFLECTION, [key for _, key in part])
+        for digest, key in part:
+            doc = stored.get(key)
+            if isinstance(doc, dict):
+                _seen(key, doc)  # kept for reflect_cached, which the outputs call next
+            else:
+                missing.append(digest)
     blobs = {d: load_blob(d) for d in missing}
     todo = [d for d in missing if blobs[d]]
     if not todo:
