@@ -36,7 +36,7 @@ import contextlib
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,8 +44,7 @@ from typing import Any
 import diskcache
 import orjson
 
-from pipeline.cache.backends import DataDisk, MemoryCache, ReadOnlyCache, peek_format, read_many
-from pipeline.cache.backends import UnsafeEntry  # noqa: F401  (re-exported: what a pickled entry raises)
+from pipeline.cache.backends import QUERY_KEYS, DataDisk, MemoryCache, ReadOnlyCache, peek_format, read_many
 from pipeline.digest import bytes_hash, canonical_bytes
 
 FORMAT_VERSION = 2  # 2: data-only records (JSON) and string keys; 1 held pickles
@@ -218,6 +217,15 @@ class Store:
         raws.update(read_many(self._cache, [n for n in names if n not in raws], self._safe_get, _MISSING))
         found = {names[name]: self._data(kind, names[name], raw, _MISSING) for name, raw in raws.items()}
         return {key: data for key, data in found.items() if data is not _MISSING}
+
+    def get_each(self, kind: RecordKind, keys: Iterable[str]) -> Iterator[tuple[str, Any]]:
+        """Each of ``keys`` in order with what :meth:`get` gives it (None when absent), read a query's worth
+        at a time (:meth:`get_many`): a cook's job records or reflections, a few hundred held at once."""
+        keys = list(keys)
+        for start in range(0, len(keys), QUERY_KEYS):
+            part = keys[start:start + QUERY_KEYS]
+            found = self.get_many(kind, part)
+            yield from ((key, found.get(key)) for key in part)
 
     def _data(self, kind: RecordKind, key: str, raw: Any, default: Any) -> Any:
         try:

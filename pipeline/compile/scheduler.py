@@ -41,7 +41,6 @@ MAX_BATCH = 32
 # worker's start (spawn, imports, compiler load) costs about 0.3 s, a typical job
 # 5-25 ms, so a pool of N workers only pays off beyond a few dozen jobs.
 INLINE_PER_WORKER = 8
-READ_TOGETHER = 500  # job records looked up in one query
 
 
 @dataclass(frozen=True)
@@ -193,12 +192,9 @@ def look_up(jobs: dict[str, StageJob], store: Store, library: str,
     again), but for the blobs in ``held``: those the output folder's library holds as this machine's
     last cook left it (:func:`pipeline.outputs.write_library.held_blobs`), which the outputs take from
     there, never from the store; for them the store's copy is only looked up."""
-    run, misses, records = RunResult(), [], {}
-    ordered = sorted(jobs.items())
-    for at, (key, job) in enumerate(ordered):
-        if at % READ_TOGETHER == 0:  # the records of the next few hundred jobs, read together
-            records = store.get_many(JOB, [k for k, _ in ordered[at:at + READ_TOGETHER]])
-        record = records.get(key)
+    run, misses = RunResult(), []
+    for key, record in store.get_each(JOB, sorted(jobs)):  # a few hundred records read together
+        job = jobs[key]
         cached = _cached_result(record, store, library, held)
         if cached is not None:
             run.results[key] = cached

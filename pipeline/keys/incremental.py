@@ -104,7 +104,10 @@ def _folder_hash(folder: Path) -> str:
     return stable_hash([[p.relative_to(folder).as_posix(), bytes_hash(p.read_bytes())] for p in files])
 
 
-def _base(world, root: Path, optional: frozenset[str]) -> str:
+def world_base(world, root: Path, optional: frozenset[str]) -> str:
+    """What every chunk fingerprint of ``world`` starts from: the tool's code, the facts schema, the root,
+    the configuration, the rule sets' files and the optional facts they read (a farm worker makes it too,
+    to compare with the cook's)."""
     providers = [spec.identity for spec in providers_of(world.rulesets)]  # their code and version
     return stable_hash({
         "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
@@ -133,12 +136,6 @@ def chunk_fingerprint(world, root: Path, chunk, base: str) -> str | None:
     """The fingerprint of one chunk as this process sees its files (each stat-ed here): what a farm worker
     compares with the cook's before doing the chunk."""
     return _fingerprint(base, root, chunk, providers_of(world.rulesets), None, os.path.join(os.path.abspath(root), ""))
-
-
-def world_base(world, root: Path, optional: frozenset[str]) -> str:
-    """What every chunk fingerprint of ``world`` starts from: the tool's code, the facts schema, the root,
-    the configuration, the rule sets' files and the optional facts they read."""
-    return _base(world, root, optional)
 
 
 def _entry(path: str) -> list | None:
@@ -180,7 +177,7 @@ def cook_input(world, store: Store, *, level: str | None = None, chunk: str | No
     if target.only_file is not None or any(config.grid(c.level) for c in target.chunks):
         return None
     root = target.root
-    base = _base(world, root, optional)
+    base = world_base(world, root, optional)
     found: dict[str, ChunkKeys] = {}
     missing = []
     prints = {}

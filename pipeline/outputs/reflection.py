@@ -38,7 +38,6 @@ for _prefix, _kind in (("", "SFLOAT"), ("i", "SINT"), ("u", "UINT")):
 for _name, _kind in _SCALAR.items():
     VERTEX_FORMATS[_name] = (f"R32_{_kind}", 4)
 
-_READ_TOGETHER = 500  # stored reflections read in one query by prefetch
 _KINDS = {  # spirv-cross resource list -> Vulkan descriptor type
     "ubos": "uniform_buffer", "ssbos": "storage_buffer", "textures": "combined_image_sampler",
     "separate_images": "sampled_image", "separate_samplers": "sampler", "images": "storage_image",
@@ -87,16 +86,12 @@ def prefetch(store, digests, load_blob, workers: int) -> int:
         version = tool_version()
     except ReflectionError:
         return 0
-    keys, missing = [(d, f"{d}:{version}") for d in sorted(set(digests))], []
-    for start in range(0, len(keys), _READ_TOGETHER):  # a few hundred documents in memory at a time
-        part = keys[start:start + _READ_TOGETHER]
-        stored = store.get_many(REFLECTION, [key for _, key in part])
-        for digest, key in part:
-            doc = stored.get(key)
-            if isinstance(doc, dict):
-                _seen(key, doc)  # kept for reflect_cached, which the outputs call next
-            else:
-                missing.append(digest)
+    digest_of, missing = {f"{d}:{version}": d for d in sorted(set(digests))}, []
+    for key, doc in store.get_each(REFLECTION, digest_of):  # a few hundred documents in memory at a time
+        if isinstance(doc, dict):
+            _seen(key, doc)  # kept for reflect_cached, which the outputs call next
+        else:
+            missing.append(digest_of[key])
     blobs = {d: load_blob(d) for d in missing}
     todo = [d for d in missing if blobs[d]]
     if not todo:

@@ -32,7 +32,7 @@ cache (:mod:`pipeline.plan.setup`), and a later plan reads it instead of preproc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from pipeline.compilers import CompileRequest, SourceTree
@@ -197,15 +197,16 @@ def plan_jobs(keys, rulesets: dict[str, RuleSet], tree: SourceTree, options: Job
 class Planner:
     """Keys in, unique stage jobs out, one key at a time (a family's whole valid space streams through).
 
-    ``recorded(define_key)`` gives the exact key an earlier run found for a job's define-based key
-    (or None); only the jobs it does not know are preprocessed (here when a key is added, unless
-    :meth:`learn` was told first), glslang loaded for the first.  ``plan.preprocessed``: those found."""
+    ``recorded(define_keys)`` gives the exact keys an earlier run found for jobs' define-based keys, by
+    define-based key (those it knows); only the jobs it does not know are preprocessed (here when a key
+    is added, unless :meth:`learn` was told first), glslang loaded for the first.  ``plan.preprocessed``:
+    those found."""
 
     def __init__(self, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions, exact: bool = True,
-                 recorded: Callable[[str], str | None] | None = None):
+                 recorded: Callable[[list[str]], Mapping[str, str]] | None = None):
         self.rulesets, self.tree, self.options = rulesets, tree, options
         self.plan = JobPlan(exact=exact)
-        self._exact, self._recorded = exact, recorded or (lambda _define_key: None)
+        self._exact, self._recorded = exact, recorded or (lambda _define_keys: {})
         self._preprocess: Callable | None = None
         self._loaded = False
         self._sources = ClosureCache(tree)
@@ -258,10 +259,9 @@ class Planner:
             for job in (job for jobs in made.values() for job in jobs.values()):
                 if job.key not in self._exact_keys and job.key not in self._ahead:
                     candidates.setdefault(job.key, job)
-        many = getattr(self._recorded, "many", None)  # the records read together, when the lookup can
-        recorded = many(list(candidates)) if many is not None else {k: self._recorded(k) for k in candidates}
-        self._ahead.update((k, exact) for k, exact in recorded.items() if exact is not None)
-        return [job for k, job in candidates.items() if recorded.get(k) is None]
+        recorded = self._recorded(list(candidates))  # the records read together
+        self._ahead.update(recorded)
+        return [job for k, job in candidates.items() if k not in recorded]
 
     def learn(self, define_key: str, exact: str | None) -> None:
         """A job's exact key, preprocessed (None: it did not preprocess and keeps its define-based key)."""
@@ -279,7 +279,8 @@ class Planner:
             return job
         if job.key not in self._exact_keys:
             # found ahead, else recorded by an earlier plan, else preprocessed now
-            key = self._ahead.pop(job.key, None) or self._recorded(job.key) or self._found(job.key, self.exact_of(job))
+            key = self._ahead.pop(job.key, None) or self._recorded([job.key]).get(job.key) \
+                or self._found(job.key, self.exact_of(job))
             self._exact_keys[job.key] = key
             if key in self.plan.jobs:
                 self.plan.merged += 1

@@ -110,16 +110,10 @@ def _code() -> str:
 
 
 def _recorded(store: Store, setup: JobSetup):
-    def lookup(define_key: str) -> str | None:
-        found = store.get(JOB_EXACT, _record_key(setup, define_key))
-        return found if isinstance(found, str) else None
-
-    def many(define_keys: list[str]) -> dict[str, str]:
+    def recorded(define_keys: list[str]) -> dict[str, str]:  # read together: one query for many
         named = {_record_key(setup, k): k for k in define_keys}
         return {named[r]: found for r, found in store.get_many(JOB_EXACT, named).items() if isinstance(found, str)}
-
-    lookup.many = many  # type: ignore[attr-defined]
-    return lookup
+    return recorded
 
 
 def record_exact(store: Store, setup: JobSetup, plan: JobPlan) -> None:

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
 from pipeline.facts import Frozen, fact_fields, is_model
 from pipeline.rules.expr_runtime import SEPARATOR
 from pipeline.rules.expr_types import Domain, SType, suggest
@@ -113,7 +115,7 @@ def element_fields(stype: SType, key_name: str) -> tuple[str, ...] | None:
 
 def _parts(element: Any) -> dict[str, Any]:
     if isinstance(element, Frozen):
-        return {name: getattr(element, name) for name in element.__struct_fields__}
+        return msgspec.structs.asdict(element)
     if isinstance(element, dict):
         return dict(element)
     return {"value": element}

@@ -9,7 +9,7 @@ import operator
 import re
 from typing import Any, Callable
 
-from pipeline.facts import Frozen
+from pipeline.facts import Frozen, fact_fields
 
 SEPARATOR = "+"  # between the define names of a set feature's value (rules/emit.py)
 
@@ -26,7 +26,7 @@ def get_attr(obj: Any, name: str) -> Any:
     if obj is None:
         return None
     if isinstance(obj, Frozen):
-        return getattr(obj, name) if name in type(obj).__struct_fields__ else None
+        return getattr(obj, name) if name in fact_fields(type(obj)) else None  # a cached dict: O(1)
     if isinstance(obj, dict):
         return obj.get(name)
     return None

@@ -13,7 +13,6 @@ import os
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from pipeline.chunks import ChunkInfo
@@ -130,12 +129,14 @@ class ChunkScan:
         self.add_draws(file, entry[4], trusted)
 
     def add_draws(self, file: str, rows, trusted: bool) -> None:
-        new_source, new_draw = (_construct_source, _construct_draw) if trusted else (_new_source, _new_draw)
+        """The draws of ``rows``: a cache record's (``trusted`` False) are checked, every type; rows just
+        built from a checked document need not be.  Their facts are checked already (:func:`load`)."""
         for node, mesh, primitive, material, variant, i in rows:
             facts = self.facts[i]
-            source = new_source({"file": file, "chunk": facts.chunk.name, "level": facts.chunk.level, "node": node,
-                                 "mesh": mesh, "primitive": primitive, "material": material, "variant": variant})
-            self.draws.append(new_draw({"source": source, "facts": facts}))
+            values = {"file": file, "chunk": facts.chunk.name, "level": facts.chunk.level, "node": node,
+                      "mesh": mesh, "primitive": primitive, "material": material, "variant": variant}
+            source = DrawSource(**values) if trusted else load(DrawSource, values)
+            self.draws.append(Draw(source=source, facts=facts))
 
     def intern(self, facts: DrawFacts, signature: str | None = None) -> int:
         """Index of these facts in the chunk's de-duplicated list (equal signatures share one)."""
@@ -179,16 +180,4 @@ class ChunkScan:
 
 
 _UNKNOWN = object()
-
-# Rows of a cache record are checked (every type); rows just built from a validated document need not be.
-_new_source, _new_draw = partial(load, DrawSource), partial(load, Draw)
-
-
-def _construct_source(values: dict) -> DrawSource:
-    return DrawSource(**values)
-
-
-def _construct_draw(values: dict) -> Draw:
-    return Draw(**values)
-
 

@@ -231,6 +231,11 @@ def test_many_records_are_read_together_as_get_reads_each(tmp_path: Path) -> Non
         assert found == {k: store.get(KIND, k) for k in keys if store.get(KIND, k) is not None}
         assert len(found) == 601 and found["k7"] == "pending" and "k1" not in found and "k5" not in found
         assert any("unreadable t record k3" in w for w in store.warnings)
+        asked = []
+        get_many = store.get_many
+        store.get_many = lambda kind, part: asked.append(len(part)) or get_many(kind, part)
+        assert list(store.get_each(KIND, keys)) == [(k, store.get(KIND, k)) for k in keys]  # in order, None absent
+        assert asked == [500, 500, 200]  # a query's worth at a time
     with Store(tmp_path, read_only=True) as look:  # a look without diskcache: one by one, same answers
         assert look.get_many(KIND, keys) == found  # the batch was written on its way out
     assert Store.in_memory().get_many(KIND, keys) == {}

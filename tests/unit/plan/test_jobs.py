@@ -122,9 +122,9 @@ def test_the_planner_takes_a_recorded_exact_key_and_keeps_a_key_out_when_asked(f
     rs, tree = family
     asked: list[str] = []
 
-    def recorded(define_key: str) -> str:
-        asked.append(define_key)
-        return "exact-" + define_key[:8]
+    def recorded(define_keys: list[str]) -> dict[str, str]:
+        asked.extend(define_keys)
+        return {k: "exact-" + k[:8] for k in define_keys}
 
     monkeypatch.setattr(jobs, "default_preprocessor", lambda tree: pytest.fail("a recorded job was preprocessed"))
     planner = Planner({"t": rs}, tree, JobOptions(compiler="c"), recorded=recorded)
