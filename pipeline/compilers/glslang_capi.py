@@ -148,10 +148,17 @@ class GlslangApi:
         self.lock = threading.Lock()
 
 
-@functools.cache
+_API: list[GlslangApi] = []
+_API_LOCK = threading.Lock()
+
+
 def api() -> GlslangApi:
-    """The process-wide glslang binding (loaded and initialized on first use)."""
-    return GlslangApi()
+    """The process-wide glslang binding (loaded and initialized on first use, once, whichever thread asks)."""
+    if not _API:
+        with _API_LOCK:
+            if not _API:
+                _API.append(GlslangApi())
+    return _API[0]
 
 
 class _Includer:
@@ -225,8 +232,12 @@ class GlslangCapiBackend:
     name = "capi"
 
     def __init__(self) -> None:
-        self.api = api()
         self.identity = f"glslang {glslang_version()} (C API); {tools_version()}"
+
+    @property
+    def api(self) -> GlslangApi:
+        """The C library, loaded on the first compile (a cook whose jobs are all cached never loads it)."""
+        return api()
 
     def compile(self, request: CompileRequest, tree: SourceTree) -> CompileOutput:
         """Compile one request; shader errors come back as diagnostics, never raised."""

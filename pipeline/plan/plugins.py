@@ -52,8 +52,8 @@ def world_plugins(world: "World", families: dict[str, RuleSet]) -> Plugins:
     compile_config = family_targets(world.config, families)
     targets = {t.target for name, r in families.items() for t in compile_config.get(name, r.compile) if t.plugin}
     # installed generators and backends are loaded only for the kinds and targets the families use
-    generators = {k: v for k, v in entry_point_names("generator").items() if k in kinds} | dict(config.generators)
-    backends = {t: v for t, v in entry_point_names("backend").items() if t in targets} | dict(config.backends)
+    generators = _installed("generator", kinds) | dict(config.generators)
+    backends = _installed("backend", targets) | dict(config.backends)
     family_transforms = []
     for name, ruleset in sorted(families.items()):
         if ruleset.transforms:
@@ -64,6 +64,11 @@ def world_plugins(world: "World", families: dict[str, RuleSet]) -> Plugins:
                       _named("backend", backends, world.root, toml), tuple(family_transforms))
     _check_targets(world, families, plugins)
     return plugins
+
+
+def _installed(kind: str, wanted: set[str]) -> dict[str, str]:
+    """The installed plug-ins of ``kind`` named in ``wanted`` (the installed packages are not read when none is)."""
+    return {k: v for k, v in entry_point_names(kind).items() if k in wanted} if wanted else {}
 
 
 def _named(kind: str, named: dict[str, str], base: Path, toml: Path) -> tuple[tuple[str, PluginRef], ...]:
