@@ -1,4 +1,4 @@
-"""``pipeline.toml``: the optional per-world configuration, as a pydantic model.
+"""``pipeline.toml``: the optional per-world configuration, as checked structs (:mod:`pipeline.checked`).
 
 Format (TOML, at the world root; every key optional, unknown keys are errors)::
 
@@ -68,8 +68,10 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+import msgspec
+from msgspec import Meta
 
+from pipeline.checked import Before, Checked, Invalid, convert, doc
 from pipeline.errors import ConfigError
 from pipeline.fileio import read_text
 
@@ -79,43 +81,42 @@ MAX_LEVEL_DEPTH = 64
 _HUGE = 2**62  # upper bound of every integer setting: larger values are a located error, not an overflow
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+Count = Annotated[int, Meta(ge=1, le=_HUGE)]  # a positive integer setting; larger values are a located error
 
 
-class Chunking(_Config):
-    grid: float = Field(gt=0, description="cell size in world units; cells are named <level>/x<i>_z<j>")
+class Chunking(Checked, kw_only=True):
+    grid: Annotated[float, Meta(gt=0, description="cell size in world units; cells are named <level>/x<i>_z<j>")]
 
 
-class LevelConfig(_Config):
-    chunking: Chunking | None = Field(None, description="split the level's scenes into a spatial grid")
-    budget: int | None = Field(None, ge=0, le=_HUGE, description="permutation budget for this level (checked by report)")
+class LevelConfig(Checked, kw_only=True):
+    chunking: Annotated[Chunking | None, Meta(description="split the level's scenes into a spatial grid")] = None
+    budget: Annotated[Annotated[int, Meta(ge=0, le=_HUGE)] | None,
+                      Meta(description="permutation budget for this level (checked by report)")] = None
 
 
-class Limits(_Config):
+class Limits(Checked, kw_only=True):
     """Reader limits: inputs over a limit are a located error, never a crash or a hang."""
 
-    max_file_bytes: int = Field(256 * 2**20, gt=0, le=_HUGE, description="largest .gltf/.glb file read")
-    max_json_depth: int = Field(64, gt=0, le=_HUGE, description="deepest JSON nesting accepted")
-    max_elements: int = Field(1_000_000, gt=0, le=_HUGE, description="most entries in one top-level glTF array")
-    max_data_uri_bytes: int = Field(64 * 2**20, gt=0, le=_HUGE, description="longest data: URI of a buffer")
-    max_string_length: int = Field(64 * 2**10, gt=0, le=_HUGE, description="longest other string kept (names, URIs, extras)")
-    max_count_cells: int = Field(2**20, gt=0, le=_HUGE,
-                                 description="largest table (cells) counting a family's valid keys may build")
+    max_file_bytes: Annotated[Count, doc("largest .gltf/.glb file read")] = 256 * 2**20
+    max_json_depth: Annotated[Count, doc("deepest JSON nesting accepted")] = 64
+    max_elements: Annotated[Count, doc("most entries in one top-level glTF array")] = 1_000_000
+    max_data_uri_bytes: Annotated[Count, doc("longest data: URI of a buffer")] = 64 * 2**20
+    max_string_length: Annotated[Count, doc("longest other string kept (names, URIs, extras)")] = 64 * 2**10
+    max_count_cells: Annotated[Count, doc("largest table (cells) counting a family's valid keys may build")] = 2**20
 
 
 TARGET_NAMES = ("vulkan1.0", "vulkan1.1", "vulkan1.2", "vulkan1.3", "opengl4.5", "webgl2", "es3.0", "metal", "webgpu")
 _PLUGIN_TARGET = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-def _target_name(value):
-    """A built-in target, or the target of a compile backend plug-in (a name unlike the built-in ones)."""
+def _target_problem(value: str) -> str | None:
+    """Why ``value`` names no target: not a built-in one, nor a plug-in's (a name unlike the built-in ones)."""
     if value in TARGET_NAMES:
-        return value
-    if isinstance(value, str) and _PLUGIN_TARGET.match(value) and not value.startswith(("vulkan", "opengl", "webgl", "es", "metal", "webgpu")):
-        return value
-    raise ValueError(f"unknown target {value!r}: one of {', '.join(TARGET_NAMES)}, "
-                     "or the target of a compile backend plug-in ([plugins] backends)")
+        return None
+    if _PLUGIN_TARGET.match(value) and not value.startswith(("vulkan", "opengl", "webgl", "es", "metal", "webgpu")):
+        return None
+    return (f"unknown target {value!r}: one of {', '.join(TARGET_NAMES)}, "
+            "or the target of a compile backend plug-in ([plugins] backends)")
 
 
 def _pairs(data):
@@ -123,39 +124,41 @@ def _pairs(data):
     return tuple(sorted(data.items())) if isinstance(data, dict) else data
 
 
-RegisterShifts = Annotated[tuple[tuple[Literal["b", "t", "s", "u"], Annotated[int, Field(ge=0, le=4096)]], ...],
-                           BeforeValidator(_pairs)]
+RegisterShifts = Annotated[tuple[tuple[Literal["b", "t", "s", "u"], Annotated[int, Meta(ge=0, le=4096)]], ...],
+                           Before(_pairs)]
 
 
-class CompileTarget(_Config):
+class CompileTarget(Checked, kw_only=True):
     """One compile target of a family (rule set ``compile:``, or ``[cook.compile]`` here)."""
 
-    target: Annotated[str, AfterValidator(_target_name)] = Field(
+    target: Annotated[str, Meta(
         description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
                     "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: WGSL "
-                    "text written and accepted by naga; any other name: a compile backend plug-in's target")
-    relaxed: bool = Field(False, description="glslang's relaxed Vulkan rules (loose uniforms, no layout qualifiers)")
-    auto_map: bool = Field(False, description="assign bindings and locations automatically")
-    version: str | None = Field(None, pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$",
-                                description="#version used when a source has none, e.g. '300 es' or '450'")
-    registers: RegisterShifts | None = Field(
-        None, description="HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
-                          "u = 96} (the default); a class left out is not shifted")
-    msl_version: str | None = Field(None, pattern=r"^[1-3]\.[0-9]$",
-                                    description="metal: the MSL version SPIRV-Cross writes (default 2.1)")
-    argument_buffers: bool = Field(False, description="metal: resources in argument buffers (MSL 2.0 or later)")
+                    "text written and accepted by naga; any other name: a compile backend plug-in's target")]
+    relaxed: Annotated[bool, Meta(description="glslang's relaxed Vulkan rules (loose uniforms, no layout "
+                                              "qualifiers)")] = False
+    auto_map: Annotated[bool, Meta(description="assign bindings and locations automatically")] = False
+    version: Annotated[Annotated[str, Meta(pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$")] | None,
+                       Meta(description="#version used when a source has none, e.g. '300 es' or '450'")] = None
+    registers: Annotated[RegisterShifts | None, Meta(
+        description="HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
+                    "u = 96} (the default); a class left out is not shifted")] = None
+    msl_version: Annotated[Annotated[str, Meta(pattern=r"^[1-3]\.[0-9]$")] | None,
+                           Meta(description="metal: the MSL version SPIRV-Cross writes (default 2.1)")] = None
+    argument_buffers: Annotated[bool, Meta(description="metal: resources in argument buffers (MSL 2.0 or "
+                                                       "later)")] = False
 
-    @model_validator(mode="after")
-    def _metal_only(self):
+    def __post_init__(self) -> None:
+        problem = _target_problem(self.target)
+        if problem:
+            raise ValueError(problem)
         if self.target != "metal" and (self.msl_version is not None or self.argument_buffers):
             raise ValueError(f"msl_version and argument_buffers are options of the metal target, not {self.target}")
         if self.argument_buffers and self.msl_version is not None and self.msl_version < "2.0":
             raise ValueError("argument_buffers needs msl_version 2.0 or later")
-        return self
 
-    @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data):
+    def shape(cls, data):
         return {"target": data} if isinstance(data, str) else data
 
     @property
@@ -175,75 +178,81 @@ def compile_targets(data):
     return data if isinstance(data, (list, tuple)) else [data]
 
 
-CompileTargets = Annotated[tuple[CompileTarget, ...], BeforeValidator(compile_targets)]
+CompileTargets = Annotated[tuple[CompileTarget, ...], Before(compile_targets)]
 
 
-class CookConfig(_Config):
-    spirv_opt: bool = Field(False, description="run spirv-opt on compiled binaries")
-    compile: dict[str, CompileTargets] = Field(
-        default_factory=dict, description="family -> compile target(s), replacing the rule set's compile:")
+class CookConfig(Checked, kw_only=True):
+    spirv_opt: Annotated[bool, Meta(description="run spirv-opt on compiled binaries")] = False
+    compile: Annotated[dict[str, CompileTargets], Meta(
+        description="family -> compile target(s), replacing the rule set's compile:")] = {}
 
 
 _PLATFORM_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 
 
-class PlatformConfig(_Config):
+class PlatformConfig(Checked, kw_only=True):
     """One platform of the target matrix: its compile targets, for all families or the ones named."""
 
-    targets: Annotated[CompileTargets, Field(min_length=1)] = Field(
-        description="compile target(s) of this platform, the entries of [cook.compile]")
-    families: tuple[str, ...] | None = Field(None, min_length=1,
-                                             description="the families this platform ships (default: all)")
+    targets: Annotated[CompileTargets, Meta(min_length=1, description="compile target(s) of this platform, the "
+                                                                      "entries of [cook.compile]")]
+    families: Annotated[Annotated[tuple[str, ...], Meta(min_length=1)] | None,
+                        Meta(description="the families this platform ships (default: all)")] = None
 
 
-class FarmConfig(_Config):
-    scheduler: str | None = Field(None, description="Dask scheduler address (tcp://HOST:8786) or local:N")
-    batch_timeout: float | None = Field(None, gt=0, le=86400, description="seconds a farm batch may take at least "
-                                        "before it is sent elsewhere (None: 120)")
+class FarmConfig(Checked, kw_only=True):
+    scheduler: Annotated[str | None, Meta(description="Dask scheduler address (tcp://HOST:8786) or local:N")] = None
+    batch_timeout: Annotated[Annotated[float, Meta(gt=0, le=86400)] | None, Meta(
+        description="seconds a farm batch may take at least before it is sent elsewhere (None: 120)")] = None
 
 
-class CacheConfig(_Config):
-    remote: str | None = Field(None, description="shared cache tier: a folder or any fsspec URL (s3://...)")
-    remote_mode: Literal["read", "readwrite"] = Field("readwrite", description="read: never write back")
-    key_file: Path | None = Field(None, description="file holding the team key that signs the shared tier's job "
-                                                    "records (relative to the world root); $PIPELINE_CACHE_KEY wins")
+class CacheConfig(Checked, kw_only=True):
+    remote: Annotated[str | None, Meta(description="shared cache tier: a folder or any fsspec URL (s3://...)")] = None
+    remote_mode: Annotated[Literal["read", "readwrite"], Meta(description="read: never write back")] = "readwrite"
+    key_file: Annotated[Path | None, Meta(
+        description="file holding the team key that signs the shared tier's job records (relative to the world "
+                    "root); $PIPELINE_CACHE_KEY wins")] = None
 
 
-class PluginsConfig(_Config):
+class PluginsConfig(Checked, kw_only=True):
     """A studio's plug-ins (docs/plugins.md): entry-point names, ``module:attr`` or ``path.py:attr``."""
 
-    transforms: tuple[str, ...] = Field((), description="source transforms run on every family's stage text, in order")
-    generators: dict[str, str] = Field(default_factory=dict, description="family kind -> source generator")
-    backends: dict[str, str] = Field(default_factory=dict, description="compile target -> compile backend")
+    transforms: Annotated[tuple[str, ...], Meta(
+        description="source transforms run on every family's stage text, in order")] = ()
+    generators: Annotated[dict[str, str], Meta(description="family kind -> source generator")] = {}
+    backends: Annotated[dict[str, str], Meta(description="compile target -> compile backend")] = {}
 
 
-class WorldConfig(_Config):
-    level_depth: int = Field(1, ge=1, le=MAX_LEVEL_DEPTH, description="path components of a chunk name that name its level")
-    scenes: Literal["all", "default"] = Field("all", description="draw every scene of a file, or only its default "
-                                                                 "scene (the glTF 'scene', else scene 0)")
-    rules: Path | None = Field(None, description="rule-set folder relative to the world root; None: built-in")
-    materials: Path | None = Field(None, description="shader library folder relative to the world root; None: built-in")
-    levels: dict[str, LevelConfig] = Field(default_factory=dict, description="per-level settings by level name")
-    limits: Limits = Field(Limits(), description="reader limits")
-    allowed_roots: tuple[Path, ...] = Field((), description="folders outside the world, rules and materials roots "
-                                            "that symlinks and rule set sources may lead to (relative to the world root)")
-    cook: CookConfig = Field(CookConfig(), description="cook options")
-    farm: FarmConfig = Field(FarmConfig(), description="build farm")
-    cache: CacheConfig = Field(CacheConfig(), description="shared cache tier")
-    plugins: PluginsConfig = Field(PluginsConfig(), description="a studio's plug-ins")
-    platforms: dict[Annotated[str, Field(pattern=_PLATFORM_NAME)], PlatformConfig] = Field(
-        default_factory=dict, description="the target matrix: platform name -> its targets and families")
-    axes: dict[str, tuple[bool | int | str, ...]] = Field(
-        default_factory=dict, description="runtime axis -> the values this world's game uses (default: all of "
-                                          "the axis's values); a platform or quality tier's build restricts them here")
-    include_logs: Path | None = Field(None, description="a folder of runtime miss logs and key lists (*.jsonl, "
-                                                        "*.json) whose valid keys every cook adds")
+class WorldConfig(Checked, kw_only=True):
+    level_depth: Annotated[int, Meta(ge=1, le=MAX_LEVEL_DEPTH,
+                                     description="path components of a chunk name that name its level")] = 1
+    scenes: Annotated[Literal["all", "default"], Meta(
+        description="draw every scene of a file, or only its default scene (the glTF 'scene', else scene 0)")] = "all"
+    rules: Annotated[Path | None, Meta(description="rule-set folder relative to the world root; None: built-in")] = None
+    materials: Annotated[Path | None, Meta(
+        description="shader library folder relative to the world root; None: built-in")] = None
+    levels: Annotated[dict[str, LevelConfig], Meta(description="per-level settings by level name")] = {}
+    limits: Annotated[Limits, Meta(description="reader limits")] = Limits()
+    allowed_roots: Annotated[tuple[Path, ...], Meta(
+        description="folders outside the world, rules and materials roots that symlinks and rule set sources may "
+                    "lead to (relative to the world root)")] = ()
+    cook: Annotated[CookConfig, Meta(description="cook options")] = CookConfig()
+    farm: Annotated[FarmConfig, Meta(description="build farm")] = FarmConfig()
+    cache: Annotated[CacheConfig, Meta(description="shared cache tier")] = CacheConfig()
+    plugins: Annotated[PluginsConfig, Meta(description="a studio's plug-ins")] = PluginsConfig()
+    platforms: Annotated[dict[Annotated[str, Meta(pattern=_PLATFORM_NAME)], PlatformConfig], Meta(
+        description="the target matrix: platform name -> its targets and families")] = {}
+    axes: Annotated[dict[str, tuple[bool | int | str, ...]], Meta(
+        description="runtime axis -> the values this world's game uses (default: all of the axis's values); a "
+                    "platform or quality tier's build restricts them here")] = {}
+    include_logs: Annotated[Path | None, Meta(
+        description="a folder of runtime miss logs and key lists (*.jsonl, *.json) whose valid keys every cook "
+                    "adds")] = None
 
     def for_platforms(self, names) -> "WorldConfig":
         """This configuration with only the platforms ``names`` in its matrix (all when empty)."""
         if not names:
             return self
-        return self.model_copy(update={"platforms": {n: p for n, p in self.platforms.items() if n in set(names)}})
+        return msgspec.structs.replace(self, platforms={n: p for n, p in self.platforms.items() if n in set(names)})
 
     def allowed_paths(self, root: Path) -> tuple[Path, ...]:
         """Where a read may lead (symlinks resolved): the world root and ``allowed_roots``."""
@@ -294,8 +303,8 @@ def parse_world_config(text: str, file: str = CONFIG_NAME) -> WorldConfig:
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise ConfigError.at(file, f"invalid TOML: {str(exc).splitlines()[0][:200]}") from None
     try:
-        config = WorldConfig.model_validate(data)
-    except ValidationError as exc:
+        config = convert(data, WorldConfig)
+    except Invalid as exc:
         raise _validation_error(exc, text, file) from None
     _check_labels(config, text, file)
     return config
@@ -326,11 +335,12 @@ def _toml_error(exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
                           line=int(match.group(1)), col=int(match.group(2)))
 
 
-def _validation_error(exc: ValidationError, text: str, file: str) -> ConfigError:
-    first = exc.errors()[0]
-    loc = tuple(str(part) for part in first["loc"])
-    dotted = ".".join(loc) or "(root)"
-    message = f"{dotted}: {first['msg']}"
+def _validation_error(exc: Invalid, text: str, file: str) -> ConfigError:
+    first = exc.problems[0]
+    loc = tuple(str(part) for part in first.path)
+    message = f"{'.'.join(loc) or '(root)'}: {first.message}"
+    if len(exc.problems) > 1:
+        message += f" (and {len(exc.problems) - 1} more)"
     named = loc
     while named and named[-1].isdigit():  # an array element (or a whole-target check): its array's key
         named = named[:-1]

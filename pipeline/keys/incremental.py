@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from pipeline.cache.store import Store
 from pipeline.digest import bytes_hash, code_hash, stable_hash
 from pipeline.errors import Diagnostic
@@ -111,7 +113,7 @@ def world_base(world, root: Path, optional: frozenset[str]) -> str:
     providers = [spec.identity for spec in providers_of(world.rulesets)]  # their code and version
     return stable_hash({
         "format": FORMAT_VERSION, "code": _code_hash(), "facts": _scan.facts_schema_hash(), "root": str(root),
-        "config": world.config.model_dump(mode="json"), "rules": _folder_hash(world.rules_dir),
+        "config": msgspec.to_builtins(world.config, enc_hook=str), "rules": _folder_hash(world.rules_dir),
         "optional": sorted(optional),
     } | ({"fact_providers": providers} if providers else {}))
 

@@ -17,6 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from pipeline.config import CONFIG_NAME, CompileTarget, WorldConfig
 from pipeline.errors import ConfigError, PipelineError
 from pipeline.rules.expr import suggest
@@ -60,7 +62,7 @@ def platform_targets(config: WorldConfig, families: dict[str, RuleSet]) -> dict[
     """Platform -> family -> the target labels it is cooked for there (what ``cook --json`` lists)."""
     out = {}
     for platform, entry in sorted(config.platforms.items()):
-        one = config.model_copy(update={"platforms": {platform: entry}})
+        one = msgspec.structs.replace(config, platforms={platform: entry})
         out[platform] = {family: [t.label for t in targets]
                          for family, targets in family_targets(one, families).items() if targets}
     return out

@@ -110,9 +110,7 @@ def restrict(rulesets: list[RuleSet], allowed: Mapping[str, tuple], where: Path 
         if not mine:
             out.append(rs)
             continue
-        copy = rs.model_copy()
-        copy.__pydantic_private__["_compiled"] = replace(rs.compiled, axes={**axes, **mine})
-        out.append(copy)
+        out.append(rs.with_compiled(replace(rs.compiled, axes={**axes, **mine})))
     return out
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from pipeline.checked import Invalid, convert
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.fileio import read_text
 from pipeline.rules.build import compile_ruleset
@@ -70,8 +69,7 @@ def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None
         raise RuleError(Diagnostic(doc.location(doc.root), "a rule set is a YAML mapping"))
     data["path"] = path
     try:
-        ruleset = RuleSet.model_validate(data)
-    except ValidationError as exc:
-        raise RuleError(doc.validation_diagnostics(exc)) from None
-    ruleset._compiled = compile_ruleset(ruleset, doc, materials_dir)
-    return ruleset
+        ruleset = convert(data, RuleSet)
+    except Invalid as exc:
+        raise RuleError(doc.validation_diagnostics(exc.problems)) from None
+    return ruleset.with_compiled(compile_ruleset(ruleset, doc, materials_dir))

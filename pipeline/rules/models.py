@@ -1,4 +1,4 @@
-"""Rule sets: one YAML file per shader family, loaded into strict pydantic models.
+"""Rule sets: one YAML file per shader family, loaded into checked structs (:mod:`pipeline.checked`).
 
 A rule set says which permutation axes (features) a shader family has, how the facts
 of a draw set them (``derive``), how keys collapse (``normalize``), which passes
@@ -43,15 +43,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    model_validator,
-)
+import msgspec
+from msgspec import Meta, field
 
+from pipeline.checked import Before, Checked, doc
 from pipeline.config import CompileTarget, CompileTargets  # noqa: F401  (re-exported)
 from pipeline.rules.compiled import Compiled
 from pipeline.rules.expr import Domain
@@ -64,30 +59,23 @@ def _expr_text(value: Any) -> Any:
     return repr(value) if isinstance(value, (bool, int, float)) or value is None else value
 
 
-Expression = Annotated[str, BeforeValidator(_expr_text), Field(description="a rule expression")]
+Expression = Annotated[str, Before(_expr_text), Meta(description="a rule expression")]
 Value = bool | int | str
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Source(Model):
+class Source(Checked, kw_only=True):
     """One stage of the family: a file under the materials folder."""
 
-    file: str = Field(min_length=1, description="stage source, relative to the materials folder")
-    entry: str = Field("main", description="entry point")
-    language: Literal["glsl", "hlsl"] = Field("glsl", description="source language")
+    file: Annotated[str, Meta(min_length=1, description="stage source, relative to the materials folder")]
+    entry: Annotated[str, doc("entry point")] = "main"
+    language: Annotated[Literal["glsl", "hlsl"], doc("source language")] = "glsl"
 
-    @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def shape(cls, data: Any) -> Any:
         return {"file": data} if isinstance(data, str) else data
 
-    @model_validator(mode="after")
-    def _inside(self) -> "Source":
+    def __post_init__(self) -> None:
         _check_inside(self.file)
-        return self
 
 
 def _check_inside(file: str) -> None:
@@ -97,40 +85,40 @@ def _check_inside(file: str) -> None:
                          "(a path relative to it, without '..', is expected)")
 
 
-class Feature(Model):
+class Feature(Checked, kw_only=True):
     """One permutation axis: a finite (or open) domain, a mode, and how it becomes defines."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    type: Annotated[Literal["bool", "int", "enum", "set", "name"], doc(
+        "bool, int (listed values, or `values: open`), enum of strings, set (one define per "
+        "element of a set-valued fact), or name: an open set of references "
+        "(a MaterialX document#material; the listed values are its defaults, any other name is "
+        "allowed; a name makes no #define, a source generator reads it)")]
+    values: Annotated[tuple[Value, ...] | Literal["open"], doc(
+        "the domain, in order (the first value is the default); 'open' for an int computed from facts")]
+    default: Annotated[int, doc("default of an open int feature")] = 0
+    mode: Annotated[Literal["static", "specialization", "dynamic"], doc(
+        "static: a #define in the key; specialization: a Vulkan specialization "
+        "constant; dynamic: a runtime branch")] = "static"
+    constant_id: Annotated[Annotated[int, Meta(ge=0)] | None, doc(
+        "specialization constant id (specialization only)")] = None
+    emit: Annotated[Literal["value", "ifdef", "symbol"], doc(
+        "value: `NAME v` always; ifdef: a define only when the value is not the default; "
+        "symbol (enums): `NAME NAME_<VALUE>` beside `NAME_<VALUE> i` for every value")] = "value"
+    define: Annotated[Annotated[str, Meta(min_length=1)] | None, doc(
+        "the define's name (default: the feature's name); for a set feature a template such as "
+        "HAS_{key}_{type}")] = None
+    key_name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$", description=(
+        "set features over a mapping: the template name of an entry's key"))] = field(default="key", name="as")
+    when: Annotated[Expression | None, doc(
+        "condition over features: otherwise the feature takes its default and emits no define")] = None
+    runtime: Annotated[bool, doc(
+        "a runtime axis: the renderer sets its value (no derive); every content key is cooked for each "
+        "allowed value (pipeline.toml [axes] may restrict them)")] = False
+    description: Annotated[str, doc("what the feature means")] = ""
 
-    type: Literal["bool", "int", "enum", "set", "name"] = Field(
-        description="bool, int (listed values, or `values: open`), enum of strings, set (one define per "
-                    "element of a set-valued fact), or name: an open set of references "
-                    "(a MaterialX document#material; the listed values are its defaults, any other name is "
-                    "allowed; a name makes no #define, a source generator reads it)")
-    values: tuple[Value, ...] | Literal["open"] = Field(
-        description="the domain, in order (the first value is the default); 'open' for an int computed from facts")
-    default: int = Field(0, description="default of an open int feature")
-    mode: Literal["static", "specialization", "dynamic"] = Field(
-        "static", description="static: a #define in the key; specialization: a Vulkan specialization "
-                              "constant; dynamic: a runtime branch")
-    constant_id: int | None = Field(None, ge=0, description="specialization constant id (specialization only)")
-    emit: Literal["value", "ifdef", "symbol"] = Field(
-        "value", description="value: `NAME v` always; ifdef: a define only when the value is not the default; "
-                             "symbol (enums): `NAME NAME_<VALUE>` beside `NAME_<VALUE> i` for every value")
-    define: str | None = Field(None, min_length=1, description="the define's name (default: the feature's name); "
-                                                               "for a set feature a template such as HAS_{key}_{type}")
-    key_name: str = Field("key", alias="as", pattern=r"^[a-z][a-z0-9_]*$",
-                          description="set features over a mapping: the template name of an entry's key")
-    when: Expression | None = Field(None, description="condition over features: otherwise the feature takes its "
-                                                       "default and emits no define")
-    runtime: bool = Field(False, description="a runtime axis: the renderer sets its value (no derive); every "
-                                             "content key is cooked for each allowed value (pipeline.toml [axes] "
-                                             "may restrict them)")
-    description: str = Field("", description="what the feature means")
-
-    @model_validator(mode="before")
     @classmethod
-    def _infer(cls, data: Any) -> Any:
+    def shape(cls, data: Any) -> Any:
+        """The type follows from the values when it is left out (none: bool; integers or open: int; else enum)."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -153,8 +141,7 @@ class Feature(Model):
     def open(self) -> bool:
         return self.values == "open"
 
-    @model_validator(mode="after")
-    def _check(self) -> "Feature":
+    def __post_init__(self) -> None:
         if self.open:
             if self.type not in ("int", "set"):
                 raise ValueError("only int and set features may have open values")
@@ -172,7 +159,6 @@ class Feature(Model):
             raise ValueError("a runtime axis lists its values (bool, int or enum)")
         if (self.mode == "specialization") != (self.constant_id is not None):
             raise ValueError("constant_id is required with mode specialization, and only there")
-        return self
 
 
 def _check_values(kind: str, values: tuple) -> None:
@@ -190,21 +176,20 @@ def _check_values(kind: str, values: tuple) -> None:
         raise ValueError("enum values must be words of letters, digits and '_' (they become NAME_<VALUE> defines)")
 
 
-class Case(Model):
+class Case(Checked, kw_only=True):
     """One derive case: when ``when`` holds (or is absent), the feature takes ``value``."""
 
-    when: Expression | None = Field(None, description="condition over facts; absent means always")
-    value: Value = Field(description="a feature value, or an expression over facts")
+    when: Annotated[Expression | None, doc("condition over facts; absent means always")] = None
+    value: Annotated[Value, doc("a feature value, or an expression over facts")]
 
 
-class Derive(Model):
+class Derive(Checked, kw_only=True):
     """How facts set one feature: the first case that holds wins."""
 
-    cases: tuple[Case, ...] = Field(min_length=1, description="ordered cases")
+    cases: Annotated[tuple[Case, ...], Meta(min_length=1, description="ordered cases")]
 
-    @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def shape(cls, data: Any) -> Any:
         if isinstance(data, list):
             return {"cases": data}
         if isinstance(data, (str, bool, int)):
@@ -212,100 +197,89 @@ class Derive(Model):
         return data
 
 
-class NormalizeRule(Model):
+class NormalizeRule(Checked, kw_only=True):
     """When ``when`` holds, set the given features (canonicalization, Specialize())."""
 
-    when: Expression = Field(description="condition over feature values")
-    set: dict[str, Value] = Field(min_length=1, description="feature -> value to set")
-    description: str = Field("", description="why the rule exists")
+    when: Annotated[Expression, doc("condition over feature values")]
+    set: Annotated[dict[str, Value], Meta(min_length=1, description="feature -> value to set")]
+    description: Annotated[str, doc("why the rule exists")] = ""
 
 
-class Define(Model):
+class Define(Checked, kw_only=True):
     """An extra #define: always, or only when ``when`` holds over the key's features."""
 
-    value: Value = Field(1, description="the define's value")
-    when: Expression | None = Field(None, description="condition over feature values")
+    value: Annotated[Value, doc("the define's value")] = 1
+    when: Annotated[Expression | None, doc("condition over feature values")] = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def shape(cls, data: Any) -> Any:
         return {"value": data} if isinstance(data, (str, bool, int)) else data
 
 
-class Pass(Model):
+class Pass(Checked, kw_only=True):
     """A technique of the family with its own features, state and skips."""
 
-    features: tuple[str, ...] | Literal["all"] = Field("all", description="features the pass reads, or 'all'")
-    skip_when: Expression | None = Field(None, description="condition over features: no key for this pass")
-    normalize: tuple[NormalizeRule, ...] = Field((), description="extra normalize rules for this pass")
-    render_state: dict[str, Expression] = Field({}, description="render state overrides (facts and features)")
-    defines: dict[str, Define] = Field({}, description="extra #defines of this pass")
-    fallback: dict[str, Value] | None = Field(
-        None, description="static feature values of a key always cooked for this pass (others take their "
-                          "default); the runtime draws with it when a draw's own key is missing")
-    description: str = Field("", description="what the pass draws")
+    features: Annotated[tuple[str, ...] | Literal["all"], doc("features the pass reads, or 'all'")] = "all"
+    skip_when: Annotated[Expression | None, doc("condition over features: no key for this pass")] = None
+    normalize: Annotated[tuple[NormalizeRule, ...], doc("extra normalize rules for this pass")] = ()
+    render_state: Annotated[dict[str, Expression], doc("render state overrides (facts and features)")] = {}
+    defines: Annotated[dict[str, Define], doc("extra #defines of this pass")] = {}
+    fallback: Annotated[dict[str, Value] | None, doc(
+        "static feature values of a key always cooked for this pass (others take their "
+        "default); the runtime draws with it when a draw's own key is missing")] = None
+    description: Annotated[str, doc("what the pass draws")] = ""
 
 
-class Fragment(Model):
+class Fragment(Checked, kw_only=True):
     """One link of a fragment chain: a GLSL fragment file, used when ``when`` holds over the key."""
 
-    file: str = Field(min_length=1, description="fragment file, relative to the materials folder")
-    when: Expression | None = Field(None, description="condition over feature values; absent means always")
+    file: Annotated[str, Meta(min_length=1, description="fragment file, relative to the materials folder")]
+    when: Annotated[Expression | None, doc("condition over feature values; absent means always")] = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _shorthand(cls, data: Any) -> Any:
+    def shape(cls, data: Any) -> Any:
         return {"file": data} if isinstance(data, str) else data
 
-    @model_validator(mode="after")
-    def _inside(self) -> "Fragment":
+    def __post_init__(self) -> None:
         _check_inside(self.file)
-        return self
 
 
-class RuleSet(Model):
+_NAME = r"^[a-z][a-z0-9_]*$"
+
+
+class RuleSet(Checked, kw_only=True):
     """One shader family: features, derive, normalize, passes, render state."""
 
-    shader: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="family name (rules/<shader>.yaml)")
-    description: str = Field("", description="what the family renders")
-    kind: str = Field(
-        "ubershader", pattern=r"^[a-z][a-z0-9_]*$",
-        description="how a key becomes source text: ubershader (sources + #defines), fragments (a linked chain of "
-                    "fragment files), materialx (a generated graph), or a source generator plug-in's kind")
-    transforms: tuple[str, ...] = Field(
-        (), description="source transform plug-ins run on this family's stage text, in order, after pipeline.toml's "
-                        "(entry-point names, module:attr, or path.py:attr relative to this file)")
-    fact_providers: tuple[str, ...] = Field(
-        (), description="fact provider plug-ins whose facts (ext.<provider>.<fact>) this family's expressions read "
-                        "(entry-point names, module:attr, or path.py:attr relative to this file)")
-    sources: dict[Literal["vertex", "fragment"], Source] = Field({}, description="stage -> source (ubershader)")
-    fragments: tuple[Fragment, ...] = Field((), description="fragment files in chain order (kind fragments)")
-    select: Expression = Field("True", description="which draws use this family (facts)")
-    features: dict[str, Feature] = Field(description="permutation axes, by NAME")
-    derive: dict[str, Derive] = Field({}, description="feature -> how facts set it")
-    normalize: tuple[NormalizeRule, ...] = Field((), description="ordered canonicalization rules")
-    passes: dict[str, Pass] = Field(min_length=1, description="pass name -> pass")
-    render_state: dict[str, Expression] = Field({}, description="render state (facts and features)")
-    defines: dict[str, Define] = Field({}, description="extra #defines of every pass")
-    instance_inputs: tuple[int, ...] = Field((), description="vertex input locations fed per instance")
-    compile: CompileTargets = Field(
-        (), description="compile targets (none: the cook's target); several give each key one set of blobs per target")
-    path: str = Field("", description="where the rule set was loaded from (set by the loader)")
-    _compiled: Compiled = PrivateAttr()
+    shader: Annotated[str, Meta(pattern=_NAME, description="family name (rules/<shader>.yaml)")]
+    description: Annotated[str, doc("what the family renders")] = ""
+    kind: Annotated[str, Meta(pattern=_NAME, description=(
+        "how a key becomes source text: ubershader (sources + #defines), fragments (a linked chain of "
+        "fragment files), materialx (a generated graph), or a source generator plug-in's kind"))] = "ubershader"
+    transforms: Annotated[tuple[str, ...], doc(
+        "source transform plug-ins run on this family's stage text, in order, after pipeline.toml's "
+        "(entry-point names, module:attr, or path.py:attr relative to this file)")] = ()
+    fact_providers: Annotated[tuple[str, ...], doc(
+        "fact provider plug-ins whose facts (ext.<provider>.<fact>) this family's expressions read "
+        "(entry-point names, module:attr, or path.py:attr relative to this file)")] = ()
+    sources: Annotated[dict[Literal["vertex", "fragment"], Source], doc("stage -> source (ubershader)")] = {}
+    fragments: Annotated[tuple[Fragment, ...], doc("fragment files in chain order (kind fragments)")] = ()
+    select: Annotated[Expression, doc("which draws use this family (facts)")] = "True"
+    features: Annotated[dict[str, Feature], doc("permutation axes, by NAME")]
+    derive: Annotated[dict[str, Derive], doc("feature -> how facts set it")] = {}
+    normalize: Annotated[tuple[NormalizeRule, ...], doc("ordered canonicalization rules")] = ()
+    passes: Annotated[dict[str, Pass], Meta(min_length=1, description="pass name -> pass")]
+    render_state: Annotated[dict[str, Expression], doc("render state (facts and features)")] = {}
+    defines: Annotated[dict[str, Define], doc("extra #defines of every pass")] = {}
+    instance_inputs: Annotated[tuple[int, ...], doc("vertex input locations fed per instance")] = ()
+    compile: Annotated[CompileTargets, doc(
+        "compile targets (none: the cook's target); several give each key one set of blobs per target")] = ()
+    path: Annotated[str, doc("where the rule set was loaded from (set by the loader)")] = ""
+    _compiled: Compiled | None = None  # set by the loader (pipeline.rules.load), never read from the file
 
-    @model_validator(mode="after")
-    def _distinct_targets(self) -> "RuleSet":
+    def __post_init__(self) -> None:
         labels = [t.label for t in self.compile]
         if len(set(labels)) != len(labels):
             raise ValueError(f"compile targets must differ (by target and relaxed): {', '.join(labels)}")
-        return self
-
-    @property
-    def compiled(self) -> "Compiled":
-        return self.__pydantic_private__["_compiled"]  # direct: this is on the evaluation hot path
-
-    @model_validator(mode="after")
-    def _kind_needs(self) -> "RuleSet":
         if self.kind == "ubershader" and not self.sources:
             raise ValueError("an ubershader family needs 'sources' (stage -> file)")
         if self.kind == "fragments" and not self.fragments:
@@ -314,7 +288,14 @@ class RuleSet(Model):
             raise ValueError(f"'sources' is for ubershader families; a {self.kind} family generates its sources")
         if self.kind != "fragments" and self.fragments:
             raise ValueError("'fragments' is for kind fragments")
-        return self
+
+    @property
+    def compiled(self) -> "Compiled":
+        return self._compiled
+
+    def with_compiled(self, compiled: Compiled) -> "RuleSet":
+        """This rule set with its compiled form (the loader's, or one with more axes)."""
+        return msgspec.structs.replace(self, _compiled=compiled)
 
     def domain(self, name: str) -> Domain:
         return self.compiled.domains[name]

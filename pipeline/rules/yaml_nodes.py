@@ -4,8 +4,9 @@ The text is composed (never constructed) with a :class:`yaml.SafeLoader` subclas
 booleans are only ``true``/``false`` (the YAML 1.1 ``yes``/``no``/``on``/``off``
 stay strings, so an enum value ``NO`` is not ``False``), custom tags are refused,
 duplicate keys are errors.  Anchors, aliases and ``<<`` merges work, but the
-expanded document is bounded (node count and depth), so an alias bomb is an error.  Positions map pydantic errors and expression
-errors back to ``path:line:col`` (1-based).
+expanded document is bounded (node count and depth), so an alias bomb is an error.
+Positions map the problems of the checked structs and expression errors back to
+``path:line:col`` (1-based).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
+from pipeline.checked import Problem
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.rules.expr import suggest
 
@@ -149,7 +150,7 @@ class YamlDocument:
         return _mark_location(self.path, node.start_mark)
 
     def find(self, loc: tuple, *, key: bool = False) -> yaml.Node:
-        """The node at a data path (pydantic ``loc``); parts that are not in the YAML are skipped."""
+        """The node at a data path (a problem's ``path``); parts that are not in the YAML are skipped."""
         node = self.root
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
@@ -186,28 +187,27 @@ class YamlDocument:
             return Location(self.path, base.line + 1, base.column + quote + col + 1)
         return self.location(node)
 
-    # ---- pydantic errors
-    def validation_diagnostics(self, exc: ValidationError) -> list[Diagnostic]:
+    # ---- problems of the checked structs
+    def validation_diagnostics(self, problems: list[Problem]) -> list[Diagnostic]:
         out: dict[tuple, Diagnostic] = {}
-        for err in exc.errors():
-            diagnostic = self._diagnostic(err)
+        for problem in problems:
+            diagnostic = self._diagnostic(problem)
             spot = (diagnostic.location.line, diagnostic.location.col)
             out.setdefault(spot, diagnostic)
         return sorted(out.values(), key=lambda d: (d.location.line or 0, d.location.col or 0))
 
-    def _diagnostic(self, err: dict) -> Diagnostic:
-        loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
+    def _diagnostic(self, problem: Problem) -> Diagnostic:
+        loc = problem.path
         where = ".".join(str(p) for p in loc if p not in ("cases",))
-        if err["type"] == "extra_forbidden":
+        if problem.kind == "unknown":
             name = str(loc[-1])
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc, key=True),
                               f"unknown key '{name}' in {parent}{suggest(name, KNOWN_KEYS)}")
-        if err["type"] == "missing":
+        if problem.kind == "missing":
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc[:-1]), f"missing required key '{loc[-1]}' in {parent}")
-        message = err["msg"].removeprefix("Value error, ")
-        message = message[:1].lower() + message[1:]
+        message = problem.message[:1].lower() + problem.message[1:]
         return Diagnostic(self.at(loc), f"{where}: {message}" if where else message)
 
 
@@ -216,11 +216,6 @@ KNOWN_KEYS = sorted({
     "defines", "file", "entry", "language", "type", "values", "mode", "constant_id", "when", "value", "set",
     "skip_when", "cases",
 })
-
-
-def _is_union_tag(part: Any) -> bool:
-    """Pydantic names union members in ``loc`` ('str', 'tuple[str, ...]'); they are not YAML keys."""
-    return isinstance(part, str) and (part in ("str", "int", "bool", "float") or "[" in part)
 
 
 def _mark_location(path: str, mark: Any) -> Location:

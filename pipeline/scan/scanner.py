@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import msgspec
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
@@ -149,7 +150,7 @@ def _field_tree(model) -> dict:
 def chunk_key(root: Path, chunk: ChunkInfo, config: WorldConfig, optional_facts: frozenset[str]) -> str:
     return stable_hash({
         "format": FORMAT_VERSION, "facts": facts_schema_hash(), "root": str(root), "chunk": chunk.name,
-        "level": chunk.level, "grid": config.grid(chunk.level), "limits": config.limits.model_dump(),
+        "level": chunk.level, "grid": config.grid(chunk.level), "limits": msgspec.structs.asdict(config.limits),
         "optional": sorted(optional_facts & OPTIONAL_FACTS),
     } | ({"scenes": config.scenes} if config.scenes != "all" else {}))
 

@@ -9,6 +9,7 @@ import pytest
 from robust_helpers import GOOD_FILES, POSITIONS, document, gltf_text, make_world
 
 from pipeline import api
+from pipeline.checked import field_docs
 from pipeline.config import Limits, parse_world_config
 from pipeline.errors import ConfigError
 
@@ -25,8 +26,8 @@ def test_defaults_are_generous_for_real_content_and_bounded():
 
 
 def test_every_limit_is_a_pipeline_toml_key():
-    text = "[limits]\n" + "".join(f"{name} = 7\n" for name in Limits.model_fields)
-    assert parse_world_config(text).limits == Limits(**{name: 7 for name in Limits.model_fields})
+    text = "[limits]\n" + "".join(f"{name} = 7\n" for name in field_docs(Limits))
+    assert parse_world_config(text).limits == Limits(**{name: 7 for name in field_docs(Limits)})
 
 
 @pytest.mark.parametrize("text, line", [

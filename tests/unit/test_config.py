@@ -26,11 +26,14 @@ def test_full_config(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("level_depth = 1\nlevle = 3\n", "pipeline.toml:2:1: error: levle: Extra inputs are not permitted"),
+    ("level_depth = 1\nlevle = 3\n", "pipeline.toml:2:1: error: levle: unknown key"),
     ("[levels.forest]\nchunking = { grid = -1 }\n",
-     "pipeline.toml:2:14: error: levels.forest.chunking.grid: Input should be greater than 0"),
+     "pipeline.toml:2:14: error: levels.forest.chunking.grid: expected float > 0.0, got -1"),
     ("[limits]\nmax_file_bytes = 'big'\n",
-     "pipeline.toml:2:1: error: limits.max_file_bytes: Input should be a valid integer, unable to parse string as an integer"),
+     "pipeline.toml:2:1: error: limits.max_file_bytes: expected int, got 'big'"),
+    ('[limits]\nmax_file_bytes = 0\nmax_elements = "x"\n',
+     "pipeline.toml:2:1: error: limits.max_file_bytes: expected int >= 1, got 0 (and 1 more)"),
+    ("rules = 3\n", "pipeline.toml:1:1: error: rules: expected a path (a string), got 3"),
     ("level_depth = \n", "pipeline.toml:1:15: error: invalid TOML: Invalid value"),
 ])
 def test_errors_are_located(text: str, expected: str) -> None:
@@ -44,7 +47,7 @@ def test_a_compile_target_takes_hlsl_register_shifts_as_a_table() -> None:
 
     compile_ = parse_world_config('[cook.compile]\ns = {target = "vulkan1.2", registers = {t = 8, b = 0}}\n').cook.compile
     assert compile_["s"] == (CompileTarget(target="vulkan1.2", registers=(("b", 0), ("t", 8))),)
-    assert hash(compile_["s"][0]) == hash(CompileTarget(target="vulkan1.2", registers={"b": 0, "t": 8}))
+    assert hash(compile_["s"][0]) == hash(CompileTarget(target="vulkan1.2", registers=(("b", 0), ("t", 8))))
     with pytest.raises(ConfigError):
         parse_world_config('[cook.compile]\ns = {target = "vulkan1.2", registers = {x = 1}}\n')
 
@@ -77,11 +80,12 @@ def test_platforms_are_the_target_matrix() -> None:
      "pipeline.toml:4:1: error: platforms.b.targets: target vulkan1.2 differs from the vulkan1.2 of platform a: "
      "one label, one set of options"),
     ("[platforms.a]\ntargets = []\n",
-     "pipeline.toml:2:1: error: platforms.a.targets: Value should have at least 1 item after validation, not 0"),
+     "pipeline.toml:2:1: error: platforms.a.targets: needs at least 1 entry"),
     ('[platforms.a]\ntargets = ["vulkan1.2"]\nfamilies = []\n',
-     "pipeline.toml:3:1: error: platforms.a.families: Tuple should have at least 1 item after validation, not 0"),
-    ('[platforms.a]\ntarget = ["vulkan1.2"]\n', "pipeline.toml:1:12: error: platforms.a.targets: Field required"),
-    ('[platforms.a]\ntargets = ["vulkan9"]\n', "pipeline.toml:2:1: error: platforms.a.targets.0.target: Value error, "
+     "pipeline.toml:3:1: error: platforms.a.families: needs at least 1 entry"),
+    ('[platforms.a]\ntarget = ["vulkan1.2"]\n', "pipeline.toml:2:1: error: platforms.a.target: unknown key (and 1 more)"),
+    ('[platforms.a]\nfamilies = ["pbr"]\n', "pipeline.toml:1:12: error: platforms.a.targets: required key missing"),
+    ('[platforms.a]\ntargets = ["vulkan9"]\n', "pipeline.toml:2:1: error: platforms.a.targets.0: "
      "unknown target 'vulkan9': one of vulkan1.0, vulkan1.1, vulkan1.2, vulkan1.3, opengl4.5, webgl2, es3.0, metal, "
      "webgpu, or the target of a compile backend plug-in ([plugins] backends)"),
 ])

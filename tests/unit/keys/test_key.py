@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from rules_fixtures import small_ruleset
 
@@ -65,7 +66,7 @@ def test_features_in_any_order_with_blanks_around_parse_to_the_canonical_key(rs)
 
 def test_the_rule_set_is_chosen_by_the_shader_named(rs) -> None:
     other = small_ruleset({"LIT": {"values": ["A", "B"]}}, derive={"LIT": "'A'"})
-    renamed = other.model_copy(update={"shader": "u"})  # another family with a feature of the same name
+    renamed = msgspec.structs.replace(other, shader="u")  # another family with a feature of the same name
     assert PermutationKey.parse("u/main{LIT=B}", [rs, renamed]).value("LIT") == "B"
     assert PermutationKey.parse("t/main{COUNT=1,LIT=1,MODE=X}", [renamed, rs]).value("LIT") is True
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from pipeline.checked import convert
 from pipeline.compile.scheduler import JobResult
 from pipeline.compilers import CompileRequest, SourceTree
 from pipeline.config import CompileTarget
@@ -158,7 +160,7 @@ def test_targets_come_from_the_options_then_the_family_then_the_default(family) 
     rs, _ = family
     assert JobOptions(target="vulkan1.1").targets(rs) == (CompileTarget(target="vulkan1.1"),)
     assert not JobOptions().explicit(rs)
-    own = rs.model_copy(update={"compile": (CompileTarget(target="webgl2"),)})
+    own = msgspec.structs.replace(rs, compile=(CompileTarget(target="webgl2"),))
     assert JobOptions(target="vulkan1.1").targets(own) == (CompileTarget(target="webgl2"),)
     assert JobOptions().explicit(own)
     chosen = JobOptions(compile=(("t", (CompileTarget(target="opengl4.5"),)), ("other", ())))
@@ -234,7 +236,7 @@ def test_hlsl_register_shifts_are_in_the_job_key_and_come_from_the_target(tmp_pa
 
     (tmp_path / "s.hlsl").write_text("float4 PSMain() : SV_Target0 { return 1; }\n")
     tree = SourceTree(tmp_path)
-    target = CompileTarget(target="vulkan1.2", registers={"t": 8, "b": 0})
+    target = convert({"target": "vulkan1.2", "registers": {"t": 8, "b": 0}}, CompileTarget)
     assert make_job(Source(), "fragment", (), tree, options, target).request.registers == (("b", 0), ("t", 8))
     assert make_job(Source(), "fragment", (), tree, options).request.registers == hlsl.registers  # the default
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from runtime_helpers import SAMPLE
@@ -43,8 +44,8 @@ def test_every_declared_fallback_of_a_used_family_that_no_draw_requires(families
 def test_a_fallback_that_cannot_be_made_is_an_error_and_the_others_are_still_listed(families) -> None:
     pbr = families["pbr"]
     broken_pass = sorted(pbr.passes)[0]
-    broken = pbr.model_copy(update={"passes": {**pbr.passes, broken_pass: pbr.passes[broken_pass].model_copy(
-        update={"fallback": {"NOT_A_FEATURE": 1}})}})
+    broken_one = msgspec.structs.replace(pbr.passes[broken_pass], fallback={"NOT_A_FEATURE": 1})
+    broken = msgspec.structs.replace(pbr, passes={**pbr.passes, broken_pass: broken_one})
     with pytest.raises(RuleError):
         fallback_key(broken, broken_pass)
     rows, errors = fallback_rows({**families, "pbr": broken, "other": families["pbr"]},

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from paths import DATA
 
+from pipeline.checked import convert
 from pipeline.errors import RuleError
 from pipeline.rules.build import MAX_CONSTANT_ID, compile_ruleset
 from pipeline.rules.models import RuleSet
@@ -31,7 +32,7 @@ passes:
 
 def build(text: str, materials: Path | None = None):
     doc = YamlDocument.parse(text, "rules/t.yaml")
-    return compile_ruleset(RuleSet.model_validate({**doc.data(), "path": "rules/t.yaml"}), doc, materials)
+    return compile_ruleset(convert({**doc.data(), "path": "rules/t.yaml"}, RuleSet), doc, materials)
 
 
 def test_every_problem_is_reported_at_once_in_line_order(tmp_path: Path) -> None:
@@ -71,7 +72,7 @@ passes: {main: {}}
 def build_at(path: Path, text: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = YamlDocument.parse(text, str(path))
-    return compile_ruleset(RuleSet.model_validate({**doc.data(), "path": str(path)}), doc)
+    return compile_ruleset(convert({**doc.data(), "path": str(path)}, RuleSet), doc)
 
 
 def wet_problems(tmp_path: Path, provider: str, derive: str) -> list[str]:

@@ -7,6 +7,7 @@ from rules_fixtures import mesh
 
 from pipeline.rules.emit import (TemplateError, define_problem, feature_defines, format_value, render_set,
                                  set_names, template_fields)
+from pipeline.checked import convert
 from pipeline.rules.models import Feature
 from pipeline.rules.expr_types import Domain
 
@@ -25,12 +26,16 @@ def test_values_print_as_in_key_text() -> None:
     assert (format_value(True), format_value(False), format_value(4), format_value("MASK")) == ("1", "0", "4", "MASK")
 
 
+def feature(**fields) -> Feature:
+    return convert(fields, Feature)
+
+
 def test_define_problems() -> None:
-    assert define_problem(Feature(type="bool", define="__X")) == "'__X' is not a valid #define name"
-    assert define_problem(Feature(type="bool", define="HAS_{key}")).endswith("(placeholders are for set features)")
-    assert "may hold only letters" in define_problem(Feature(type="bool", define="HAS-X"))
-    assert "needs a {field} placeholder" in define_problem(Feature(type="set", define="HAS_UV"))
-    assert define_problem(Feature(type="set", define="HAS_{key}")) is None
+    assert define_problem(feature(type="bool", define="__X")) == "'__X' is not a valid #define name"
+    assert define_problem(feature(type="bool", define="HAS_{key}")).endswith("(placeholders are for set features)")
+    assert "may hold only letters" in define_problem(feature(type="bool", define="HAS-X"))
+    assert "needs a {field} placeholder" in define_problem(feature(type="set", define="HAS_UV"))
+    assert define_problem(feature(type="set", define="HAS_{key}")) is None
 
 
 def test_a_set_feature_renders_sorted_safe_names() -> None:
@@ -43,19 +48,19 @@ def test_a_set_feature_renders_sorted_safe_names() -> None:
 
 
 def test_emit_styles_of_an_enum() -> None:
-    value = Feature(values=["OPAQUE", "MASK", "BLEND"])
+    value = feature(values=["OPAQUE", "MASK", "BLEND"])
     assert feature_defines(value, "ALPHA_MODE", ALPHA, "static", "MASK", None) == [
         ("ALPHA_MODE_OPAQUE", "0"), ("ALPHA_MODE_MASK", "1"), ("ALPHA_MODE_BLEND", "2"), ("ALPHA_MODE", "1")]
-    ifdef = Feature(values=["OPAQUE", "MASK", "BLEND"], emit="ifdef")
+    ifdef = feature(values=["OPAQUE", "MASK", "BLEND"], emit="ifdef")
     assert feature_defines(ifdef, "ALPHA_MODE", ALPHA, "static", "MASK", None) == [("ALPHA_MODE_MASK", "1")]
     assert feature_defines(ifdef, "ALPHA_MODE", ALPHA, "static", "OPAQUE", None) == []
-    symbol = Feature(values=["OPAQUE", "MASK", "BLEND"], emit="symbol")
+    symbol = feature(values=["OPAQUE", "MASK", "BLEND"], emit="symbol")
     assert feature_defines(symbol, "ALPHA_MODE", ALPHA, "static", "BLEND", None)[-1] == \
         ("ALPHA_MODE", "ALPHA_MODE_BLEND")
 
 
 def test_a_specialization_feature_gives_its_constant_id() -> None:
-    feature = Feature(type="bool", mode="specialization", constant_id=3)
+    spec = feature(type="bool", mode="specialization", constant_id=3)
     domain = Domain("DOUBLE_SIDED", "bool", (False, True))
-    assert feature_defines(feature, "DOUBLE_SIDED", domain, "specialization", True, 3) == [
+    assert feature_defines(spec, "DOUBLE_SIDED", domain, "specialization", True, 3) == [
         ("DOUBLE_SIDED_SPEC_ID", "3")]

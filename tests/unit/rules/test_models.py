@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from pydantic import ValidationError
 from rules_fixtures import pbr, write_rules
 
+from pipeline.checked import Invalid, convert, field_docs
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cli import main
 from pipeline.errors import RuleError
@@ -77,12 +77,15 @@ def test_pbr_sources_exist_in_the_builtin_materials(tmp_path):
 
 def test_models_are_frozen_strict_and_documented():
     rs = pbr()
-    with pytest.raises(ValidationError):
+    with pytest.raises(AttributeError):
         rs.shader = "x"
-    with pytest.raises(ValidationError):
-        Feature(type="bool", values=[False, True], colour="red")
+    with pytest.raises(Invalid, match="colour: unknown key"):
+        convert({"type": "bool", "values": [False, True], "colour": "red"}, Feature)
+    with pytest.raises(Invalid, match="values.0: expected bool | int | str, got float"):
+        convert({"type": "int", "values": [1.5]}, Feature)
     for model in (RuleSet, Feature):
-        assert all(f.description for f in model.model_fields.values())
+        docs = field_docs(model)
+        assert "_compiled" not in docs and all(docs.values()), docs
 
 
 def test_every_error_of_every_file_at_once(tmp_path):

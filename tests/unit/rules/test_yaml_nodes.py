@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from pydantic import ValidationError
 
+from pipeline.checked import Invalid, convert
 from pipeline.errors import RuleError
 from pipeline.rules.models import RuleSet
 from pipeline.rules.yaml_nodes import MAX_DEPTH, MAX_NODES, SafeRuleLoader, YamlDocument
@@ -109,9 +109,9 @@ def test_a_data_path_finds_values_keys_and_the_nearest_node() -> None:
 
 def validation(text: str) -> list[str]:
     doc = YamlDocument.parse(text, PATH)
-    with pytest.raises(ValidationError) as info:
-        RuleSet.model_validate({**doc.data(), "path": PATH})
-    return [str(d) for d in doc.validation_diagnostics(info.value)]
+    with pytest.raises(Invalid) as info:
+        convert({**doc.data(), "path": PATH}, RuleSet)
+    return [str(d) for d in doc.validation_diagnostics(info.value.problems)]
 
 
 def test_an_unknown_key_is_located_at_the_key_with_a_suggestion() -> None:
@@ -121,11 +121,10 @@ def test_an_unknown_key_is_located_at_the_key_with_a_suggestion() -> None:
     assert found[0].startswith(f"{PATH}:4:19: error: unknown key 'valuse' in features.A (did you mean 'value")
 
 
-def test_pydantic_union_members_are_not_named_as_keys() -> None:
+def test_a_union_s_members_are_not_named_as_keys() -> None:
     found = validation("shader: t\nsources: {vertex: a.vert, fragment: a.frag}\nfeatures: {}\n"
                        "passes: {main: {features: [1]}}\n")
-    assert f"{PATH}:4:28: error: passes.main.features.0: input should be a valid string" in found
-    assert not [f for f in found if "tuple[" in f or "literal[" in f]
+    assert found == [f"{PATH}:4:28: error: passes.main.features.0: expected str, got int"]
 
 
 def test_a_missing_key_is_located_at_the_mapping_that_lacks_it() -> None:

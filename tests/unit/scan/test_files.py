@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.checked import convert
 from pipeline.config import WorldConfig
 from pipeline.scan.files import FileScan, deps_fresh, relative_name, scan_bytes, scan_file, stat_dep
 from pipeline.scan.gltf.draws import SharedFacts
@@ -101,7 +102,7 @@ def test_draws_go_to_grid_cells_on_a_chunked_level(tmp_path: Path) -> None:
     folders = scan(path, tmp_path)
     assert {d.facts.chunk.name for d in folders.draws} == {"lvl/c"}
     assert folders.lights == (("lvl/c", 0, 1, 1),)  # (chunk, directional, point, spot)
-    grid = WorldConfig.model_validate({"levels": {"lvl": {"chunking": {"grid": 10}}}})
+    grid = convert({"levels": {"lvl": {"chunking": {"grid": 10}}}}, WorldConfig)
     cells = scan(path, tmp_path, grid)
     # bounds 0..2 around each translation: centers (16, 1, 26) and (-4, 1, 1); a light node sits at its origin
     assert [d.facts.chunk.name for d in cells.draws] == ["lvl/x1_z2", "lvl/x-1_z0"]
