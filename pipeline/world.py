@@ -74,6 +74,9 @@ class World:
     # walking the world again (pipeline.chunks.discover_listed; where it cannot tell, the walk decides).
     # A copy of this world (dataclasses.replace) keeps it.
     listing: Mapping[str, Sequence[str]] | None = field(default=None, repr=False)
+    # rule sets by rules folder and runtime axes, shared by this world's copies (dataclasses.replace with
+    # another cache folder or platform): a cook and the command that reports it load them once
+    loaded: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------ rules
     @cached_property
@@ -81,7 +84,10 @@ class World:
         from pipeline.rules.axes import restrict
         from pipeline.rules.load import load_rulesets  # rule sets load on first use
 
-        return restrict(load_rulesets(self.rules_dir), self.config.axes, self.root / "pipeline.toml")
+        key = (self.rules_dir, repr(sorted(self.config.axes.items())))
+        if key not in self.loaded:
+            self.loaded[key] = restrict(load_rulesets(self.rules_dir), self.config.axes, self.root / "pipeline.toml")
+        return self.loaded[key]
 
     @cached_property
     def families(self) -> dict[str, RuleSet]:

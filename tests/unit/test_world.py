@@ -137,3 +137,23 @@ def test_one_folder_chunk_is_selected_without_walking_the_world_and_as_the_walk_
     for odd in ("forest/.hidden", "nowhere", "town"):  # not a chunk the walk finds: the walk decides, as before
         with pytest.raises(api.PipelineError):
             api.open_world(world_dir).select(chunk=odd)
+
+
+def test_copies_of_a_world_load_its_rule_sets_once(tmp_path: Path, monkeypatch) -> None:
+    import dataclasses
+
+    import msgspec
+
+    import pipeline.rules.load as load
+    from pipeline.world import open_world
+
+    (tmp_path / "a.gltf").write_text("{}")
+    calls = []
+    real = load.load_rulesets
+    monkeypatch.setattr(load, "load_rulesets", lambda folder: calls.append(folder) or real(folder))
+    world = open_world(tmp_path)
+    other_cache = dataclasses.replace(world, cache_dir=tmp_path / "elsewhere")
+    assert other_cache.rulesets is world.rulesets and len(calls) == 1  # one load, either copy first
+    restricted = dataclasses.replace(world, config=msgspec.structs.replace(world.config, axes={"SHADOWS": (True,)}))
+    assert restricted.rulesets is not world.rulesets and len(calls) == 2  # other axes: its own
+    assert open_world(tmp_path).rulesets is not world.rulesets and len(calls) == 3  # opened again: read again
