@@ -234,7 +234,7 @@ class GlslangCapiBackend:
     def __init__(self) -> None:
         self.identity = f"glslang {glslang_version()} (C API); {tools_version()}"
 
-    @property
+    @functools.cached_property
     def api(self) -> GlslangApi:
         """The C library, loaded on the first compile (a cook whose jobs are all cached never loads it)."""
         return api()
