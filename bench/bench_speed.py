@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import struct
@@ -140,11 +141,15 @@ def figure_edit_process(run, library: dict, runs: int, workers: int, results, Fi
     from pipeline import api
     from pipeline.cache.job_records import JOB
 
+    cpu = []  # user + system seconds of the cook's process and every process it started (pool workers)
     for _ in range(runs):
         worldgen.edit_chunk(run.root, run.spec, 0)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(cmd + ["--json"], env=_env(), capture_output=True)
         samples.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         doc = json.loads(done.stdout)
         with api.open_store(run.cache) as store:  # undo: forget the new jobs
             result = api.cook(api.open_world(run.root, rules=library["rules"], materials=library["materials"]),
@@ -154,13 +159,14 @@ def figure_edit_process(run, library: dict, runs: int, workers: int, results, Fi
                     store.delete(JOB, key)
         path.write_bytes(original)
         subprocess.run(cmd, env=_env(), capture_output=True)
-    wall = statistics.median(samples)
-    over = wall - run.edit_compile
-    log(f"figure 13: whole-process edit {wall:.3f} s, new-job compile {run.edit_compile:.3f} s")
+    wall, used = statistics.median(samples), statistics.median(cpu)
+    over = used - run.edit_compile_cpu
+    log(f"figure 13: whole-process edit {wall:.3f} s wall, {used:.3f} s CPU, new-job compile {run.edit_compile_cpu:.3f} s CPU")
     results.figures.append(Figure(
-        13, f"one-chunk edit, {run.files}-file world, whole process ({run.edit_jobs} new jobs)", wall, "s",
-        f"compile of new jobs {run.edit_compile:.2f} s", wall / max(run.edit_compile, 1e-9),
-        "wall - compile <= 0.3 s", over <= 0.3, f"wall - compile = {over:.3f} s"))
+        13, f"one-chunk edit, {run.files}-file world, whole process ({run.edit_jobs} new jobs): CPU", used, "s",
+        f"compile of new jobs {run.edit_compile_cpu:.2f} s CPU", used / max(run.edit_compile_cpu, 1e-9),
+        "CPU - compile <= 0.5 s", over <= 0.5, f"CPU - compile = {over:.3f} s (the cook and its pool workers); "
+        f"wall {wall:.3f} s"))
 
 
 def _new_jobs(result, doc: dict) -> set[str]:

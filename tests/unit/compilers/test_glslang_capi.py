@@ -164,3 +164,19 @@ def test_one_source_preprocesses_for_each_target_by_its_macros(backend, tmp_path
     assert kept in text and text.count("uniform") == 1
     assert ("precision highp float;" in text) == (target == "webgl2")  # GL_ES: the ES version took the line
     assert ("layout(set" in text) == (target != "webgl2")
+
+
+def test_the_library_loads_on_the_first_compile_once_across_threads() -> None:
+    import subprocess
+    import sys
+
+    probe = ("import threading\n"
+             "import pipeline.compilers.glslang_capi as g\n"
+             "backend = g.GlslangCapiBackend()\n"
+             "assert backend.identity and not g._API, 'loaded before any compile'\n"
+             "seen = []\n"
+             "threads = [threading.Thread(target=lambda: seen.append(g.api())) for _ in range(8)]\n"
+             "[t.start() for t in threads]; [t.join() for t in threads]\n"
+             "assert len({id(a) for a in seen}) == 1 and backend.api is seen[0]\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

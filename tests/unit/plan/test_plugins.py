@@ -88,3 +88,17 @@ def test_installed_backends_serve_the_targets_families_use_and_unused_ones_are_n
     w = world(tmp_path, "", "compile: [vulkan1.2, d3d12]\n")
     found = world_plugins(w, w.families)
     assert found.backend("d3d12").name == "dxc" and found.backend("broken") is None and found.generators == ()
+
+
+def test_a_world_whose_families_use_no_plugin_kind_or_target_reads_no_installed_package(tmp_path, monkeypatch) -> None:
+    from pipeline import plugin_loader
+
+    read = []
+    monkeypatch.setattr(plugin_loader, "_points", lambda kind: read.append(kind) or ())
+    w = world(tmp_path, "", "compile: [vulkan1.2]\n")
+    assert world_plugins(w, w.families).backends == () and read == []
+    (tmp_path / "other").mkdir()
+    w = world(tmp_path / "other", "", "compile: [vulkan1.2, d3d12]\n")
+    with pytest.raises(RuleError):  # a plug-in target: the installed backends are looked at
+        world_plugins(w, w.families)
+    assert read == ["backend"]
