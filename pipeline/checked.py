@@ -20,6 +20,7 @@ no conversion of its arguments), compared and hashed by value, changed with
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import types
@@ -168,7 +169,8 @@ def _struct(data: Any, cls: type, path: tuple, out: list[Problem]) -> Any:
     fields = _fields(cls)
     for key in data:
         if key not in fields:
-            out.append(Problem(path + (key,), "unknown", "unknown key"))
+            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
+            out.append(Problem(path + (key,), "unknown", "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")))
     values = {}
     for key, (name, hint, required) in fields.items():
         if key in data:

@@ -71,8 +71,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from pipeline.checked import Before, Checked, Invalid, convert, doc
-from pipeline.errors import ConfigError
+from pipeline.checked import Before, Checked, Invalid, Problem, convert, doc
+from pipeline.errors import ConfigError, Diagnostic, Location
 from pipeline.fileio import read_text
 
 CONFIG_NAME = "pipeline.toml"
@@ -336,11 +336,13 @@ def _toml_error(exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
 
 
 def _validation_error(exc: Invalid, text: str, file: str) -> ConfigError:
-    first = exc.problems[0]
-    loc = tuple(str(part) for part in first.path)
-    message = f"{'.'.join(loc) or '(root)'}: {first.message}"
-    if len(exc.problems) > 1:
-        message += f" (and {len(exc.problems) - 1} more)"
+    """Every problem, each at the line of its key (the nearest table when the key is not written)."""
+    return ConfigError([_located(problem, text, file) for problem in exc.problems])
+
+
+def _located(problem: Problem, text: str, file: str) -> Diagnostic:
+    loc = tuple(str(part) for part in problem.path)
+    message = f"{'.'.join(loc) or '(root)'}: {problem.message}"
     named = loc
     while named and named[-1].isdigit():  # an array element (or a whole-target check): its array's key
         named = named[:-1]
@@ -348,7 +350,7 @@ def _validation_error(exc: Invalid, text: str, file: str) -> ConfigError:
     while line is None and len(named) > 1:  # a key left out, or a bad table name: the table that holds it
         named = named[:-1]
         line, col = _find_key(text, named)
-    return ConfigError.at(file, message, line=line, col=col)
+    return Diagnostic(Location(file, line, col), message)
 
 
 def _find_key(text: str, loc: tuple[str, ...]) -> tuple[int | None, int | None]:

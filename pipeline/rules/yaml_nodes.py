@@ -19,7 +19,6 @@ import yaml
 
 from pipeline.checked import Problem
 from pipeline.errors import Diagnostic, Location, RuleError
-from pipeline.rules.expr import suggest
 
 BOOL_TAG = "tag:yaml.org,2002:bool"
 SCALAR_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
@@ -203,19 +202,12 @@ class YamlDocument:
             name = str(loc[-1])
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc, key=True),
-                              f"unknown key '{name}' in {parent}{suggest(name, KNOWN_KEYS)}")
+                              f"unknown key '{name}' in {parent}{problem.message.removeprefix('unknown key')}")
         if problem.kind == "missing":
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc[:-1]), f"missing required key '{loc[-1]}' in {parent}")
         message = problem.message[:1].lower() + problem.message[1:]
         return Diagnostic(self.at(loc), f"{where}: {message}" if where else message)
-
-
-KNOWN_KEYS = sorted({
-    "shader", "description", "sources", "select", "features", "derive", "normalize", "passes", "render_state",
-    "defines", "file", "entry", "language", "type", "values", "mode", "constant_id", "when", "value", "set",
-    "skip_when", "cases",
-})
 
 
 def _mark_location(path: str, mark: Any) -> Location:

@@ -59,9 +59,10 @@ def test_valid_data_becomes_the_structs_built_directly() -> None:
 
 def test_every_problem_is_found_with_its_path() -> None:
     found = problems({"leaves": {"A": {"name": "", "count": 11}, "b": "x", "C": {"mode": "d"}},
-                      "chain": [{"name": "ok", "count": "2"}], "extra": 1})
+                      "chain": [{"name": "ok", "count": "2"}], "zzz": 1, "text": {}})
     assert found == [
-        Problem(("extra",), "unknown", "unknown key"),
+        Problem(("zzz",), "unknown", "unknown key"),
+        Problem(("text",), "unknown", "unknown key (did you mean 'texts'?)"),
         Problem(("leaves", "A", "name"), "invalid", "expected str of length >= 1, got ''"),
         Problem(("leaves", "A", "count"), "invalid", "expected int <= 10, got 11"),
         Problem(("leaves", "b"), "invalid", "expected str matching regex '^[A-Z]+$', got 'b'"),
