@@ -74,9 +74,7 @@ class Watcher:
     def _open(self, previous: World | None) -> World:
         world = api.open_world(self.path, rules=self.rules, materials=self.materials, cache=self.cache)
         if previous is not None:  # the rule sets did not change: keep them loaded
-            for name in ("rulesets", "families"):
-                if name in previous.__dict__:
-                    world.__dict__[name] = previous.__dict__[name]
+            world.loaded = previous.loaded
         return world
 
     def roots(self) -> list[Path]:

@@ -75,7 +75,8 @@ class World:
     # A copy of this world (dataclasses.replace) keeps it.
     listing: Mapping[str, Sequence[str]] | None = field(default=None, repr=False)
     # rule sets by rules folder and runtime axes, shared by this world's copies (dataclasses.replace with
-    # another cache folder or platform): a cook and the command that reports it load them once
+    # another cache folder or platform) and handed on by pipeline watch to a world opened again over the
+    # same rules: a cook and the command that reports it load them once
     loaded: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------ rules
