@@ -29,23 +29,26 @@ def first_keys(keys, plan: JobPlan) -> dict[str, tuple[str, str]]:
 
 def define_changes(plan: JobPlan, run: RunResult) -> dict[str, dict[str, list]]:
     """For each compiled job, ``{define: [cached value, new value]}`` against the cached job of the
-    same source and stage with the fewest differing defines (none cached: no entry)."""
+    same source and stage with the fewest differing defines (none cached: no entry).  The defines that
+    differ are counted as sets of (name, value) pairs; only the nearest job's difference is spelled out."""
     compiled = set(run.compiled)
-    cached: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    cached: dict[tuple[str, str], list[frozenset]] = defaultdict(list)
     for job_key, job in plan.jobs.items():
         if job_key not in compiled and job_key in run.results:
-            cached[(job.request.source, job.request.stage)].append(dict(job.request.defines))
+            cached[(job.request.source, job.request.stage)].append(frozenset(job.request.defines))
     changes = {}
     for job_key in compiled:
         request = plan.jobs[job_key].request
-        new = dict(request.defines)
-        best = None
+        pairs = frozenset(request.defines)
+        nearest, fewest = None, None
         for old in cached.get((request.source, request.stage), ())[:MAX_COMPARED]:
-            diff = {n: [old.get(n), new.get(n)] for n in sorted(set(old) | set(new)) if old.get(n) != new.get(n)}
-            if best is None or len(diff) < len(best):
-                best = diff
-        if best:
-            changes[job_key] = best
+            differ = len({name for name, _ in pairs ^ old})
+            if fewest is None or differ < fewest:
+                nearest, fewest = old, differ
+        if fewest:
+            before, now = dict(nearest), dict(pairs)
+            changes[job_key] = {n: [before.get(n), now.get(n)] for n in sorted(before.keys() | now.keys())
+                                if before.get(n) != now.get(n)}
     return changes
 
 

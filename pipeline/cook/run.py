@@ -98,6 +98,7 @@ class CookResult:
     explain_outputs: list[dict] = field(default_factory=list)  # {path, chunk | level, reason}: each file written
     first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
     first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
+    _explained: list[dict] | None = field(default=None, repr=False, compare=False)  # explain_lines, once made
     timing_log: str | None = None                                      # where this cook's job times went
     duration: float | None = None                                      # seconds of wall time (api.cook sets it)
     published_at: float | None = None  # perf_counter() when its chunk indexes were in place (library first)
@@ -109,7 +110,13 @@ class CookResult:
 
     def explain_lines(self) -> list[dict]:
         """Why each compiled job ran: the key needing it, the reason, and the defines that differ
-        from the nearest job of the same source and stage the cache already held."""
+        from the nearest job of the same source and stage the cache already held (made once: a
+        finished cook's document is asked for more than once)."""
+        if self._explained is None:
+            self._explained = self._explain()
+        return [dict(line) for line in self._explained]
+
+    def _explain(self) -> list[dict]:
         changed = define_changes(self.plan, self.run)
         lines = []
         for key in self.run.compiled:

@@ -37,12 +37,13 @@ def level_files(out: Path, level: str) -> list[Path]:
     """Every file that may hold a chunk manifest of ``level``: ``<out>/<level>.json`` and those under
     ``<out>/<level>/`` (so the chunk named like its level belongs to it), sorted."""
     if level == mf.ROOT:
-        candidates = [mf.chunk_manifest_path(out, mf.ROOT)]
-    else:
-        folder = Path(out) / level
-        inside = folder.rglob("*.json") if folder.is_dir() else []
-        candidates = [Path(out) / f"{level}.json", *inside]
-    return sorted(p for p in candidates if not p.name.endswith(LEVEL_JSON) and p.is_file())
+        named = mf.chunk_manifest_path(out, mf.ROOT)
+        return [named] if named.is_file() else []
+    named = os.path.join(out, f"{level}.json")
+    found = [named] if os.path.isfile(named) else []
+    for folder, _dirs, files in os.walk(os.path.join(out, level)):  # one listing a folder, no stat a file
+        found += [os.path.join(folder, n) for n in files if n.endswith(".json") and not n.endswith(LEVEL_JSON)]
+    return sorted(map(Path, found))
 
 
 Known = Mapping[str, tuple[str, tuple]]  # index path -> (chunk, file_signature)

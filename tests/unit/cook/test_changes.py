@@ -62,6 +62,28 @@ def test_define_changes_against_the_nearest_cached_job_of_the_same_source_and_st
     assert define_changes(plan, run) == {"new": {"B": ["0", "1"]}}  # alone: nothing cached; same: no change
 
 
+def test_define_changes_counts_differing_names_not_pairs_and_keeps_the_first_of_a_tie() -> None:
+    # against "changed" one define differs (its value); against "added" one too (B absent here): a tie,
+    # which the first cached job wins, though "changed" differs in two (name, value) pairs and "added" in one
+    plan = Plan({"new": job("pbr.frag", "fragment", A="1"),
+                 "changed": job("pbr.frag", "fragment", A="0"),
+                 "added": job("pbr.frag", "fragment", A="1", B="0")})
+    run = RunResult(results={k: object() for k in plan.jobs}, compiled=["new"])
+    assert define_changes(plan, run) == {"new": {"A": ["0", "1"]}}
+
+
+def test_a_finished_cooks_explanation_is_made_once(monkeypatch) -> None:
+    import pipeline.cook.run as run_module
+
+    calls = []
+    monkeypatch.setattr(run_module, "define_changes", lambda plan, run: calls.append(1) or {})
+    plan = Plan({"new": job("pbr.frag", "fragment", A="1")})
+    result = run_module.CookResult(1, 1, 1, 1, plan, RunResult(results={"new": object()}, compiled=["new"]))
+    first = result.explain_lines()
+    first[0]["reason"] = "changed by a reader"
+    assert result.explain_lines()[0]["reason"] == "" and len(calls) == 1
+
+
 def entry(h: str):
     return SimpleNamespace(hash=h)
 
