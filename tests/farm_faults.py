@@ -13,6 +13,8 @@ every worker), or from :func:`set_fault` through ``client.run``.  Faults:
 - ``other-stage``: each blob is a shader of another stage (caught by the blob check);
 - ``same-stage``: each blob is another shader of the same stage and entry point
   (valid, and only an audit catches it);
+- ``reflection-garbage``: the reflection sent with each blob is a string (caught by the shape check);
+  ``reflection-lie``: it is a well-formed document of another shader (only an audit catches it);
 - ``text``: the blob is a ``str``; ``garbage``: bytes that are no SPIR-V, with their digest;
 - ``fail``: every job "fails" with a made-up diagnostic;
 - ``missing``: no results; ``unparsable``: the task returns a string;
@@ -103,6 +105,12 @@ def lie(result, request: CompileRequest, backend: str, fault: str):
         return dataclasses.replace(result, spirv=None, digest=None, diagnostics=(made_up,))
     if result.spirv is None:
         return result
+    if fault == "reflection-garbage":
+        return dataclasses.replace(result, reflection="not a reflection")
+    if fault == "reflection-lie":  # a well-formed document, of another shader
+        return dataclasses.replace(result, reflection={"stage": "compute", "entry": "main", "inputs": [],
+                                                       "outputs": [], "descriptors": [], "push_constants": [],
+                                                       "specialization_constants": []})
     if fault == "text":
         text = "; SPIR-V\n; a disassembly, not a blob\n"
         return dataclasses.replace(result, spirv=text, digest=bytes_hash(text.encode()))

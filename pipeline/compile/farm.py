@@ -46,6 +46,7 @@ progress and storing are the same for a local and a farm cook.  What differs:
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import signal
 import statistics
@@ -64,6 +65,7 @@ from pipeline.compile.farm_worker import FarmBatch, FarmJob, noop, worker_identi
 from pipeline.plan.jobs import StageJob
 from pipeline.compile.scheduler import JobRunner
 from pipeline.errors import one_line
+from pipeline.compilers.reflect import ReflectionError, tool_version
 
 __all__ = ["FarmCompiler", "FarmConnection", "FarmError", "FarmStats", "LOCAL_HTTP", "LOCAL_PREFIX", "batch_size",
            "parse_scheduler"]
@@ -248,7 +250,16 @@ class FarmCompiler:
                         raise FarmError.about(self.tree.name(rel), "changed during the cook; cook again")
                     files[sha] = parsed.text
         return FarmBatch(tuple(FarmJob(j.key, j.request, j.closure) for j in jobs), files, self.backend,
-                         self.identity, self.library)
+                         self.identity, self.library, self.reflector)
+
+    @functools.cached_property
+    def reflector(self) -> str | None:
+        """This machine's SPIRV-Cross revision, which a worker's must be to reflect the blobs it sends (None:
+        no SPIRV-Cross here, so nothing is reflected)."""
+        try:
+            return tool_version()
+        except (ReflectionError, OSError):
+            return None
 
 
 def _why(exc: Exception) -> str:

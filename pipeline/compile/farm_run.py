@@ -27,6 +27,7 @@ from pipeline.compile.farm_worker import BatchFailure, CompilerMismatch, FarmBat
 from pipeline.compile.scheduler import JobRunner, batch_of
 from pipeline.plan.jobs import StageJob
 from pipeline.errors import one_line
+from pipeline.compilers.reflect import ReflectionError, reflect
 
 
 OVERHEAD_SHARE = 0.05      # scheduling overhead per batch, at most this share of its compile time
@@ -106,6 +107,7 @@ class Farm(Protocol):
     stats: FarmStats
     notes: list[str]
     calls: int
+    reflector: str | None  # the SPIRV-Cross revision batches name (their workers' reflections are by it)
 
     def farm_batch(self, jobs: list[StageJob]) -> FarmBatch: ...
 
@@ -286,7 +288,7 @@ class FarmRun:
         if worker in self.trust.banned:  # caught since it was sent this batch
             self.here += batch
             return
-        checked = [(job, *job_output(job, result.results)) for job in batch]
+        checked = [(job, *job_output(job, result.results, reflector=self.farm.reflector)) for job in batch]
         wrong = [why for _, output, why in checked if output is None]
         if wrong:
             self._ban(worker, wrong[0])
@@ -356,10 +358,20 @@ class FarmRun:
         wrong: dict[str, list[StageJob]] = {}
         for key in sorted(mine):
             job, output, worker = held[key]
-            if mine[key].spirv != output.spirv:
+            if mine[key].spirv != output.spirv or not _same_reflection(output):
                 wrong.setdefault(worker, []).append(job)
         for worker, jobs in sorted(wrong.items()):
             audited = sum(1 for k in mine if held[k][2] == worker)
             self.trust.audit_failed(worker, jobs, audited, self.farm.tree.name(jobs[0].request.source))
             self.stats.banned_workers.setdefault(worker, f"failed the audit on job {jobs[0].key[:12]}")
         return mine
+
+
+def _same_reflection(output: CompileOutput) -> bool:
+    """Whether the reflection a worker sent with ``output`` (if any) is this machine's of the same blob."""
+    if output.reflection is None:
+        return True
+    try:
+        return reflect(output.spirv) == output.reflection[1]
+    except ReflectionError:
+        return True  # nothing to compare with here: the outputs reflect (or report) the blob themselves

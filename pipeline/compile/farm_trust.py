@@ -9,13 +9,16 @@ A worker runs the compiler and spirv-val; the client takes nothing on faith:
   :func:`~pipeline.compilers.blob_check.blob_problem` for its job (SPIR-V magic,
   the stage's execution model, the entry point: microseconds, no spirv-val, which
   the worker ran).  A blob that fails is discarded and its job compiled here.
+  Its reflection, when the worker sent one, must be a JSON object (SPIRV-Cross's
+  output, made by the revision the client named); the audit compares it too.
 - **Failures are not remembered from a farm.**  A worker's compile failure is
   confirmed by compiling the job here; only this machine's failure is stored (and
   remembered by the cache).  A failure for a job that compiles here is a lie.
 - **Audit.** ``--audit N`` recompiles N% of the farm's results here (at least one
   job when N > 0; the jobs chosen by a generator seeded from the job keys, so the
   same cook audits the same jobs) and compares the bytes: compiles are
-  deterministic, so a difference is a worker shipping a wrong shader.  That fails
+  deterministic, so a difference is a worker shipping a wrong shader (and so is SPIRV-Cross: a
+  reflection the worker sent is compared with this machine's of the same blob).  That fails
   the cook (a located error naming the worker and the job) and no result of that
   worker is used.
 
@@ -58,8 +61,10 @@ def batch_problem(result: object, jobs: list[StageJob]) -> str | None:
     return None
 
 
-def job_output(job: StageJob, results: tuple, seconds_default: float = 0.0) -> tuple[CompileOutput | None, str]:
-    """The output a worker sent for ``job`` after the client's checks, or ``(None, why not)``.
+def job_output(job: StageJob, results: tuple, seconds_default: float = 0.0,
+               reflector: str | None = None) -> tuple[CompileOutput | None, str]:
+    """The output a worker sent for ``job`` after the client's checks, or ``(None, why not)``; its
+    reflection kept as ``(reflector, document)`` when ``reflector`` (the revision the batch named) is given.
 
     A failure is returned as it came (``spirv`` None): the caller confirms it here."""
     found = [r for r in results if isinstance(r, FarmResult) and r.key == job.key]
@@ -79,7 +84,11 @@ def job_output(job: StageJob, results: tuple, seconds_default: float = 0.0) -> t
     if problem:
         return None, f"sent a blob for job {job.key[:12]} ({job.request.source} {job.request.stage}) " \
                      f"that cannot be its output: {problem}"
-    return CompileOutput(bytes(r.spirv), r.diagnostics, seconds), ""
+    reflection = getattr(r, "reflection", None)
+    if reflection is not None and (not isinstance(reflection, dict) or not all(isinstance(k, str) for k in reflection)):
+        return None, f"sent a malformed reflection for job {job.key[:12]}"
+    kept = (reflector, reflection) if reflection is not None and reflector is not None else None
+    return CompileOutput(bytes(r.spirv), r.diagnostics, seconds, kept), ""
 
 
 @dataclass
@@ -103,7 +112,7 @@ class Trust:
         first = jobs[0]
         more = f" and {len(jobs) - 1} more" if len(jobs) > 1 else ""
         self.errors.append(CookDiagnostic(Location(where), (
-            f"audit: farm worker {worker} sent other bytes than this machine compiles for job {first.key[:12]} "
+            f"audit: farm worker {worker} sent other bytes than this machine makes for job {first.key[:12]} "
             f"({first.request.stage}){more} ({audited} of its results audited); none of its results is used "
             f"(compiled here instead)")))
         self.banned.setdefault(worker, f"failed the audit on job {first.key[:12]}")

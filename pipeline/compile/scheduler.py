@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
+from pipeline.compilers.reflection_records import REFLECTION
 from pipeline.compilers import CompileOutput, compile_batch, get_backend
 from pipeline.plan.jobs import JobPlan, StageJob
 from pipeline.cpus import usable_cpus
@@ -274,6 +275,9 @@ def store_result(job: StageJob, output: CompileOutput, store: Store, library: st
     blob = store.put_blob(output.spirv) if output.spirv is not None else None
     result = JobResult(blob, tuple(output.diagnostics))
     store.set(JOB, job.key, result.to_record(library))
+    if blob is not None and output.reflection is not None:  # a farm worker reflected it: the outputs need not
+        revision, doc = output.reflection
+        store.set(REFLECTION, f"{blob}:{revision}", doc)
     identity = {"key": job.key, "closure": [list(c) for c in job.closure], "compiler": job.options.compiler,
                 "target": job.request.target, "optimize": job.request.optimize}
     if job.request.plugins:

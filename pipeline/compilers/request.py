@@ -199,6 +199,8 @@ class CompileOutput:
     spirv: bytes | None
     diagnostics: tuple[Diagnostic, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # wall time of this compile (the timing log)
+    # (SPIRV-Cross revision, reflection document) of the blob, when a farm worker reflected it too
+    reflection: tuple[str, dict] | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -23,6 +23,7 @@ from pipeline import api
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cli.cook import command as cook_command
+from pipeline.compilers.reflection_records import REFLECTION
 from pipeline.compilers import CompileRequest, SourceTree, compile_batch, get_backend
 from pipeline.compile.farm import LOCAL_HTTP, FarmCompiler, FarmError, batch_size, parse_scheduler
 from pipeline.compile.farm_worker import CompilerMismatch, FarmBatch, FarmJob, MemoryTree, compile_farm_batch
@@ -61,12 +62,23 @@ def farm_compiler(scheduler: str = "local:2", identity: str | None = None) -> Fa
 
 
 @pytest.mark.slow
-def test_local_cluster_outputs_are_byte_identical(reference, tmp_path: Path) -> None:
+def test_local_cluster_outputs_are_byte_identical(reference, tmp_path: Path, monkeypatch) -> None:
+    """... and the workers reflected their blobs: the cook ran no spirv-cross of its own for them."""
+    from pipeline.outputs import reflection
+
     ref_out, ref = reference
     farm = farm_compiler()
+    here: list[int] = []
+    real = reflection.reflect
+    monkeypatch.setattr(reflection, "reflect", lambda blob: here.append(len(blob)) or real(blob))
     result = api.cook(SAMPLE, cache=tmp_path / "cache", out=tmp_path / "out", compiler=farm)
     assert result.errors == [] and len(result.run.compiled) == len(ref.run.compiled) == farm.calls
     assert_same_outputs(ref_out, tmp_path / "out")
+    spirv = {r.blob for key, r in result.run.results.items()
+             if r.blob and result.plan.jobs[key].request.target.startswith("vulkan")}
+    with Store(tmp_path / "cache") as store:
+        assert spirv and all(store.get(REFLECTION, f"{d}:{reflection.tool_version()}") for d in spirv)
+    assert here == []
     where = {line["where"] for line in result.explain_lines()}
     assert len(where) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in where)  # both workers compiled
     stats = result.to_json()["farm"]

@@ -43,6 +43,7 @@ def farm_cook(farm, fault: str, folder: Path, *args: str):
     ("text", r"sent a str as the blob of job \w{12}"),
     ("missing", r"sent no result for job \w{12}"),
     ("unparsable", r"answered with str, not a batch result"),
+    ("reflection-garbage", r"sent a malformed reflection for job \w{12}"),
 ])
 @pytest.mark.slow
 def test_a_wrong_result_is_discarded_with_one_warning_and_compiled_here(farm, reference, tmp_path, fault, why):
@@ -77,7 +78,21 @@ def test_audit_catches_a_worker_shipping_another_valid_shader(farm, reference, t
     assert run.returncode == 1, run.stderr
     (line,) = problem_lines(run.stderr)
     assert re.fullmatch(rf"materials/pbr/pbr\.(vert|frag): error: audit: farm worker {re.escape(victim)} sent other "
-                        r"bytes than this machine compiles for job \w{12} \((vertex|fragment)\)( and \d+ more)? "
+                        r"bytes than this machine makes for job \w{12} \((vertex|fragment)\)( and \d+ more)? "
+                        r"\(\d+ of its results audited\); none of its results is used \(compiled here instead\)",
+                        line), line
+    assert tree_files(tmp_path / "out") == tree_files(reference)
+    assert_clean_cache(tmp_path, reference)
+
+
+@pytest.mark.slow
+def test_audit_catches_a_worker_sending_another_shaders_reflection(farm, reference, tmp_path):
+    """The blobs are right; the reflection sent with them (which the outputs would take as it came) is not."""
+    run, victim = farm_cook(farm, "reflection-lie", tmp_path, "--audit", "100")
+    assert run.returncode == 1, run.stderr
+    (line,) = problem_lines(run.stderr)
+    assert re.fullmatch(rf"materials/pbr/pbr\.(vert|frag): error: audit: farm worker {re.escape(victim)} sent other "
+                        r"bytes than this machine makes for job \w{12} \((vertex|fragment)\)( and \d+ more)? "
                         r"\(\d+ of its results audited\); none of its results is used \(compiled here instead\)",
                         line), line
     assert tree_files(tmp_path / "out") == tree_files(reference)

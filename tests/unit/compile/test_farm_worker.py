@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import signal
 
 import pytest
@@ -24,6 +26,7 @@ from pipeline.compile.farm_worker import (
     worker_identity,
 )
 from pipeline.compilers import CompileRequest, get_backend
+from pipeline.compilers.reflect import reflect, tool_version
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError
 
@@ -70,6 +73,17 @@ def test_a_batch_compiles_each_job_in_order_with_the_digest_of_its_bytes() -> No
     assert bad.spirv is None and bad.digest is None
     (error,) = bad.diagnostics
     assert (error.file, error.line) == (LIBRARY + "bad.frag", 4)  # named as the client names its files
+
+
+@pytest.mark.skipif(shutil.which("spirv-cross") is None, reason="spirv-cross (Debian package) is not installed")
+def test_a_worker_with_the_clients_spirv_cross_reflects_each_blob_it_sends() -> None:
+    revision = tool_version()
+    bad, good = compile_farm_batch(dataclasses.replace(batch(BAD_JOB, GOOD_JOB), reflector=revision)).results
+    assert good.reflection == reflect(good.spirv) and good.reflection["stage"] == "fragment"
+    assert bad.reflection is None  # no blob, nothing to reflect
+    for other in (None, revision + " (another build)"):  # no revision named, or not this worker's: the client reflects
+        (result,) = compile_farm_batch(dataclasses.replace(batch(GOOD_JOB), reflector=other)).results
+        assert result.spirv == good.spirv and result.reflection is None
 
 
 def test_an_include_left_out_of_the_closure_is_a_located_compile_error() -> None:

@@ -12,7 +12,7 @@ import pytest
 from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend, validate
 from pipeline.compilers.interfaces import by_name
 from pipeline.compilers.spirv_module import INPUT, OUTPUT, Module
-from pipeline.outputs.reflection import reflect
+from pipeline.compilers.reflect import reflect
 from paths import TESTS
 
 MATERIALS = TESTS / "data" / "glpair" / "materials"

@@ -10,7 +10,7 @@ import pytest
 from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend, validate
 from pipeline.compilers.spirv_module import INPUT, OUTPUT, Module
 from pipeline.compilers.spirv_tools import optimize
-from pipeline.outputs.reflection import reflect
+from pipeline.compilers.reflect import reflect
 
 VERTEX = """#version 450
 layout(location = 0) in vec3 pos;

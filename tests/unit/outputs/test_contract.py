@@ -19,7 +19,7 @@ from pipeline.outputs import manifest as mf
 from pipeline.outputs.view import expanded
 from pipeline.outputs.contract import DRAW_FIELDS, pipeline_state
 from pipeline.outputs.read_outputs import load_chunk
-from pipeline.outputs.reflection import normalize, reflect
+from pipeline.compilers.reflect import normalize, reflect
 from pipeline.digest import stable_hash
 from pipeline.errors import RuleError
 from pipeline.keys.fallback import fallback_key
@@ -179,7 +179,7 @@ def test_reflect_a_real_blob(cooked: Path) -> None:
 def test_a_cook_reflects_its_new_blobs_before_the_outputs_and_each_once(tmp_path, monkeypatch) -> None:
     """prefetch reflects every new Vulkan blob (in parallel); writing the outputs then reflects nothing."""
     import pipeline.outputs.write_chunk as run
-    from pipeline.outputs.reflection_records import REFLECTION
+    from pipeline.compilers.reflection_records import REFLECTION
     from pipeline.cache.store import Store
     from pipeline.outputs import reflection
 

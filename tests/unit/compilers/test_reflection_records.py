@@ -1,12 +1,12 @@
-"""Reflection records (outputs/reflection_records.py): the store's record kind for what SPIRV-Cross said of a blob."""
+"""Reflection records (compilers/reflection_records.py): the store's record kind for what SPIRV-Cross said of a blob."""
 
 from __future__ import annotations
 
 import warnings
 
 from pipeline.cache.store import CacheWarning, RecordKind, Store
-from pipeline.outputs.reflection import normalize
-from pipeline.outputs.reflection_records import REFLECTION
+from pipeline.compilers.reflect import normalize
+from pipeline.compilers.reflection_records import REFLECTION
 
 DOC = normalize({"entryPoints": [{"name": "main", "mode": "frag"}],
                  "outputs": [{"type": "vec4", "name": "colour", "location": 0}],
