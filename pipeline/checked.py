@@ -59,6 +59,12 @@ class Problem(NamedTuple):
     path: tuple[str | int, ...]
     kind: Literal["unknown", "missing", "invalid"]
     message: str
+    hint: str = ""  # an unknown key's close name among its table's keys, if any (the message says it too)
+
+
+def did_you_mean(close: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the first close name, else nothing."""
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Invalid(ValueError):
@@ -170,7 +176,7 @@ def _struct(data: Any, cls: type, path: tuple, out: list[Problem]) -> Any:
     for key in data:
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
-            out.append(Problem(path + (key,), "unknown", "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")))
+            out.append(Problem(path + (key,), "unknown", "unknown key" + did_you_mean(close), close[0] if close else ""))
     values = {}
     for key, (name, hint, required) in fields.items():
         if key in data:

@@ -89,9 +89,9 @@ class Chunking(Checked, kw_only=True):
 
 
 class LevelConfig(Checked, kw_only=True):
-    chunking: Annotated[Chunking | None, Meta(description="split the level's scenes into a spatial grid")] = None
+    chunking: Annotated[Chunking | None, doc("split the level's scenes into a spatial grid")] = None
     budget: Annotated[Annotated[int, Meta(ge=0, le=_HUGE)] | None,
-                      Meta(description="permutation budget for this level (checked by report)")] = None
+                      doc("permutation budget for this level (checked by report)")] = None
 
 
 class Limits(Checked, kw_only=True):
@@ -131,22 +131,22 @@ RegisterShifts = Annotated[tuple[tuple[Literal["b", "t", "s", "u"], Annotated[in
 class CompileTarget(Checked, kw_only=True):
     """One compile target of a family (rule set ``compile:``, or ``[cook.compile]`` here)."""
 
-    target: Annotated[str, Meta(
-        description="vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
-                    "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: WGSL "
-                    "text written and accepted by naga; any other name: a compile backend plug-in's target")]
-    relaxed: Annotated[bool, Meta(description="glslang's relaxed Vulkan rules (loose uniforms, no layout "
-                                              "qualifiers)")] = False
-    auto_map: Annotated[bool, Meta(description="assign bindings and locations automatically")] = False
+    target: Annotated[str, doc(
+        "vulkan1.0-1.3 and opengl4.5: SPIR-V validated by spirv-val for that environment; "
+        "webgl2/es3.0: validated GLSL ES 3.00 text; metal: MSL text by SPIRV-Cross; webgpu: WGSL "
+        "text written and accepted by naga; any other name: a compile backend plug-in's target")]
+    relaxed: Annotated[bool, doc("glslang's relaxed Vulkan rules (loose uniforms, no layout "
+                                 "qualifiers)")] = False
+    auto_map: Annotated[bool, doc("assign bindings and locations automatically")] = False
     version: Annotated[Annotated[str, Meta(pattern=r"^[1-9][0-9]{2}( es| core| compatibility)?$")] | None,
-                       Meta(description="#version used when a source has none, e.g. '300 es' or '450'")] = None
-    registers: Annotated[RegisterShifts | None, Meta(
-        description="HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
-                    "u = 96} (the default); a class left out is not shifted")] = None
+                       doc("#version used when a source has none, e.g. '300 es' or '450'")] = None
+    registers: Annotated[RegisterShifts | None, doc(
+        "HLSL register class -> binding shift on SPIR-V targets, e.g. {b = 0, t = 32, s = 64, "
+        "u = 96} (the default); a class left out is not shifted")] = None
     msl_version: Annotated[Annotated[str, Meta(pattern=r"^[1-3]\.[0-9]$")] | None,
-                           Meta(description="metal: the MSL version SPIRV-Cross writes (default 2.1)")] = None
-    argument_buffers: Annotated[bool, Meta(description="metal: resources in argument buffers (MSL 2.0 or "
-                                                       "later)")] = False
+                           doc("metal: the MSL version SPIRV-Cross writes (default 2.1)")] = None
+    argument_buffers: Annotated[bool, doc("metal: resources in argument buffers (MSL 2.0 or "
+                                          "later)")] = False
 
     def __post_init__(self) -> None:
         problem = _target_problem(self.target)
@@ -182,9 +182,9 @@ CompileTargets = Annotated[tuple[CompileTarget, ...], Before(compile_targets)]
 
 
 class CookConfig(Checked, kw_only=True):
-    spirv_opt: Annotated[bool, Meta(description="run spirv-opt on compiled binaries")] = False
-    compile: Annotated[dict[str, CompileTargets], Meta(
-        description="family -> compile target(s), replacing the rule set's compile:")] = {}
+    spirv_opt: Annotated[bool, doc("run spirv-opt on compiled binaries")] = False
+    compile: Annotated[dict[str, CompileTargets], doc(
+        "family -> compile target(s), replacing the rule set's compile:")] = {}
 
 
 _PLATFORM_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
@@ -196,57 +196,57 @@ class PlatformConfig(Checked, kw_only=True):
     targets: Annotated[CompileTargets, Meta(min_length=1, description="compile target(s) of this platform, the "
                                                                       "entries of [cook.compile]")]
     families: Annotated[Annotated[tuple[str, ...], Meta(min_length=1)] | None,
-                        Meta(description="the families this platform ships (default: all)")] = None
+                        doc("the families this platform ships (default: all)")] = None
 
 
 class FarmConfig(Checked, kw_only=True):
-    scheduler: Annotated[str | None, Meta(description="Dask scheduler address (tcp://HOST:8786) or local:N")] = None
-    batch_timeout: Annotated[Annotated[float, Meta(gt=0, le=86400)] | None, Meta(
-        description="seconds a farm batch may take at least before it is sent elsewhere (None: 120)")] = None
+    scheduler: Annotated[str | None, doc("Dask scheduler address (tcp://HOST:8786) or local:N")] = None
+    batch_timeout: Annotated[Annotated[float, Meta(gt=0, le=86400)] | None, doc(
+        "seconds a farm batch may take at least before it is sent elsewhere (None: 120)")] = None
 
 
 class CacheConfig(Checked, kw_only=True):
-    remote: Annotated[str | None, Meta(description="shared cache tier: a folder or any fsspec URL (s3://...)")] = None
-    remote_mode: Annotated[Literal["read", "readwrite"], Meta(description="read: never write back")] = "readwrite"
-    key_file: Annotated[Path | None, Meta(
-        description="file holding the team key that signs the shared tier's job records (relative to the world "
-                    "root); $PIPELINE_CACHE_KEY wins")] = None
+    remote: Annotated[str | None, doc("shared cache tier: a folder or any fsspec URL (s3://...)")] = None
+    remote_mode: Annotated[Literal["read", "readwrite"], doc("read: never write back")] = "readwrite"
+    key_file: Annotated[Path | None, doc(
+        "file holding the team key that signs the shared tier's job records (relative to the world "
+        "root); $PIPELINE_CACHE_KEY wins")] = None
 
 
 class PluginsConfig(Checked, kw_only=True):
     """A studio's plug-ins (docs/plugins.md): entry-point names, ``module:attr`` or ``path.py:attr``."""
 
-    transforms: Annotated[tuple[str, ...], Meta(
-        description="source transforms run on every family's stage text, in order")] = ()
-    generators: Annotated[dict[str, str], Meta(description="family kind -> source generator")] = {}
-    backends: Annotated[dict[str, str], Meta(description="compile target -> compile backend")] = {}
+    transforms: Annotated[tuple[str, ...], doc(
+        "source transforms run on every family's stage text, in order")] = ()
+    generators: Annotated[dict[str, str], doc("family kind -> source generator")] = {}
+    backends: Annotated[dict[str, str], doc("compile target -> compile backend")] = {}
 
 
 class WorldConfig(Checked, kw_only=True):
     level_depth: Annotated[int, Meta(ge=1, le=MAX_LEVEL_DEPTH,
                                      description="path components of a chunk name that name its level")] = 1
-    scenes: Annotated[Literal["all", "default"], Meta(
-        description="draw every scene of a file, or only its default scene (the glTF 'scene', else scene 0)")] = "all"
-    rules: Annotated[Path | None, Meta(description="rule-set folder relative to the world root; None: built-in")] = None
-    materials: Annotated[Path | None, Meta(
-        description="shader library folder relative to the world root; None: built-in")] = None
-    levels: Annotated[dict[str, LevelConfig], Meta(description="per-level settings by level name")] = {}
-    limits: Annotated[Limits, Meta(description="reader limits")] = Limits()
-    allowed_roots: Annotated[tuple[Path, ...], Meta(
-        description="folders outside the world, rules and materials roots that symlinks and rule set sources may "
-                    "lead to (relative to the world root)")] = ()
-    cook: Annotated[CookConfig, Meta(description="cook options")] = CookConfig()
-    farm: Annotated[FarmConfig, Meta(description="build farm")] = FarmConfig()
-    cache: Annotated[CacheConfig, Meta(description="shared cache tier")] = CacheConfig()
-    plugins: Annotated[PluginsConfig, Meta(description="a studio's plug-ins")] = PluginsConfig()
-    platforms: Annotated[dict[Annotated[str, Meta(pattern=_PLATFORM_NAME)], PlatformConfig], Meta(
-        description="the target matrix: platform name -> its targets and families")] = {}
-    axes: Annotated[dict[str, tuple[bool | int | str, ...]], Meta(
-        description="runtime axis -> the values this world's game uses (default: all of the axis's values); a "
-                    "platform or quality tier's build restricts them here")] = {}
-    include_logs: Annotated[Path | None, Meta(
-        description="a folder of runtime miss logs and key lists (*.jsonl, *.json) whose valid keys every cook "
-                    "adds")] = None
+    scenes: Annotated[Literal["all", "default"], doc(
+        "draw every scene of a file, or only its default scene (the glTF 'scene', else scene 0)")] = "all"
+    rules: Annotated[Path | None, doc("rule-set folder relative to the world root; None: built-in")] = None
+    materials: Annotated[Path | None, doc(
+        "shader library folder relative to the world root; None: built-in")] = None
+    levels: Annotated[dict[str, LevelConfig], doc("per-level settings by level name")] = {}
+    limits: Annotated[Limits, doc("reader limits")] = Limits()
+    allowed_roots: Annotated[tuple[Path, ...], doc(
+        "folders outside the world, rules and materials roots that symlinks and rule set sources may "
+        "lead to (relative to the world root)")] = ()
+    cook: Annotated[CookConfig, doc("cook options")] = CookConfig()
+    farm: Annotated[FarmConfig, doc("build farm")] = FarmConfig()
+    cache: Annotated[CacheConfig, doc("shared cache tier")] = CacheConfig()
+    plugins: Annotated[PluginsConfig, doc("a studio's plug-ins")] = PluginsConfig()
+    platforms: Annotated[dict[Annotated[str, Meta(pattern=_PLATFORM_NAME)], PlatformConfig], doc(
+        "the target matrix: platform name -> its targets and families")] = {}
+    axes: Annotated[dict[str, tuple[bool | int | str, ...]], doc(
+        "runtime axis -> the values this world's game uses (default: all of the axis's values); a "
+        "platform or quality tier's build restricts them here")] = {}
+    include_logs: Annotated[Path | None, doc(
+        "a folder of runtime miss logs and key lists (*.jsonl, *.json) whose valid keys every cook "
+        "adds")] = None
 
     def for_platforms(self, names) -> "WorldConfig":
         """This configuration with only the platforms ``names`` in its matrix (all when empty)."""

@@ -59,7 +59,7 @@ def _expr_text(value: Any) -> Any:
     return repr(value) if isinstance(value, (bool, int, float)) or value is None else value
 
 
-Expression = Annotated[str, Before(_expr_text), Meta(description="a rule expression")]
+Expression = Annotated[str, Before(_expr_text), doc("a rule expression")]
 Value = bool | int | str
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.checked import Problem
+from pipeline.checked import Problem, did_you_mean
 from pipeline.errors import Diagnostic, Location, RuleError
 
 BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -202,7 +202,7 @@ class YamlDocument:
             name = str(loc[-1])
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc, key=True),
-                              f"unknown key '{name}' in {parent}{problem.message.removeprefix('unknown key')}")
+                              f"unknown key '{name}' in {parent}" + did_you_mean([problem.hint] if problem.hint else []))
         if problem.kind == "missing":
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc[:-1]), f"missing required key '{loc[-1]}' in {parent}")

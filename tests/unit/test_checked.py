@@ -62,7 +62,7 @@ def test_every_problem_is_found_with_its_path() -> None:
                       "chain": [{"name": "ok", "count": "2"}], "zzz": 1, "text": {}})
     assert found == [
         Problem(("zzz",), "unknown", "unknown key"),
-        Problem(("text",), "unknown", "unknown key (did you mean 'texts'?)"),
+        Problem(("text",), "unknown", "unknown key (did you mean 'texts'?)", "texts"),
         Problem(("leaves", "A", "name"), "invalid", "expected str of length >= 1, got ''"),
         Problem(("leaves", "A", "count"), "invalid", "expected int <= 10, got 11"),
         Problem(("leaves", "b"), "invalid", "expected str matching regex '^[A-Z]+$', got 'b'"),
