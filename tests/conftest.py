@@ -105,6 +105,14 @@ def write_gltf():
     return write
 
 
+@pytest.fixture(scope="module")
+def blobs(tmp_path_factory) -> dict[str, bytes]:
+    """SPIR-V the reflection tests read (tests/reflect_helpers.py): name -> blob."""
+    from reflect_helpers import compiled_blobs
+
+    return compiled_blobs(tmp_path_factory.mktemp("lib"))
+
+
 # ------------------------------------------------------------------ the farm tests' shared fixtures
 # (module-scoped: each farm test module gets its own; Dask is imported only when one is used)
 @pytest.fixture(scope="module")

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
+
 from pipeline.compilers import CompileRequest, compile_batch
+
+NEEDS_SPIRV_CROSS = pytest.mark.skipif(shutil.which("spirv-cross") is None,
+                                       reason="spirv-cross (Debian package) is not installed; it reflects the blobs")
 
 VERTEX = """#version 450
 layout(location = 4) in ivec2 inIds;

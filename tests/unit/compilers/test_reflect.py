@@ -1,7 +1,4 @@
-"""What SPIRV-Cross says of a blob (compilers/reflect.py), on blobs glslang compiles here.
-
-Needs the spirv-cross tool (Debian package, installed by .ci/run).
-"""
+"""What SPIRV-Cross says of a blob (compilers/reflect.py), on blobs glslang compiles here (``blobs``, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +9,9 @@ import pytest
 
 from pipeline.compilers import reflect as tool_module
 from pipeline.compilers.reflect import ReflectionError, dump, normalize, reflect
-from reflect_helpers import compiled_blobs
+from reflect_helpers import NEEDS_SPIRV_CROSS
 
-pytestmark = pytest.mark.skipif(shutil.which("spirv-cross") is None,
-                                reason="spirv-cross (Debian package) is not installed; it reflects the blobs")
-
-
-@pytest.fixture(scope="module")
-def blobs(tmp_path_factory) -> dict[str, bytes]:
-    return compiled_blobs(tmp_path_factory.mktemp("lib"))
+pytestmark = NEEDS_SPIRV_CROSS
 
 
 def test_a_vertex_blob_lists_its_inputs_in_location_order_with_their_vulkan_formats(blobs) -> None:

@@ -1,11 +1,7 @@
-"""The reflections a cook keeps (outputs/reflection.py): stored by blob and tool revision, prefetched, vertex layouts.
-
-Needs the spirv-cross tool (Debian package, installed by .ci/run).
-"""
+"""The reflections a cook keeps (outputs/reflection.py): stored by blob and tool revision, prefetched, vertex layouts
+(``blobs``: tests/conftest.py)."""
 
 from __future__ import annotations
-
-import shutil
 
 import pytest
 
@@ -14,14 +10,9 @@ from pipeline.digest import bytes_hash
 from pipeline.outputs import reflection
 from pipeline.outputs.reflection import ReflectionError, prefetch, reflect, reflect_cached, vertex_layout
 from pipeline.compilers.reflection_records import REFLECTION
-from reflect_helpers import compiled_blobs
+from reflect_helpers import NEEDS_SPIRV_CROSS
 
-pytestmark = pytest.mark.skipif(shutil.which("spirv-cross") is None,
-                                reason="spirv-cross (Debian package) is not installed; it reflects the blobs")
-
-@pytest.fixture(scope="module")
-def blobs(tmp_path_factory) -> dict[str, bytes]:
-    return compiled_blobs(tmp_path_factory.mktemp("lib"))
+pytestmark = NEEDS_SPIRV_CROSS
 
 
 def test_vertex_layout_gives_one_binding_per_input_and_instance_rate_where_listed(blobs) -> None:
