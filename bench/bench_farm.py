@@ -49,6 +49,7 @@ from pipeline.compile.farm import batch_size  # noqa: E402
 from pipeline.compile.scheduler import store_result  # noqa: E402
 from pipeline.compile.farm_trust import job_output  # noqa: E402
 from pipeline.compile.farm_worker import FarmResult, noop  # noqa: E402
+from pipeline.compilers.reflect import reflect, tool_version  # noqa: E402
 from pipeline.digest import bytes_hash  # noqa: E402
 
 CHANGED = "pbr/common.glsl"
@@ -60,7 +61,8 @@ ASSUMPTIONS = (
     "besides compiling (scan, plan, outputs; measured: the 2-worker cook minus its farm phase), S the farm's "
     "start (measured for local:2: cluster start, compiler identity check, overhead probes; a standing farm "
     "only connects), c the mean compile time of one job on a worker (measured with 1 worker, which has a "
-    "core to itself), o the scheduling round trip per batch (measured with 2 workers), b the batch size the "
+    "core to itself; it includes the worker's reflection of the blob with SPIRV-Cross, which the cook no longer runs "
+    "for the farm's blobs), o the scheduling round trip per batch (measured with 2 workers), b the batch size the "
     "farm picks for W workers (overhead <= 5% of a batch's compile time, at most N / 2W), d the client's cost "
     "per result: its checks of the result (shape, digest, SPIR-V header and entry point) and the store write. "
     "Assumed: workers as fast as this machine's cores, one worker process per core, a network like loopback "
@@ -88,18 +90,20 @@ def pool_round_trip(samples: int = 40) -> float:
 
 
 def client_cost(cache: Path, result: api.CookResult, scratch: Path, sample: int = 40) -> tuple[float, float]:
-    """Mean client-side seconds per result: (the client's checks of a worker's result, storing its blob and
-    records), each as the client does it: :func:`pipeline.compile.farm_trust.job_output`, then the scheduler's
+    """Mean client-side seconds per result: (the client's checks of a worker's result, storing its blob,
+    reflection and records), each as the client does it: :func:`pipeline.compile.farm_trust.job_output`, then the scheduler's
     store write, a batch's results in one commit (batches of the cook's mean farm batch)."""
     size = max(1, round((result.farm or {}).get("mean_batch") or 1))
     with Store(cache) as source, Store(scratch) as target:
         jobs = sorted(result.run.results.items())[:sample]
         blobs = [(key, source.get_blob(r.blob)) for key, r in jobs if r.blob]
-        sent = [(result.plan.jobs[key], (FarmResult(key, blob, bytes_hash(blob), (), 0.01),)) for key, blob in blobs]
+        revision = tool_version()  # a worker sends each blob's reflection: the client checks and stores it too
+        sent = [(result.plan.jobs[key], (FarmResult(key, blob, bytes_hash(blob), (), 0.01, reflect(blob)),))
+                for key, blob in blobs]
         began = time.perf_counter()
         outputs = []
         for job, results in sent:
-            output, why = job_output(job, results)
+            output, why = job_output(job, results, reflector=revision)
             assert output is not None, why
             outputs.append((job, output))
         checked = time.perf_counter()
