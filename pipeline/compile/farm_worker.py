@@ -50,9 +50,7 @@ from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_back
 from pipeline.compilers.sources import ParsedFile, parse_source
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError, Diagnostic
-from pipeline.compilers.reflect import ReflectionError, reflect, tool_version
-
-SPIRV_MAGIC = b"\x03\x02\x23\x07"
+from pipeline.compilers.reflect import SPIRV_MAGIC, ReflectionError, reflect, tool_version
 
 
 class CompilerMismatch(RuntimeError):

@@ -25,6 +25,8 @@ import orjson
 
 from pipeline.errors import PipelineError
 
+SPIRV_MAGIC = b"\x03\x02\x23\x07"  # how a SPIR-V module's bytes start (little-endian 0x07230203)
+
 
 # GLSL type -> (Vulkan format, size in bytes) for vertex inputs.
 _SCALAR = {"float": "SFLOAT", "int": "SINT", "uint": "UINT"}

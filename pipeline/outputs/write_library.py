@@ -45,13 +45,13 @@ from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
 from pipeline.outputs.pak import PakError, PakReader, read_head, recorded_checksum, write_pak
+from pipeline.compilers.reflect import SPIRV_MAGIC
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import stamp_of
 
 _KEPT = object()  # a chunk whose entry in the table stays as the library holds it
 LIBRARY = RecordKind("library", 1)  # [library stamp, {index path: [stamp, chunk name or null]}]
 SETTLED = RecordKind("library-settled", 1)  # the library stamp alone (read before every cook's lookup)
-SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
 
 @contextlib.contextmanager
