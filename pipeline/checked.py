@@ -62,9 +62,20 @@ class Problem(NamedTuple):
     hint: str = ""  # an unknown key's close name among its table's keys, if any (the message says it too)
 
 
-def did_you_mean(close: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the first close name, else nothing."""
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def close_name(word: str, candidates) -> str:
+    """The candidate closest to ``word`` (difflib, at least 0.6 alike), or "" when none is."""
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else ""
+
+
+def did_you_mean(name: str) -> str:
+    """`` (did you mean 'x'?)`` for a close name, nothing for ""."""
+    return f" (did you mean '{name}'?)" if name else ""
+
+
+def suggest(word: str, candidates) -> str:
+    """`` (did you mean 'x'?)`` with the candidate closest to ``word``, or an empty string."""
+    return did_you_mean(close_name(word, candidates))
 
 
 class Invalid(ValueError):
@@ -175,8 +186,8 @@ def _struct(data: Any, cls: type, path: tuple, out: list[Problem]) -> Any:
     fields = _fields(cls)
     for key in data:
         if key not in fields:
-            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
-            out.append(Problem(path + (key,), "unknown", "unknown key" + did_you_mean(close), close[0] if close else ""))
+            close = close_name(str(key), fields)
+            out.append(Problem(path + (key,), "unknown", "unknown key" + did_you_mean(close), close))
     values = {}
     for key, (name, hint, required) in fields.items():
         if key in data:

@@ -16,7 +16,7 @@ from pipeline.digest import stable_hash
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.rules.axes import axes_of, is_default
 from pipeline.rules.compiled import CompiledPass, FeatureValue, format_value, in_domain
-from pipeline.rules.expr import suggest
+from pipeline.checked import suggest
 from pipeline.rules.models import RuleSet
 
 KEY_TEXT = re.compile(r"^(?P<shader>[a-z][a-z0-9_]*)/(?P<pass>[A-Za-z0-9_]+)\{(?P<features>[^{}]*)\}$")

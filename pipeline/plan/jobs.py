@@ -47,7 +47,7 @@ from pipeline.plan.job_keys import exact_key, job_key
 from pipeline.plan.defined import Kept
 from pipeline.plan.links import linked_stages
 from pipeline.plan.plugins import StageText, stage_texts, transformed_stages
-from pipeline.rules.expr import suggest
+from pipeline.checked import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
 
 

@@ -21,7 +21,7 @@ import msgspec
 
 from pipeline.config import CONFIG_NAME, CompileTarget, WorldConfig
 from pipeline.errors import ConfigError, PipelineError
-from pipeline.rules.expr import suggest
+from pipeline.checked import suggest
 from pipeline.rules.models import RuleSet
 
 if TYPE_CHECKING:

@@ -29,7 +29,8 @@ from pipeline.rules.compiled import (
     in_domain,
 )
 from pipeline.rules.emit import define_name_ok, define_problem, set_derive_problems
-from pipeline.rules.expr import Domain, ExprError, Scope, compile_expr, suggest
+from pipeline.checked import suggest
+from pipeline.rules.expr import Domain, ExprError, Scope, compile_expr
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import check_termination
 from pipeline.rules.yaml_nodes import YamlDocument

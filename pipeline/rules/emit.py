@@ -33,7 +33,8 @@ import msgspec
 
 from pipeline.facts import Frozen, fact_fields, is_model
 from pipeline.rules.expr_runtime import SEPARATOR
-from pipeline.rules.expr_types import Domain, SType, suggest
+from pipeline.checked import suggest
+from pipeline.rules.expr_types import Domain, SType
 
 FeatureValue = bool | int | str
 

@@ -54,7 +54,7 @@ from pipeline.rules.expr_compiler import Compiler
 from pipeline.rules.expr_runtime import EvalError, Fn  # noqa: F401  (EvalError re-exported)
 from pipeline.rules.expr_syntax import (  # noqa: F401  (ExprError, Scope re-exported)
     FACT_ROOTS, MAX_LENGTH, ExprError, Scope, check_depth, parse)
-from pipeline.rules.expr_types import ANY, Domain, SType, suggest  # noqa: F401  (Domain, suggest re-exported)
+from pipeline.rules.expr_types import ANY, Domain, SType  # noqa: F401  (Domain re-exported)
 
 
 # ------------------------------------------------------------------ compiled form

@@ -15,13 +15,14 @@ import operator
 import typing
 from typing import Any, Callable
 
+from pipeline.checked import suggest
 from pipeline.facts import fact_fields
 from pipeline.rules.expr_runtime import (
     ARITH, OP_TEXT, Env, Fn, arith, bucket_of, compare_op, count_of, extreme, get_attr, get_item, has_attribute,
     is_number)
 from pipeline.rules.expr_syntax import FACT_ROOTS, HELPERS, REFUSED, ExprError, Scope, dotted
 from pipeline.rules.expr_types import (
-    ANY, NUMBER_TYPE, SType, compare_problem, has_problem, number_problem, stype_of, suggest)
+    ANY, NUMBER_TYPE, SType, compare_problem, has_problem, number_problem, stype_of)
 
 
 class Compiler:

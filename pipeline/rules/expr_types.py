@@ -4,7 +4,6 @@ failure at run time."""
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from dataclasses import dataclass
@@ -64,14 +63,6 @@ def stype_of(annotation: Any, path: str) -> SType:
     if annotation is Any:
         return SType("any", path=path)
     return SType("scalar", annotation, path=path)
-
-
-def suggest(word: str, candidates: typing.Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` or an empty string."""
-    match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
-
-
 
 
 # ------------------------------------------------------------------ what operators accept

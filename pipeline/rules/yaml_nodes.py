@@ -202,7 +202,7 @@ class YamlDocument:
             name = str(loc[-1])
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc, key=True),
-                              f"unknown key '{name}' in {parent}" + did_you_mean([problem.hint] if problem.hint else []))
+                              f"unknown key '{name}' in {parent}" + did_you_mean(problem.hint))
         if problem.kind == "missing":
             parent = ".".join(str(p) for p in loc[:-1]) or "the rule set"
             return Diagnostic(self.at(loc[:-1]), f"missing required key '{loc[-1]}' in {parent}")

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from msgspec import Meta
 
-from pipeline.checked import Before, Checked, Invalid, Problem, convert, field_docs
+from pipeline.checked import Before, Checked, Invalid, Problem, convert, field_docs, suggest
 
 Text = Annotated[str, Before(lambda v: repr(v) if isinstance(v, (bool, int)) else v), Meta(description="text")]
 
@@ -92,3 +92,8 @@ def test_invalid_says_every_problem_and_docs_name_the_written_keys() -> None:
     assert field_docs(Leaf) == {"name": "a name", "count": "how many", "mode": "the mode",
                                 "when": "an optional text", "as": "written as 'as'"}
     assert field_docs(Root)["chain"] == "" and "_private" not in field_docs(Root)
+
+
+def test_suggest_names_the_closest_candidate() -> None:
+    assert suggest("NORMAL_MPA", ["NORMAL_MAP", "UV_SETS"]) == " (did you mean 'NORMAL_MAP'?)"
+    assert suggest("zzz", ["NORMAL_MAP"]) == ""

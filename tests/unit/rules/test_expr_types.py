@@ -6,7 +6,7 @@ from typing import Literal, Optional
 
 from pipeline.facts import MaterialFacts, MeshFacts, TextureRef, fact_fields
 from pipeline.rules.expr_types import (Domain, SType, classes, compare_problem, has_problem, number_problem,
-                                       stype_of, suggest, unwrap_optional)
+                                       stype_of, unwrap_optional)
 
 
 def test_optional_annotations_are_unwrapped() -> None:
@@ -48,8 +48,3 @@ def test_comparisons_that_can_never_hold_or_run() -> None:
 def test_has_takes_an_attribute_name() -> None:
     assert has_problem(SType("scalar", int), "1").startswith("has() takes a vertex attribute name")
     assert has_problem(SType("scalar", str), "'NORMAL'") is None
-
-
-def test_suggest_names_the_closest_candidate() -> None:
-    assert suggest("NORMAL_MPA", ["NORMAL_MAP", "UV_SETS"]) == " (did you mean 'NORMAL_MAP'?)"
-    assert suggest("zzz", ["NORMAL_MAP"]) == ""
