@@ -98,7 +98,7 @@ class CookResult:
     explain_outputs: list[dict] = field(default_factory=list)  # {path, chunk | level, reason}: each file written
     first_keys: dict[str, str] = field(default_factory=dict)           # job key -> first key (by text) needing it
     first_hashes: dict[str, str] = field(default_factory=dict)         # job key -> that key's hash
-    _explained: list[dict] | None = field(default=None, repr=False, compare=False)  # explain_lines, once made
+    _explained: list[dict] | None = field(default=None, init=False, repr=False, compare=False)  # explain_lines, once made
     timing_log: str | None = None                                      # where this cook's job times went
     duration: float | None = None                                      # seconds of wall time (api.cook sets it)
     published_at: float | None = None  # perf_counter() when its chunk indexes were in place (library first)
