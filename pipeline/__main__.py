@@ -3,7 +3,8 @@
 A ``pipeline cook`` whose inputs and outputs did not change since its last run is
 answered from its stamp (:mod:`pipeline.cook.noop`) before the command line itself
 (click, the commands) is imported; any other cook imports its modules with the cyclic
-collector off, then freezes them (:mod:`pipeline.heap`).
+collector off, then freezes them (:mod:`pipeline.heap`).  The command ends without the
+interpreter's teardown (:func:`pipeline.interrupt.leave`).
 """
 
 import contextlib
@@ -12,6 +13,16 @@ import sys
 
 from pipeline import interrupt
 from pipeline.heap import collection_paused, frozen
+
+
+def command() -> None:
+    """The ``pipeline`` command: :func:`run`, then the exit with its code, the interpreter not torn down."""
+    try:
+        run()
+    except SystemExit as exc:
+        interrupt.leave(exc.code)
+    else:
+        interrupt.leave(0)
 
 
 def run() -> None:
@@ -52,4 +63,4 @@ def _run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    command()

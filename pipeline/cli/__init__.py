@@ -56,7 +56,7 @@ class LazyGroup(click.Group):
         """The command list from :data:`COMMANDS`, as click would render the loaded commands."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, click.utils.make_default_short_help(COMMANDS[name][1], limit)) for name in names]
+        rows = [(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)) for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

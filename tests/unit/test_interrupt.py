@@ -75,3 +75,63 @@ def test_a_ctrl_c_during_shutdown_of_an_armed_process_is_ignored() -> None:
     """)
     assert (run.returncode, run.stdout) == (0, "done\n")
     assert "KeyboardInterrupt" not in run.stderr
+
+
+TEARDOWN = """
+    import atexit, os, sys, threading, time
+    from pipeline import interrupt
+
+    class Marker:
+        def __del__(self):  # runs when the interpreter tears its modules down
+            os.write(1, b"|torn down")
+
+    marker = Marker()
+    atexit.register(lambda: sys.stdout.write("|exit handler"))
+    sys.stdout.write("work done")  # buffered until the exit flushes it
+"""
+
+
+def ending(code: str) -> subprocess.CompletedProcess:
+    """The process above, ended by ``code``."""
+    return python(textwrap.dedent(TEARDOWN) + textwrap.dedent(code))
+
+
+def test_leave_runs_the_exit_handlers_and_skips_the_teardown() -> None:
+    run = ending("interrupt.leave(3)\n")
+    assert (run.returncode, run.stdout, run.stderr) == (3, "work done|exit handler", "")
+
+
+def test_the_usual_exit_tears_down_where_leave_does_not() -> None:
+    run = ending("sys.exit(3)\n")  # the same process, left the usual way
+    assert (run.returncode, run.stdout) == (3, "work done|exit handler|torn down")
+
+
+def test_leave_prints_a_message_code_and_exits_1() -> None:
+    run = ending("interrupt.leave('pipeline: error: no world')\n")
+    assert (run.returncode, run.stdout, run.stderr) == (1, "work done|exit handler", "pipeline: error: no world\n")
+
+
+def test_leave_waits_for_a_thread_that_still_runs() -> None:
+    run = ending("""
+        threading.Thread(target=lambda: (time.sleep(0.2), sys.stdout.write("|thread done"))).start()
+        interrupt.leave(0)
+    """)
+    assert run.returncode == 0
+    assert run.stdout == "work done|thread done|exit handler|torn down"
+
+
+def test_leave_takes_the_usual_exit_when_the_output_cannot_be_flushed() -> None:
+    run = ending("""
+        class Closed:
+            def write(self, text): return len(text)
+            def flush(self): raise BrokenPipeError(32, "Broken pipe")
+        real, sys.stdout = sys.stdout, Closed()
+        try:
+            interrupt.leave(4)
+        except SystemExit as exc:
+            sys.stdout = real
+            os.write(1, f"|usual exit {exc.code}".encode())
+            raise
+    """)
+    assert run.returncode == 4
+    assert "|usual exit 4" in run.stdout and run.stdout.endswith("|exit handler|torn down")
