@@ -12,7 +12,8 @@ Figures (issue 6):
 6. exact valid count of a 40-feature rule set (bench_validcount.py).
 7. peak memory of the largest world's cold cook (RSS of the cook's process tree, polled from /proc).
 8. scaling at 1k, 3k and 10k files (and 100k with ``--large``, outside CI): cold cook, no-op and
-   one-chunk edit against world size.
+   one-chunk edit against world size, and the cold cook's CPU (its process tree, user + system)
+   less its compiles per file the world adds, from the first step of sizes to the last.
 9. build farm: a shader change cooked on a Dask LocalCluster of 1 and 2 workers, Dask
    overhead per job against the local pool's, a projection to 8/32/128 workers, and a cold
    cook of the 10,000-file world on a LocalCluster of 2 against the local pool (bench_farm.py).
@@ -43,6 +44,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -237,7 +239,7 @@ def cold_cook(world: Path, workdir: Path) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
     cmd = [sys.executable, str(BENCH / "run"), "--child", str(world), str(cache), str(out), str(WORKERS),
            str(LIBRARY["rules"]), str(LIBRARY["materials"])]
-    start = time.perf_counter()
+    start, before = time.perf_counter(), _children_cpu()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     peak = [0, 0, 0]
 
@@ -255,8 +257,25 @@ def cold_cook(world: Path, workdir: Path) -> dict:
         raise RuntimeError(f"cold cook of {world} failed ({proc.returncode})")
     doc = json.loads(stdout.strip().splitlines()[-1])
     doc.update(process_wall=time.perf_counter() - start, tree_peak_mb=peak[0] / 2**20, tree_pss_mb=peak[1] / 2**20,
-               largest_mb=max(peak[2] / 2**20, doc["maxrss_mb"]))
+               largest_mb=max(peak[2] / 2**20, doc["maxrss_mb"]), cpu=_children_cpu() - before)
     return doc
+
+
+def _children_cpu() -> float:
+    """User + system seconds of every child this process has waited for (and of their waited-for children):
+    taken around a cold cook, the CPU of the cook's whole process tree, its pool workers included."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def cpu_per_added_file(scaling: list[dict]) -> list[tuple[int, int, float]]:
+    """(files, more files, CPU seconds per file added between them) for each step of sizes: the cold cook's
+    CPU less its compiles (the same unique jobs at every size), so what is left grows with the files alone."""
+    steps = []
+    for small, big in zip(scaling, scaling[1:]):
+        added = (big["cpu"] - big["compile_cpu"]) - (small["cpu"] - small["compile_cpu"])
+        steps.append((small["files"], big["files"], added / (big["files"] - small["files"])))
+    return steps
 
 
 # ---------------------------------------------------------------- one world
@@ -445,6 +464,7 @@ def world_figures(cfg: Config, results: Results, runs: list[WorldRun], log) -> N
             "pss_mb": max(c["tree_pss_mb"] for c in r.cold),
             "main_mb": max(c["maxrss_mb"] for c in r.cold),
             "largest_mb": max(c["largest_mb"] for c in r.cold),
+            "cpu": statistics.median(c["cpu"] for c in r.cold), "compile_cpu": r.compile_sum,
         })
     s0 = results.scaling[0]
     results.figures.append(Figure(
@@ -486,6 +506,14 @@ def world_figures(cfg: Config, results: Results, runs: list[WorldRun], log) -> N
         f"at {small.files} files {small.edit:.3f} s", edit_growth, "edit flat (<= 1.5x); no-op linear",
         edit_growth <= 1.5 and per_file[-1] <= 1.5 * per_file[0],
         "no-op per file: " + ", ".join(f"{p:.0f} us" for p in per_file)))
+    steps = cpu_per_added_file(results.scaling)
+    if len(steps) >= 2:
+        (a, b, first), (c, d, last) = steps[0], steps[-1]
+        results.figures.append(Figure(
+            8, f"scaling {a} -> {d} files: cold-cook CPU less compiles, per file added ({c} -> {d})", last * 1e3,
+            "ms", f"per file added {a} -> {b}: {first * 1e3:.3f} ms", last / first, "<= 1.2x (flat per file)",
+            last <= 1.2 * first, "the process tree's user + system seconds less the compile sum; steps: "
+            + ", ".join(f"{x} -> {y}: {per * 1e3:.3f} ms" for x, y, per in steps)))
 
 
 # ---------------------------------------------------------------- report
@@ -537,12 +565,13 @@ def render(results: Results, cfg: Config, quick: bool, plot_name: str | None) ->
     lines += ["", f"Machine: {m['cores']} cores, Python {m['python']}, {m['compiler']}; date {m['date']}.", "",
               "## Scaling (figure 8)", "",
               "| files | chunks | draws | unique jobs | generate (s) | cold cook (s) | compile sum / workers (s) | "
-              "cold / ideal | no-op (s) | no-op / cold | one-chunk edit (s) | new-job compile (s) | peak PSS (MB) | "
-              "largest process (MB) |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "cold / ideal | cold CPU less compiles, per file (ms) | no-op (s) | no-op / cold | one-chunk edit (s) | "
+              "new-job compile (s) | peak PSS (MB) | largest process (MB) |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in results.scaling:
         lines.append(f"| {s['files']} | {s['chunks']} | {s['draws']} | {s['jobs']} | {s['gen']:.1f} | {s['cold']:.2f} | "
-                     f"{s['ideal']:.2f} | {s['overhead']:.2f} | {s['noop']:.3f} | {s['noop_share'] * 100:.2f}% | "
+                     f"{s['ideal']:.2f} | {s['overhead']:.2f} | {(s['cpu'] - s['compile_cpu']) / s['files'] * 1e3:.3f} | "
+                     f"{s['noop']:.3f} | {s['noop_share'] * 100:.2f}% | "
                      f"{s['edit']:.3f} | {s['edit_compile']:.3f} | {s['pss_mb']:.0f} | {s['largest_mb']:.0f} |")
     if plot_name:
         lines += ["", f"![cook time against world size]({plot_name})"]

@@ -25,6 +25,15 @@ def test_worldgen_is_deterministic(tmp_path):
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
 
 
+def test_cpu_per_added_file_leaves_the_compiles_and_the_constant_out():
+    # 2 s of start-up and 3 s of compiles at every size, then 0.5 ms a file, and 0.75 ms from 3k files on
+    rows = [{"files": 1000, "cpu": 5.5, "compile_cpu": 3.0}, {"files": 3000, "cpu": 6.5, "compile_cpu": 3.0},
+            {"files": 10000, "cpu": 11.75, "compile_cpu": 3.0}]
+    steps = suite.cpu_per_added_file(rows)
+    assert [(a, b) for a, b, _ in steps] == [(1000, 3000), (3000, 10000)]
+    assert [round(per * 1e3, 6) for _, _, per in steps] == [0.5, 0.75]
+
+
 @pytest.mark.slow
 def test_quick_suite_writes_results_table(tmp_path):
     pytest.importorskip("matplotlib", reason="the scaling plot needs the [bench] extra (matplotlib)")

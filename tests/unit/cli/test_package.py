@@ -32,7 +32,7 @@ def test_command_table_matches_the_commands() -> None:
         assert command is not None and command.name == name
         assert " ".join((command.help or "").split("\n\n")[0].split()) == summary, name
         for limit in (30, 45, 80):
-            assert click.utils.make_default_short_help(summary, limit) == command.get_short_help_str(limit)
+            assert click.Command(name, help=summary).get_short_help_str(limit) == command.get_short_help_str(limit)
 
 
 def _but_duration(stdout: str) -> str:
