@@ -58,11 +58,7 @@ def finishing() -> None:
 
 
 def _exit_now(signum, frame) -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - a closed pipe or a write this signal interrupted
-            pass
+    _flush_quietly()
     try:
         os.write(2, b"pipeline: interrupted\n")
     except OSError:
@@ -87,9 +83,14 @@ def leave(code: object = 0) -> None:
     except Exception:  # noqa: BLE001 - a closed pipe: the interpreter's exit reports it as it does
         sys.exit(code)
     atexit._run_exitfuncs()
+    _flush_quietly()  # what an exit handler printed to a closed pipe is lost either way
+    os._exit(code)
+
+
+def _flush_quietly() -> None:
+    """Flush stdout and stderr before an ``os._exit``, a stream that cannot take it left as it is."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001 - what an exit handler printed to a closed pipe is lost either way
+        except Exception:  # noqa: BLE001 - a closed pipe, or a write a signal interrupted
             pass
-    os._exit(code)
