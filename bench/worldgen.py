@@ -1,6 +1,6 @@
 """Synthetic worlds for the benchmarks: chunks x files per chunk x draws per file.
 
-    python bench/worldgen.py OUT [--chunks 100] [--files 100] [--draws 6] [--seed 0]
+    python bench/worldgen.py OUT [--chunks 100] [--files 100] [--draws 6] [--props 40] [--levels 4] [--seed 0]
 
 A world looks like content, not like 10,000 copies of one material: a palette of
 *props* (a mesh kind, a material and a node setup each) is sampled once per seed
@@ -314,9 +314,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--files", type=int, default=100, help="files per chunk")
     parser.add_argument("--draws", type=int, default=6, help="mean draws per file")
     parser.add_argument("--props", type=int, default=WorldSpec.props, help="prop palette size")
+    parser.add_argument("--levels", type=int, default=WorldSpec.levels,
+                        help="levels the chunks are spread over (1: the whole world is one level)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    spec = WorldSpec(args.chunks, args.files, args.draws, args.seed, args.props)
+    if args.levels < 1:
+        parser.error("--levels must be at least 1")
+    spec = WorldSpec(args.chunks, args.files, args.draws, args.seed, args.props, args.levels)
     print(json.dumps(generate(args.out, spec)))
 
 

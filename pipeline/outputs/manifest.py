@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -355,19 +355,20 @@ def load_level_manifest(path: Path | str) -> LevelManifest:
     return LevelManifest(where.get(doc, "level", str), **level_index.decode_level(doc, where, _index_entry))
 
 
-def load_level_union(path: Path | str) -> tuple[dict, dict]:
+def load_level_union(path: Path | str, raw_rows: bool = False) -> tuple[dict, dict]:
     """A level manifest's document and its union's fields (:func:`pipeline.outputs.level_index.decode_union`),
-    its per-chunk rows left as written; raises ManifestError / ManifestVersionError."""
-    doc = _load(path)
+    its per-chunk rows left as written (``raw_rows``: not even parsed, :func:`level_index.raw_rows`);
+    raises ManifestError / ManifestVersionError."""
+    doc = _load(path, level_index.raw_rows if raw_rows else orjson.loads)
     _Where(str(path)).get(doc, "level", str)
     return doc, level_index.decode_union(doc, _Where(str(path)), _index_entry)
 
 
-def _load(path: Path | str) -> dict:
+def _load(path: Path | str, parse: Callable[[bytes], Any] = orjson.loads) -> dict:
     data = read_regular(path, str(path), limit=MAX_MANIFEST_BYTES, error=ManifestError, what="manifest")
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        doc = parse(data)
+    except ValueError as exc:  # orjson's and msgspec's decode errors are ValueErrors
         raise ManifestError.at(str(path), f"manifest is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("format"), int):
         raise ManifestError.at(str(path), "not a manifest (no integer 'format')", pointer="/format")

@@ -31,7 +31,7 @@ from pipeline.cache.store import RecordKind
 from pipeline.stamps import MISSING, NOT_RECORDED, Stamp, stamp_of, why_dirty
 
 OUTPUTS = RecordKind("outputs", 4)  # 4: no per-chunk pak
-LEVEL_OUTPUTS = RecordKind("level-outputs", 3)  # 3: the stamp of each chunk index
+LEVEL_OUTPUTS = RecordKind("level-outputs", 3)  # 3: the stamp of each chunk index (then, optional: the users)
 
 
 def as_tuple(value):
@@ -72,7 +72,7 @@ def outputs_current(record, inputs, json_path: Path) -> str | None:
 def level_outputs_current(record, state: str, path: Path) -> str | None:
     """The same decision for a level manifest: None when ``record`` holds ``state`` (the stats of the
     level's chunk manifests) and the file's stat; else why it is rebuilt."""
-    if not (isinstance(record, tuple) and len(record) in (2, 3)):
+    if not (isinstance(record, tuple) and len(record) in (2, 3, 4)):
         return "recorded state absent" if path.exists() or record is not None else "new"
     if record[0] != state:
         return "inputs changed: chunk manifests"

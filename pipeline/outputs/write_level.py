@@ -13,7 +13,10 @@ pipeline states the chunk uses, so the union is rebuilt from
 
 Where it can, it does not rebuild the union either: it updates the document on disk,
 carrying every unchanged chunk's rows over (:mod:`pipeline.outputs.level_delta`), so a
-cook of one chunk costs a level of 250 chunks little more than a level of 25.
+cook of one chunk costs a level of 250 chunks little more than a level of 25.  The record
+also keeps how many chunk rows name each key and pipeline state of the file it describes:
+the next update then leaves the unchanged rows as the JSON text they are, unparsed, unless
+a position in the tables moves.
 
 The result is the same bytes a rebuild from every index would give
 (:func:`pipeline.outputs.manifest.level_manifest`).  It returns a :class:`LevelWrite`:
@@ -30,7 +33,7 @@ from typing import Any
 from pipeline.cache.store import Store
 from pipeline.digest import stable_hash
 from pipeline.outputs import atomic
-from pipeline.outputs import level_delta
+from pipeline.outputs import level_delta, level_index
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.records import LEVEL_OUTPUTS, as_tuple, level_outputs_current, stat_of
 from pipeline.outputs.sweep import level_files
@@ -72,15 +75,17 @@ def update_level(level: str, fresh: Iterable[str], store: Store, out: Path, *, v
         if reason is None and not verify:
             return LevelWrite(path)
         reason = reason or "differs from its chunk indexes (cook --verify)"
-        doc = None if verify else _delta(record, path, level, out, stamps, built or {})
-        if doc is not None:
-            doc, read = doc
+        made = None if verify else _delta(record, path, level, out, stamps, built or {})
+        if made is not None:
+            doc, users, read = made
             written = atomic.write_if_changed(path, mf.dump_json(doc))
         else:
             trusted = {} if verify else _trusted(record, path, out, stamps)
             parts, read = _parts(level, out, stamps, built or {}, trusted)
-            written = write_level_manifest(out, mf.level_manifest(level, parts, fresh))
-        store.set(LEVEL_OUTPUTS, str(path.resolve()), [state, stat_of(path), stamps])
+            manifest = mf.level_manifest(level, parts, fresh)
+            written, users = write_level_manifest(out, manifest), level_index.users(manifest)
+        # with the users of each key and pipeline state, the next update need not read the kept chunks' rows
+        store.set(LEVEL_OUTPUTS, str(path.resolve()), [state, stat_of(path), stamps, users])
     return LevelWrite(path, reason, written, read)
 
 
@@ -95,25 +100,25 @@ def level_state_of(stamps: Mapping[str, Any]) -> str:
 
 def _recorded(record, path: Path) -> bool:
     """The record names each index's stamp, and the level manifest on disk is the one it wrote."""
-    return isinstance(record, tuple) and len(record) == 3 and isinstance(record[2], Mapping) \
+    return isinstance(record, tuple) and len(record) in (3, 4) and isinstance(record[2], Mapping) \
         and as_tuple(stat_of(path)) == as_tuple(record[1])
 
 
 def _delta(record, path: Path, level: str, out: Path, stamps: Mapping[str, Any],
-           built: Mapping[str, Any]) -> tuple[dict, int] | None:
+           built: Mapping[str, Any]) -> tuple[dict, level_delta.Users, int] | None:
     """The new document from the one on disk, the chunks whose index is as recorded carried over and
-    every other one read or taken from ``built`` (:func:`pipeline.outputs.level_delta.updated_level`),
-    and how many indexes were read; None: rebuild it."""
+    every other one read or taken from ``built`` (:func:`pipeline.outputs.level_delta.level_update`,
+    given the users the record holds), its users, and how many indexes were read; None: rebuild it."""
     if not _recorded(record, path):
         return None
     try:
-        doc, union = mf.load_level_union(path)
+        doc, union = mf.load_level_union(path, raw_rows=True)
     except mf.ManifestError:
         return None
     if not isinstance(doc.get("chunks"), dict):
         return None
     built_at = {str(mf.chunk_manifest_path(out, m.chunk)) for m in built.values()}
-    kept = []
+    kept, carried = [], set()
     for chunk in doc["chunks"]:
         try:
             index = str(mf.chunk_manifest_path(out, chunk))
@@ -122,10 +127,10 @@ def _delta(record, path: Path, level: str, out: Path, stamps: Mapping[str, Any],
         if index in stamps and index not in built_at \
                 and as_tuple(record[2].get(index)) == as_tuple(stamps[index]):
             kept.append(chunk)
-    carried = {str(mf.chunk_manifest_path(out, chunk)) for chunk in kept}
+            carried.add(index)
     parts, read = _parts(level, out, {i: s for i, s in stamps.items() if i not in carried}, built, {})
-    new = level_delta.updated_level(doc, union, level, kept, parts)
-    return None if new is None else (new, read)
+    made = level_delta.level_update(doc, union, level, kept, parts, record[3] if len(record) > 3 else None)
+    return None if made is None else (*made, read)
 
 
 def _trusted(record, path: Path, out: Path, stamps: Mapping[str, Any]) -> dict[str, Part]:

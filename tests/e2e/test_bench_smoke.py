@@ -25,6 +25,16 @@ def test_worldgen_is_deterministic(tmp_path):
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
 
 
+def test_worldgen_command_spreads_the_chunks_over_the_levels_asked_for(tmp_path, capsys):
+    worldgen.main([str(tmp_path / "one"), "--chunks", "3", "--files", "2", "--props", "4", "--levels", "1"])
+    worldgen.main([str(tmp_path / "two"), "--chunks", "3", "--files", "2", "--props", "4", "--levels", "2"])
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["l0"]
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["l0", "l1"]
+    with pytest.raises(SystemExit):
+        worldgen.main([str(tmp_path / "none"), "--levels", "0"])
+    assert "--levels must be at least 1" in capsys.readouterr().err
+
+
 def test_cpu_per_added_file_leaves_the_compiles_and_the_constant_out():
     # 2 s of start-up and 3 s of compiles at every size, then 0.5 ms a file, and 0.75 ms from 3k files on
     rows = [{"files": 1000, "cpu": 5.5, "compile_cpu": 3.0}, {"files": 3000, "cpu": 6.5, "compile_cpu": 3.0},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import orjson
 import pytest
 
 from pipeline.digest import bytes_hash
@@ -11,6 +12,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.outputs import level_delta, write_level
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.contract import pipeline_state
+from pipeline.outputs.records import LEVEL_OUTPUTS
 from pipeline.outputs.write_chunk import write_now
 from pipeline.outputs.write_level import Part, level_chunks, update_level
 
@@ -72,6 +74,7 @@ def test_edits_added_and_deleted_chunks_give_the_bytes_of_a_rebuild(tmp_path, st
         done = update_level("forest", list(built), store, out, built=built)
         assert done.read == 0 and rebuilds == [1]
         assert path.read_bytes() == rebuilt_bytes(out)
+        assert recorded_users(store, path) == rows_naming(orjson.loads(path.read_bytes()))
 
 
 def test_an_index_changed_behind_the_cook_s_back_is_read_and_carried_into_the_update(tmp_path, store, rebuilds):
@@ -82,6 +85,68 @@ def test_an_index_changed_behind_the_cook_s_back_is_read_and_carried_into_the_up
     write(out, chunk("forest/c02", rng))
     done = update_level("forest", [], store, out)
     assert done.read == 1 and rebuilds == [1] and mf.level_manifest_path(out, "forest").read_bytes() == rebuilt_bytes(out)
+
+
+def recorded_users(store, path) -> tuple[list[int], list[int]]:
+    users = store.get(LEVEL_OUTPUTS, str(path.resolve()))[3]
+    return tuple(users)
+
+
+def rows_naming(doc: dict) -> tuple[list[int], list[int]]:
+    """Per position of the document's keys and pipelines, the chunk rows naming it, counted from its rows."""
+    keys, states = [0] * len(doc["keys"]), [0] * len(doc["pipelines"])
+    for row in doc["chunks"].values():
+        for k in row["keys"][0::2]:
+            keys[k] += 1
+        for p in row["pipelines"]:
+            states[p] += 1
+    return keys, states
+
+
+@pytest.fixture
+def rows_read(monkeypatch):
+    """The chunk rows the updates parsed, as the chunk names they belong to."""
+    read, real = [], level_delta._row
+
+    def row(value, checked=True):
+        parsed = real(value, checked)
+        read.append(parsed["index"][:-len(".json")] if parsed else None)
+        return parsed
+    monkeypatch.setattr(level_delta, "_row", row)
+    return read
+
+
+def test_with_recorded_users_only_the_rows_of_changed_chunks_are_read_unless_a_position_moves(
+        tmp_path, store, rebuilds, rows_read):
+    out, path = tmp_path / "out", mf.level_manifest_path(tmp_path / "out", "forest")
+    for name, keys in (("forest/a", (1, 2)), ("forest/b", (2, 3)), ("forest/c", (1, 3)), ("forest/d", (3, 5))):
+        write(out, mf.chunk_manifest(name, "forest", [entry(n, 2) for n in keys], []))
+    update_level("forest", [], store, out)
+    assert rows_read == [] and recorded_users(store, path) == rows_naming(orjson.loads(path.read_bytes()))
+    # other draws; a key new to the level sorting after all of its keys; a key leaving it; one sorting first
+    for keys, read in (((1, 2), ["forest/a"]), ((1, 2, 6), ["forest/a"]), ((1, 3), ["forest/a"]),
+                       ((0, 1), ["forest/a", "forest/b", "forest/c", "forest/d"])):
+        rows_read.clear()
+        new = write(out, mf.chunk_manifest("forest/a", "forest", [entry(n, 7) for n in keys], []))
+        update_level("forest", ["forest/a"], store, out, built={"forest/a": new})
+        assert sorted(rows_read) == read and rebuilds == [1]
+        assert path.read_bytes() == rebuilt_bytes(out)
+        assert recorded_users(store, path) == rows_naming(orjson.loads(path.read_bytes()))
+
+
+@pytest.mark.parametrize("users", [None, [[1], [1]], [[9] * 5, [-1] * 5], "x"])
+def test_recorded_users_that_do_not_fit_the_tables_are_counted_again(tmp_path, store, rebuilds, rows_read, users):
+    out, path = tmp_path / "out", mf.level_manifest_path(tmp_path / "out", "forest")
+    for name, keys in (("forest/a", (1, 2)), ("forest/b", (2, 3)), ("forest/c", (1, 3))):
+        write(out, mf.chunk_manifest(name, "forest", [entry(n, 2) for n in keys], []))
+    update_level("forest", [], store, out)
+    record = list(store.get(LEVEL_OUTPUTS, str(path.resolve())))
+    store.set(LEVEL_OUTPUTS, str(path.resolve()), record[:3] if users is None else [*record[:3], users])
+    new = write(out, mf.chunk_manifest("forest/a", "forest", [entry(n, 7) for n in (1, 2)], []))
+    update_level("forest", ["forest/a"], store, out, built={"forest/a": new})
+    assert sorted(rows_read) == ["forest/a", "forest/b", "forest/c"] and rebuilds == [1]
+    assert path.read_bytes() == rebuilt_bytes(out)
+    assert recorded_users(store, path) == rows_naming(orjson.loads(path.read_bytes()))
 
 
 def _level(tmp_path, store, chunks):

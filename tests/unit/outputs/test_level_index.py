@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from pipeline.errors import PipelineError
@@ -44,3 +45,39 @@ def test_a_chunk_row_naming_no_key_is_a_located_error() -> None:
     with pytest.raises(PipelineError, match="outside its table") as caught:
         level_index.decode_level(doc, mf._Where("forest.level.json"), mf._index_entry)
     assert "/chunks/forest~1c00/keys" in str(caught.value)
+
+
+def _rows_naming(doc: dict) -> tuple[list[int], list[int]]:
+    """Per position of the document's keys and pipelines, the chunk rows that name it, counted from its rows."""
+    keys, states = [0] * len(doc["keys"]), [0] * len(doc["pipelines"])
+    for row in doc["chunks"].values():
+        for k in row["keys"][0::2]:
+            keys[k] += 1
+        for p in row["pipelines"]:
+            states[p] += 1
+    return keys, states
+
+
+def test_users_count_the_rows_naming_each_key_and_pipeline_state() -> None:
+    three = PermutationKey("pbr", "forward", (("NORMAL_MAP", None),))
+    level = mf.level_manifest("forest", [_chunk("forest/c00", ONE, 3), _chunk("forest/c01", TWO, 2),
+                                         _chunk("forest/c02", ONE, 1), _chunk("forest/c03", three, 4)])
+    users = level_index.users(level)
+    assert users == _rows_naming(level_index.encode_level(level))
+    assert sorted(users[0]) == [1, 1, 2] and sorted(users[1]) == [1, 1, 2]
+
+
+def test_raw_rows_leave_each_chunk_s_row_as_its_json_text(tmp_path) -> None:
+    level = mf.level_manifest("forest", [_chunk("forest/c00", ONE, 3), _chunk("forest/c01", TWO, 2)])
+    data = mf.dump_json(level.to_json())
+    raw, parsed = level_index.raw_rows(data), orjson.loads(data)
+    assert {name: orjson.loads(bytes(row)) for name, row in raw["chunks"].items()} == parsed["chunks"]
+    assert {name: value for name, value in raw.items() if name != "chunks"} == \
+        {name: value for name, value in parsed.items() if name != "chunks"}
+    path = tmp_path / "forest.level.json"
+    path.write_bytes(data)
+    assert mf.load_level_union(path, raw_rows=True)[1] == mf.load_level_union(path)[1]
+    for bad in (b'{"format":5,"chunks":[1]}', b'{"format":5', b"[]"):
+        path.write_bytes(bad)
+        with pytest.raises(mf.ManifestError):
+            mf.load_level_union(path, raw_rows=True)
