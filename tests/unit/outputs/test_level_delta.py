@@ -6,6 +6,7 @@ import random
 
 import orjson
 import pytest
+from level_helpers import rows_naming
 
 from pipeline.digest import bytes_hash
 from pipeline.keys.key import PermutationKey
@@ -90,17 +91,6 @@ def test_an_index_changed_behind_the_cook_s_back_is_read_and_carried_into_the_up
 def recorded_users(store, path) -> tuple[list[int], list[int]]:
     users = store.get(LEVEL_OUTPUTS, str(path.resolve()))[3]
     return tuple(users)
-
-
-def rows_naming(doc: dict) -> tuple[list[int], list[int]]:
-    """Per position of the document's keys and pipelines, the chunk rows naming it, counted from its rows."""
-    keys, states = [0] * len(doc["keys"]), [0] * len(doc["pipelines"])
-    for row in doc["chunks"].values():
-        for k in row["keys"][0::2]:
-            keys[k] += 1
-        for p in row["pipelines"]:
-            states[p] += 1
-    return keys, states
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from level_helpers import rows_naming
 
 from pipeline.errors import PipelineError
 from pipeline.keys.key import PermutationKey
@@ -47,23 +48,12 @@ def test_a_chunk_row_naming_no_key_is_a_located_error() -> None:
     assert "/chunks/forest~1c00/keys" in str(caught.value)
 
 
-def _rows_naming(doc: dict) -> tuple[list[int], list[int]]:
-    """Per position of the document's keys and pipelines, the chunk rows that name it, counted from its rows."""
-    keys, states = [0] * len(doc["keys"]), [0] * len(doc["pipelines"])
-    for row in doc["chunks"].values():
-        for k in row["keys"][0::2]:
-            keys[k] += 1
-        for p in row["pipelines"]:
-            states[p] += 1
-    return keys, states
-
-
 def test_users_count_the_rows_naming_each_key_and_pipeline_state() -> None:
     three = PermutationKey("pbr", "forward", (("NORMAL_MAP", None),))
     level = mf.level_manifest("forest", [_chunk("forest/c00", ONE, 3), _chunk("forest/c01", TWO, 2),
                                          _chunk("forest/c02", ONE, 1), _chunk("forest/c03", three, 4)])
     users = level_index.users(level)
-    assert users == _rows_naming(level_index.encode_level(level))
+    assert users == rows_naming(level_index.encode_level(level))
     assert sorted(users[0]) == [1, 1, 2] and sorted(users[1]) == [1, 1, 2]
 
 
