@@ -4,16 +4,18 @@ A level manifest lists, per chunk, the keys (with draws) and pipeline states it 
 position in the union's tables (:mod:`pipeline.outputs.level_index`).  When one chunk of
 a level of 250 is cooked again, rebuilding the union from every chunk's part decodes,
 merges and encodes every chunk's rows: a cost that grows with the level.
-:func:`updated_level` instead
+:func:`level_update` (and :func:`updated_level`, the document alone) instead
 
 - decodes only the union's tables (its keys, pipeline states and errors) of the
   document on disk,
-- finds which keys and pipeline states the chunks that did not change use, from their raw
-  rows (one set each, made in C from flat integer lists), and takes their draws as the union's less the rows of the chunks
-  that changed or left: only those rows are read one number at a time,
+- finds how many of the chunks that did not change use each key and pipeline state: the
+  users the cook recorded for the document, less the rows of the chunks that changed or left
+  (without such a record, counted in C from every row's flat integer list), and takes their
+  draws as the union's less those rows: only those rows are read one number at a time,
 - adds the parts of the chunks that did (built this cook, or read again), drops the
   chunks that left,
-- encodes the new tables and carries every unchanged chunk's rows over, each position
+- encodes the new tables and carries every unchanged chunk's rows over: as the JSON text
+  they were written as when no position they name moves, else parsed and each position
   mapped from the old table to the new one (both sorted, so the rows stay sorted).
 
 The result is the same bytes a rebuild from every chunk gives
@@ -52,7 +54,8 @@ def updated_level(doc: Mapping[str, Any], union: Mapping[str, Any], level: str, 
 
 def level_update(doc: Mapping[str, Any], union: Mapping[str, Any], level: str, kept: Iterable[str],
                  parts: Iterable[Any], users: Any = None) -> tuple[dict, Users] | None:
-    """:func:`updated_level`, with the new document's :func:`users_of`.  A row of ``doc`` may be left
+    """:func:`updated_level`, with the new document's users (per position of its ``keys`` and of its
+    ``pipelines``, the chunk rows that name it: what the cook records beside it).  A row of ``doc`` may be left
     raw (``msgspec.Raw``, :func:`pipeline.outputs.manifest.load_level_union` with ``raw_rows``).
 
     The kept chunks' draws are the union's less the rows of the chunks that are not kept (the
