@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from pipeline.builtin import builtin_rules_dir as _builtin_rules_dir
 from pipeline.cache import gc as _gc
@@ -39,8 +40,7 @@ from pipeline.outputs.write_library import settle_folder as _settle_folder
 from pipeline.cpus import usable_cpus as _usable_cpus
 from pipeline.heap import cook_heap as _cook_heap
 from pipeline.errors import CompileError, ConfigError, CookDiagnostic, Diagnostic, GltfError, Location, PipelineError
-from pipeline.errors import RuleError
-from pipeline.errors import canonical_folder as _canonical_folder
+from pipeline.errors import RuleError, canonical_folder as _canonical_folder
 from pipeline.keys import fold as _fold
 from pipeline.keys import incremental as _chunkcache
 from pipeline.keys.required import KeysResult, keys_of
@@ -50,6 +50,7 @@ from pipeline.progress import NullProgress, Progress
 from pipeline.progress import scan_progress as _scan_progress
 from pipeline.scan.scanner import ScanResult
 from pipeline.scan.scanner import scan as _scan
+from pipeline.structs import replace as _replace
 from pipeline.world import World, open_world
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ CookResult, CacheReport = _cook.CookResult, _gc.CacheReport
 def _world(world: World | Path | str, cache: Path | str | None = None) -> World:
     """An opened world; ``cache`` (when given) overrides its cache folder."""
     w = world if isinstance(world, World) else open_world(world)
-    return replace(w, cache_dir=Path(cache)) if cache is not None and Path(cache) != w.cache_dir else w
+    return _replace(w, cache_dir=Path(cache)) if cache is not None and Path(cache) != w.cache_dir else w
 
 
 def _read_store(w: World) -> Store:
@@ -277,8 +278,7 @@ def show(path: Path | str) -> dict:
     return _view(path)
 
 
-@dataclass(frozen=True)
-class CleanResult:
+class CleanResult(msgspec.Struct, frozen=True):
     """What :func:`clean` removed (paths of output files, sorted); ``to_json()`` is ``pipeline clean --json``."""
 
     removed: list[str]

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, Location
@@ -34,8 +35,7 @@ GLTF_SUFFIXES = (".gltf", ".glb")
 ROOT_CHUNK = "."  # the chunk of files directly in the world root
 
 
-@dataclass(frozen=True)
-class ChunkInfo:
+class ChunkInfo(msgspec.Struct, frozen=True):
     """One chunk: ``files`` are relative to the world root, '/'-separated, sorted."""
 
     name: str

@@ -21,7 +21,6 @@ import functools
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional, Protocol, runtime_checkable
 
@@ -37,8 +36,7 @@ VALUE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 PATTERN_FIELDS = ("stem", "name")
 
 
-@dataclass(frozen=True)
-class FactDraw:
+class FactDraw(msgspec.Struct, frozen=True):
     """One draw as a fact provider sees it: where it comes from and its built-in facts."""
 
     file: str                 # the glTF file, relative to the world root, '/'-separated
@@ -69,8 +67,7 @@ class FactProvider(Protocol):
     def provide(self, data: Any, draw: FactDraw) -> Mapping[str, FactValue]: ...
 
 
-@dataclass(frozen=True)
-class ProviderSpec:
+class ProviderSpec(msgspec.Struct, frozen=True):
     """A provider resolved and its declaration checked: what rules, scans and keys use of it."""
 
     ref: PluginRef

@@ -27,8 +27,9 @@ import importlib
 import importlib.metadata
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 GROUPS = {"transform": "permutation_pipeline.transforms", "generator": "permutation_pipeline.generators",
           "backend": "permutation_pipeline.backends", "facts": "permutation_pipeline.facts"}
@@ -38,8 +39,7 @@ class PluginError(ValueError):
     """A plug-in reference that cannot be resolved or loaded (the message says why)."""
 
 
-@dataclass(frozen=True)
-class PluginRef:
+class PluginRef(msgspec.Struct, frozen=True):
     """A resolved plug-in: what every process loads, and what goes into a job key."""
 
     kind: str        # transform, generator, backend or facts

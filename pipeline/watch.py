@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pipeline import api
 from pipeline.outputs import manifest as mf
@@ -30,8 +31,7 @@ from pipeline.world import World
 GLTF_SUFFIXES = (".gltf", ".glb")
 
 
-@dataclass
-class Recook:
+class Recook(msgspec.Struct):
     """What one recook did."""
 
     scope: str                      # the chunk(s) recooked, or the world's name
@@ -39,7 +39,7 @@ class Recook:
     new_keys: int = 0               # keys the recooked manifests have now and did not have before
     compiled: int = 0
     seconds: float = 0.0            # until the chunk outputs were on disk (indexes and library)
-    errors: list[Diagnostic] = field(default_factory=list)   # located; each prints as one line
+    errors: list[Diagnostic] = msgspec.field(default_factory=list)   # located; each prints as one line
     root: Path | None = None  # the world root: a cook's errors name files from it
     total: float | None = None      # until the recook ended (level manifests updated too)
 

@@ -29,6 +29,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from pipeline.builtin import builtin_materials_dir, builtin_rules_dir
 from pipeline.cache.store import Store, default_cache_dir
 from pipeline.chunks import ChunkInfo, discover_folders, discover_listed
@@ -39,8 +41,7 @@ if TYPE_CHECKING:
     from pipeline.rules.models import RuleSet
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """The chunks one command covers, and filters on what it keeps of them.
 
     ``only_file`` (a file scope) keeps that file's draws; ``only_chunk`` and

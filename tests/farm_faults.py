@@ -26,7 +26,6 @@ every worker), or from :func:`set_fault` through ``client.run``.  Faults:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import time
@@ -36,6 +35,7 @@ from pipeline.compile import farm_worker
 from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend
 from pipeline.digest import bytes_hash
 from pipeline.errors import Diagnostic, Location
+from pipeline.structs import replace
 
 REAL_BATCH = farm_worker.compile_farm_batch
 REAL_IDENTITY = farm_worker.worker_identity
@@ -93,27 +93,27 @@ def faulty_batch(batch):
     if fault in ("honest", "slow", "die-at-start"):
         return result
     if fault == "missing":
-        return dataclasses.replace(result, results=())
+        return replace(result, results=())
     requests = {job.key: job.request for job in batch.jobs}
-    return dataclasses.replace(result, results=tuple(lie(r, requests[r.key], batch.backend, fault)
-                                                     for r in result.results))
+    return replace(result, results=tuple(lie(r, requests[r.key], batch.backend, fault)
+                                         for r in result.results))
 
 
 def lie(result, request: CompileRequest, backend: str, fault: str):
     if fault == "fail":
         made_up = Diagnostic(Location("materials/pbr/pbr.frag", 1, 1), "made-up failure")
-        return dataclasses.replace(result, spirv=None, digest=None, diagnostics=(made_up,))
+        return replace(result, spirv=None, digest=None, diagnostics=(made_up,))
     if result.spirv is None:
         return result
     if fault == "reflection-garbage":
-        return dataclasses.replace(result, reflection="not a reflection")
+        return replace(result, reflection="not a reflection")
     if fault == "reflection-lie":  # a well-formed document, of another shader
-        return dataclasses.replace(result, reflection={"stage": "compute", "entry": "main", "inputs": [],
-                                                       "outputs": [], "descriptors": [], "push_constants": [],
-                                                       "specialization_constants": []})
+        return replace(result, reflection={"stage": "compute", "entry": "main", "inputs": [],
+                                           "outputs": [], "descriptors": [], "push_constants": [],
+                                           "specialization_constants": []})
     if fault == "text":
         text = "; SPIR-V\n; a disassembly, not a blob\n"
-        return dataclasses.replace(result, spirv=text, digest=bytes_hash(text.encode()))
+        return replace(result, spirv=text, digest=bytes_hash(text.encode()))
     if fault == "garbage":
         blob = b"garbage!" * 8
     elif fault == "other-stage":
@@ -122,4 +122,4 @@ def lie(result, request: CompileRequest, backend: str, fault: str):
         blob = tiny_blob(request.stage, request.target, backend)
     else:
         raise ValueError(f"unknown fault {fault!r}")
-    return dataclasses.replace(result, spirv=blob, digest=bytes_hash(blob))
+    return replace(result, spirv=blob, digest=bytes_hash(blob))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pipeline import api
 from pipeline.outputs import manifest as mf
+from pipeline.structs import replace
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_world"
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from paths import TESTS
 
 from pipeline.compilers.backends import compile_one, get_backend
 from pipeline.compilers.request import CompileOutput, CompileRequest
 from pipeline.compilers.sources import SourceTree
+from pipeline.structs import replace
 
 TARGETS_DATA = TESTS / "data" / "targets"
 MATERIALS = TARGETS_DATA / "materials"

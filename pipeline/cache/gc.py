@@ -11,15 +11,15 @@ point at is looked up again and rebuilt when missing.  The shared tier's gc is
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+
+import msgspec
 
 from pipeline.cache.job_records import JOB
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import USE_SET, USE_TIME, use_times, used_jobs
 
 
-@dataclass
-class TierStats:
+class TierStats(msgspec.Struct):
     """What one tier holds; ``bytes``: on disk (local) or the blobs' sizes (shared)."""
 
     location: str
@@ -28,15 +28,14 @@ class TierStats:
     bytes: int = 0
     uses: int = 0
     last_use: float | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"location": self.location, "jobs": self.jobs, "blobs": self.blobs, "bytes": self.bytes,
                 "uses": self.uses, "last_use": self.last_use, **self.extra}
 
 
-@dataclass
-class GcResult:
+class GcResult(msgspec.Struct):
     """What ``gc`` removed from one tier, and what it kept."""
 
     location: str
@@ -49,11 +48,10 @@ class GcResult:
     dry_run: bool = False  # a read-only tier: what would be removed
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        return msgspec.structs.asdict(self)
 
 
-@dataclass
-class CacheReport:
+class CacheReport(msgspec.Struct):
     """``pipeline cache stats`` / ``gc``: one entry per tier (``remote`` None without a shared cache)."""
 
     local: TierStats | GcResult

@@ -37,11 +37,11 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import diskcache
+import msgspec
 import orjson
 
 from pipeline.cache.backends import QUERY_KEYS, DataDisk, MemoryCache, ReadOnlyCache, peek_format, read_many
@@ -58,8 +58,7 @@ class CacheWarning(UserWarning):
     """A cache entry could not be used; it is treated as a miss."""
 
 
-@dataclass(frozen=True)
-class RecordKind:
+class RecordKind(msgspec.Struct, frozen=True):
     """One kind of record: its key prefix in the store and the version of its layout."""
 
     namespace: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
@@ -17,6 +16,7 @@ import click
 from pipeline import interrupt
 from pipeline.errors import MAX_NAME, Diagnostic, PipelineError, canonical_folder, one_line  # noqa: F401  (one_line re-exported)
 from pipeline.report.render import render_json
+from pipeline.structs import replace
 
 EXIT_OK, EXIT_USER, EXIT_BUG = 0, 1, 2
 EXIT_INTERRUPTED = 130    # 128 + SIGINT
@@ -167,8 +167,7 @@ def as_option(d: Diagnostic) -> Diagnostic:
     """``d`` with a location at a library argument (``chunk``) named as the option that set it (``--chunk``)."""
     if not d.location.parameter:
         return d
-    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=option_name(d.location.file),
-                                                               parameter=False))
+    return replace(d, location=replace(d.location, file=option_name(d.location.file), parameter=False))
 
 
 def relocated(d: Diagnostic, root: Path | str | None, canonical: bool = False) -> Diagnostic:
@@ -181,7 +180,7 @@ def relocated(d: Diagnostic, root: Path | str | None, canonical: bool = False) -
     if d.location.parameter:
         return d
     if canonical and display_text(d.message) != d.message:
-        d = dataclasses.replace(d, message=display_text(d.message))
+        d = replace(d, message=display_text(d.message))
     if not file or "://" in file:
         return d
     if root is not None and not Path(file).is_absolute() and (Path(root) / file).exists():
@@ -190,7 +189,7 @@ def relocated(d: Diagnostic, root: Path | str | None, canonical: bool = False) -
         shown = display_path(file)
     else:
         return d
-    return dataclasses.replace(d, location=dataclasses.replace(d.location, file=shown))
+    return replace(d, location=replace(d.location, file=shown))
 
 
 def color_severity(line: str) -> str:

@@ -25,8 +25,9 @@ byte-identical to a local cook's.  Only records of the kinds a chunk's work make
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
@@ -44,8 +45,7 @@ FARM_MIN_FILES = 256  # fewer missed files than this (an edit's chunk or two) ar
 MAX_BATCH_CHUNKS = 16   # chunks per batch at most: the cook holds a batch's records whole while it stores them
 
 
-@dataclass
-class ChunkStats:
+class ChunkStats(msgspec.Struct):
     """What the farm did of a cook's chunk work; ``to_json()`` is ``pipeline cook --json``'s ``farm.chunks``."""
 
     sent: int = 0       # chunks sent to the farm
@@ -55,7 +55,7 @@ class ChunkStats:
     batches: int = 0
     wall_s: float = 0.0  # from the first send to the last result
     client_s: float = 0.0  # the cook's own time on the results: storing the records, merging the summaries
-    reasons: list[str] = field(default_factory=list)  # why chunks were refused or failed, each once
+    reasons: list[str] = msgspec.field(default_factory=list)  # why chunks were refused or failed, each once
 
     def to_json(self) -> dict:
         return {"sent": self.sent, "done": self.done, "refused": self.refused, "failed": self.failed,

@@ -16,9 +16,9 @@ import math
 import time
 from collections import deque
 from concurrent.futures import CancelledError
-from dataclasses import dataclass, field
 from typing import Protocol
 
+import msgspec
 from distributed import Client, KilledWorker, wait
 
 from pipeline.compilers import CompileOutput, SourceTree
@@ -44,24 +44,23 @@ class FarmLost(RuntimeError):
     """The farm became unusable after it started; the cook goes on here."""
 
 
-@dataclass
-class FarmStats:
+class FarmStats(msgspec.Struct):
     """What a farm run measured; ``to_json()`` is ``pipeline cook --json``'s ``farm``."""
 
     scheduler: str
     workers: int = 0
-    refused_workers: dict[str, str] = field(default_factory=dict)  # address -> its compiler identity
+    refused_workers: dict[str, str] = msgspec.field(default_factory=dict)  # address -> its compiler identity
     overhead_ms: float = 0.0       # median round trip of an empty task
     per_job_ms: float = 0.0        # mean compile time of one job on a worker
     batches: int = 0
-    batch_sizes: list[int] = field(default_factory=list)
+    batch_sizes: list[int] = msgspec.field(default_factory=list)
     resent: int = 0                # batches sent again (refused, failed, timed out)
     compile_s: float = 0.0         # sum of worker compile time
     wall_s: float = 0.0            # from the first send to the last result
     startup_s: float = 0.0         # cluster start or connect, identity check, overhead probes
     compiled_here: int = 0         # jobs the farm was given that compiled on this machine instead
     audited: int = 0               # farm results recompiled here and compared
-    banned_workers: dict[str, str] = field(default_factory=dict)  # address -> why it got no more jobs
+    banned_workers: dict[str, str] = msgspec.field(default_factory=dict)  # address -> why it got no more jobs
 
     def to_json(self) -> dict:
         sizes = self.batch_sizes
@@ -112,8 +111,7 @@ class Farm(Protocol):
     def farm_batch(self, jobs: list[StageJob]) -> FarmBatch: ...
 
 
-@dataclass
-class Sent:
+class Sent(msgspec.Struct):
     jobs: list[StageJob]
     attempts: int       # sends of these jobs to the farm so far
     refusals: int

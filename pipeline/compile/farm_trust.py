@@ -32,7 +32,8 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from dataclasses import dataclass, field
+
+import msgspec
 
 from pipeline.compilers import CompileOutput
 from pipeline.compilers.blob_check import blob_problem
@@ -91,13 +92,12 @@ def job_output(job: StageJob, results: tuple, seconds_default: float = 0.0,
     return CompileOutput(bytes(r.spirv), r.diagnostics, seconds, kept), ""
 
 
-@dataclass
-class Trust:
+class Trust(msgspec.Struct):
     """The workers caught this cook, the warnings about them and the audit errors."""
 
-    banned: dict[str, str] = field(default_factory=dict)       # worker -> the first reason
-    warnings: list[str] = field(default_factory=list)
-    errors: list[CookDiagnostic] = field(default_factory=list)
+    banned: dict[str, str] = msgspec.field(default_factory=dict)       # worker -> the first reason
+    warnings: list[str] = msgspec.field(default_factory=list)
+    errors: list[CookDiagnostic] = msgspec.field(default_factory=list)
 
     def ban(self, worker: str, why: str, then: str = "its jobs are compiled elsewhere") -> None:
         """Distrust ``worker`` for the rest of the cook; one warning per worker."""

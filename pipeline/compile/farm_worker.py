@@ -32,7 +32,7 @@ comes back as a :class:`BatchFailure` naming this worker, not as a bare error.
 The client trusts nothing it receives (:mod:`pipeline.compile.farm_trust`): it checks
 each result's shape, digest, stage and entry point, and writes the cache and
 outputs itself, so a farm cook's outputs are byte-identical to a local one's.
-Every function here is top-level and every value a plain dataclass: Dask ships
+Every function here is top-level and every value a plain msgspec struct: Dask ships
 them to workers by reference to this module, which workers import from the same
 installed package.
 """
@@ -43,8 +43,9 @@ import os
 import signal
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_backend
 from pipeline.compilers.sources import ParsedFile, parse_source
@@ -61,8 +62,7 @@ class TransferError(RuntimeError):
     """A source file's text does not match the content hash its job names."""
 
 
-@dataclass(frozen=True)
-class FarmJob:
+class FarmJob(msgspec.Struct, frozen=True):
     """One stage job: its cache key, the request and its source closure by content hash."""
 
     key: str
@@ -70,8 +70,7 @@ class FarmJob:
     closure: tuple[tuple[str, str], ...]  # (relpath, sha256) of the source and its includes
 
 
-@dataclass(frozen=True)
-class FarmBatch:
+class FarmBatch(msgspec.Struct, frozen=True):
     """Jobs sent to one worker in one task, with the text of every file they read."""
 
     jobs: tuple[FarmJob, ...]
@@ -82,8 +81,7 @@ class FarmBatch:
     reflector: str | None = None  # the client's SPIRV-Cross revision: a worker with it reflects the blobs
 
 
-@dataclass(frozen=True)
-class FarmResult:
+class FarmResult(msgspec.Struct, frozen=True):
     """What one job produced on a worker."""
 
     key: str
@@ -94,8 +92,7 @@ class FarmResult:
     reflection: dict | None = None  # the blob's reflection, by the client's SPIRV-Cross revision
 
 
-@dataclass(frozen=True)
-class BatchResult:
+class BatchResult(msgspec.Struct, frozen=True):
     """A finished batch: where it ran and what each job produced."""
 
     worker: str
@@ -104,8 +101,7 @@ class BatchResult:
     seconds: float  # compile time inside the worker, the whole batch
 
 
-@dataclass(frozen=True)
-class BatchFailure:
+class BatchFailure(msgspec.Struct, frozen=True):
     """A batch that raised on a worker: where, and the exception as one line."""
 
     worker: str

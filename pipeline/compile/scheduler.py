@@ -24,8 +24,9 @@ import concurrent.futures as cf
 import contextlib
 import math
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pipeline.cache.job_records import JOB, JOB_IDENTITY
 from pipeline.cache.store import Store
@@ -44,8 +45,7 @@ MAX_BATCH = 32
 INLINE_PER_WORKER = 8
 
 
-@dataclass(frozen=True)
-class JobResult:
+class JobResult(msgspec.Struct, frozen=True):
     """What a job produced: a blob digest, or diagnostics, or both (warnings)."""
 
     blob: str | None
@@ -81,15 +81,14 @@ def _canonical(doc: dict, library: str) -> dict:
     return doc
 
 
-@dataclass
-class RunResult:
-    results: dict[str, JobResult] = field(default_factory=dict)   # job key -> result
-    compiled: list[str] = field(default_factory=list)              # job keys compiled this run
-    reasons: dict[str, str] = field(default_factory=dict)          # job key -> why it ran
-    cancelled: list[str] = field(default_factory=list)             # not run (fail-fast)
-    where: dict[str, str] = field(default_factory=dict)            # job key -> where it compiled
-    fetched: list[str] = field(default_factory=list)               # job keys copied from the shared cache
-    seconds: dict[str, float] = field(default_factory=dict)        # job key -> compile wall time
+class RunResult(msgspec.Struct):
+    results: dict[str, JobResult] = msgspec.field(default_factory=dict)   # job key -> result
+    compiled: list[str] = msgspec.field(default_factory=list)              # job keys compiled this run
+    reasons: dict[str, str] = msgspec.field(default_factory=dict)          # job key -> why it ran
+    cancelled: list[str] = msgspec.field(default_factory=list)             # not run (fail-fast)
+    where: dict[str, str] = msgspec.field(default_factory=dict)            # job key -> where it compiled
+    fetched: list[str] = msgspec.field(default_factory=list)               # job keys copied from the shared cache
+    seconds: dict[str, float] = msgspec.field(default_factory=dict)        # job key -> compile wall time
 
     @property
     def cache_hits(self) -> int:

@@ -11,7 +11,6 @@ same bytes, hence distinct identities.)
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from pipeline.compilers.spirv_tools import SpirvToolsError, optimize, validate
 from pipeline.compilers.targets import finish_output
 from pipeline.compilers.toolchain import ToolchainError
 from pipeline.errors import CompileError, Diagnostic, Location
+from pipeline.structs import replace
 
 BACKENDS = {"capi": GlslangCapiBackend, "cli": GlslangCliBackend}
 
@@ -118,8 +118,8 @@ def _named(output: CompileOutput, request: CompileRequest) -> CompileOutput:
     finished target's messages do (``webgpu: ...``); the messages of other targets unchanged."""
     if target_info(request.target).blob != "glsl" or not output.diagnostics:
         return output
-    named = tuple(dataclasses.replace(d, message=f"{request.target}: {d.message}") for d in output.diagnostics)
-    return dataclasses.replace(output, diagnostics=named)
+    named = tuple(replace(d, message=f"{request.target}: {d.message}") for d in output.diagnostics)
+    return replace(output, diagnostics=named)
 
 
 def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str = "capi",
@@ -139,4 +139,4 @@ def compile_batch(requests: list[CompileRequest], root: Path, backend_name: str 
 def _timed(request: CompileRequest, tree: SourceTree, backend: Backend) -> CompileOutput:
     start = time.perf_counter()
     output = compile_one(request, tree, backend)
-    return dataclasses.replace(output, seconds=time.perf_counter() - start)
+    return replace(output, seconds=time.perf_counter() - start)

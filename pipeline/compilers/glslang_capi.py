@@ -21,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from dataclasses import replace
 from ctypes import (
     POINTER,
     Structure,
@@ -52,6 +51,7 @@ from pipeline.compilers.toolchain import (
     library_path,
     load_library,
 )
+from pipeline.structs import replace
 
 SOURCE = {"glsl": 1, "hlsl": 2}                       # glslang_source_t
 STAGE = {"vertex": 0, "fragment": 4, "compute": 5}    # glslang_stage_t

@@ -19,8 +19,9 @@ before any key exists (:mod:`pipeline.fact_providers`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+import msgspec
 
 from pipeline.errors import Diagnostic
 
@@ -53,8 +54,7 @@ class SourceTransform(Protocol):
     def transform(self, family: str, key: str, stage: str, text: str, defines: Mapping[str, str]) -> str: ...
 
 
-@dataclass(frozen=True)
-class BackendJob:
+class BackendJob(msgspec.Struct, frozen=True):
     """What a compile backend is given for one job."""
 
     source: str                          # the stage source's canonical path (diagnostics name it)
@@ -64,12 +64,11 @@ class BackendJob:
     language: str                        # glsl or hlsl
     target: str                          # the backend's target name (pipeline.toml [plugins.backends])
     defines: tuple[tuple[str, str], ...]  # projected, in preamble order
-    options: Mapping[str, object] = field(default_factory=dict)  # optimize, relaxed, auto_map, version
-    includes: Mapping[str, str] = field(default_factory=dict)   # library-relative path -> text of the closure
+    options: Mapping[str, object] = msgspec.field(default_factory=dict)  # optimize, relaxed, auto_map, version
+    includes: Mapping[str, str] = msgspec.field(default_factory=dict)   # library-relative path -> text of the closure
 
 
-@dataclass(frozen=True)
-class BackendResult:
+class BackendResult(msgspec.Struct, frozen=True):
     """A compile backend's answer: the blob (None when it failed) and located diagnostics."""
 
     blob: bytes | None
@@ -86,8 +85,7 @@ class CompileBackend(Protocol):
     def compile(self, job: BackendJob) -> BackendResult: ...
 
 
-@dataclass(frozen=True)
-class Plugins:
+class Plugins(msgspec.Struct, frozen=True):
     """A world's plug-ins: transforms for every family, generators by kind, backends by target."""
 
     transforms: tuple[PluginRef, ...] = ()

@@ -37,9 +37,12 @@ program (a vertex stage its fragment stage and the reverse): see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+import msgspec
 
 from pipeline.errors import Diagnostic
+from pipeline.structs import replace
 
 STAGES = ("vertex", "fragment", "compute")
 # auto_map on a SPIR-V target: each stage's bindings start here, so two stages never share one
@@ -53,8 +56,7 @@ REGISTER_CLASSES = {"b": (3,), "t": (1, 4), "s": (0,), "u": (2, 5)}
 DEFAULT_REGISTERS = (("b", 0), ("t", 32), ("s", 64), ("u", 96))
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """A compile target: client API and version, the SPIR-V version it implies, and glslang's codes."""
 
     name: str            # 'vulkan1.2': --target-env of glslangValidator and spirv-val
@@ -118,8 +120,7 @@ def target_info(name: str) -> Target:
         raise RequestError(f"unknown target {name!r} (known: {', '.join(TARGETS)})") from None
 
 
-@dataclass(frozen=True)
-class CompileRequest:
+class CompileRequest(msgspec.Struct, frozen=True):
     """One stage of one permutation: a source in the materials root plus its defines.
 
     ``source`` is relative to the materials root, '/'-separated (``'pbr/pbr.frag'``).

@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError, Diagnostic, Location, canonical_folder
@@ -37,8 +38,7 @@ IDENT_RE = re.compile(r"[A-Za-z_]\w*")
 COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
-@dataclass(frozen=True)
-class Include:
+class Include(msgspec.Struct, frozen=True):
     """One ``#include`` directive: the name as written, its line, and ``<>`` or ``""``."""
 
     name: str
@@ -46,8 +46,7 @@ class Include:
     system: bool
 
 
-@dataclass(frozen=True)
-class ParsedFile:
+class ParsedFile(msgspec.Struct, frozen=True):
     """What the tree needs to know about one file."""
 
     text: str

@@ -27,8 +27,9 @@ import os
 import site
 import sys
 import sysconfig
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.errors import Diagnostic, Location, PipelineError
 
@@ -53,8 +54,7 @@ class ToolchainError(PipelineError):
         return type(self), (self.message, self.where)
 
 
-@dataclass(frozen=True)
-class PlatformNames:
+class PlatformNames(msgspec.Struct, frozen=True):
     """How one platform names shared libraries and executables and finds libraries."""
 
     library_patterns: tuple[str, ...]  # ``{name}`` is the bare library name

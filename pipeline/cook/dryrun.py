@@ -11,8 +11,9 @@ no record, no stamp, no output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pipeline.outputs.records import LEVEL_OUTPUTS, OUTPUTS, as_tuple, level_outputs_current, outputs_current
 from pipeline.cache.store import Store
@@ -37,8 +38,7 @@ from pipeline.keys.incremental import CookInput
 from pipeline.world import World
 
 
-@dataclass
-class DryRunResult:
+class DryRunResult(msgspec.Struct):
     """What a cook would do; ``to_json()`` is the ``pipeline cook --dry-run --json`` document."""
 
     chunks: int
@@ -46,12 +46,12 @@ class DryRunResult:
     keys: int
     plan: JobPlan
     fallback_keys: int = 0                               # of ``keys``: fallbacks no draw requires
-    compile: list[dict] = field(default_factory=list)   # {job, source, stage, key, key_hash, reason}
+    compile: list[dict] = msgspec.field(default_factory=list)   # {job, source, stage, key, key_hash, reason}
     cached: int = 0
-    write: list[dict] = field(default_factory=list)     # {path, reason}
-    remove: list[str] = field(default_factory=list)
-    errors: list[CookDiagnostic] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    write: list[dict] = msgspec.field(default_factory=list)     # {path, reason}
+    remove: list[str] = msgspec.field(default_factory=list)
+    errors: list[CookDiagnostic] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from pipeline.cache.store import Store
 from pipeline.cache.use_records import record_use
 from pipeline.outputs import manifest as mf
@@ -52,8 +54,7 @@ from pipeline.progress import NullProgress, Progress
 from pipeline.world import World
 
 
-@dataclass(frozen=True)
-class CookOptions:
+class CookOptions(msgspec.Struct, frozen=True):
     out: Path = Path("build")
     jobs: int = 1
     backend: str = "capi"

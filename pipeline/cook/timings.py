@@ -21,9 +21,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import orjson
 from filelock import FileLock
 
@@ -116,14 +116,13 @@ def read_log(cache_dir: Path | str) -> list[dict]:
     return rows
 
 
-@dataclass
-class TimingSummary:
+class TimingSummary(msgspec.Struct):
     """The compiles of the last ``len(cooks)`` cooks of the log: per job (runs, last, mean and max
     seconds; slowest by mean first) and per family; ``to_json()`` is ``report --timings --json``."""
 
-    cooks: list[dict] = field(default_factory=list)      # {"cook", "jobs", "seconds"} chosen, oldest first
-    jobs: list[dict] = field(default_factory=list)       # the slowest jobs (by mean), slowest first
-    families: list[dict] = field(default_factory=list)   # {"family", "jobs", "runs", "seconds", "max_seconds"}
+    cooks: list[dict] = msgspec.field(default_factory=list)      # {"cook", "jobs", "seconds"} chosen, oldest first
+    jobs: list[dict] = msgspec.field(default_factory=list)       # the slowest jobs (by mean), slowest first
+    families: list[dict] = msgspec.field(default_factory=list)   # {"family", "jobs", "runs", "seconds", "max_seconds"}
     total_seconds: float = 0.0
     total_runs: int = 0
     cooks_logged: int = 0                                # cooks the log holds (at most MAX_COOKS)

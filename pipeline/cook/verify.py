@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator
+
+import msgspec
 
 from pipeline.cache.store import Store
 from pipeline.compilers import get_backend
@@ -47,8 +48,7 @@ class UnknownFamilyError(PipelineError):
     """No rule set defines the requested shader family."""
 
 
-@dataclass(frozen=True)
-class VerifyOptions:
+class VerifyOptions(msgspec.Struct, frozen=True):
     sample: int | None = 100          # keys per pass; None: every valid key
     seed: int = 0
     jobs: int = 1
@@ -57,14 +57,13 @@ class VerifyOptions:
     optimize: bool | None = None      # None: the world's pipeline.toml [cook] spirv_opt
 
 
-@dataclass
-class FamilyPlan:
+class FamilyPlan(msgspec.Struct):
     """The unique jobs of the keys checked, how many keys use each, and one key per job."""
 
-    jobs: JobPlan = field(default_factory=JobPlan)
-    users: Counter = field(default_factory=Counter)            # job key -> keys using it
-    first_key: dict[str, str] = field(default_factory=dict)    # job key -> first key (text) using it
-    checked: dict[str, int] = field(default_factory=dict)      # pass -> keys checked
+    jobs: JobPlan = msgspec.field(default_factory=JobPlan)
+    users: Counter = msgspec.field(default_factory=Counter)            # job key -> keys using it
+    first_key: dict[str, str] = msgspec.field(default_factory=dict)    # job key -> first key (text) using it
+    checked: dict[str, int] = msgspec.field(default_factory=dict)      # pass -> keys checked
 
     def stage_report(self) -> dict[str, dict[str, int]]:
         report: dict[str, dict[str, int]] = {}
@@ -76,8 +75,7 @@ class FamilyPlan:
         return dict(sorted(report.items()))
 
 
-@dataclass
-class VerifyResult:
+class VerifyResult(msgspec.Struct):
     """What ``pipeline verify-family`` found; ``to_json()`` is its ``--json`` document."""
 
     family: str

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from pipeline.cache.store import Store
@@ -30,8 +30,7 @@ from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
 
 
-@dataclass
-class ChunkKeys:
+class ChunkKeys(msgspec.Struct):
     """One chunk as the cook sees it."""
 
     name: str

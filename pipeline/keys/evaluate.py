@@ -13,8 +13,10 @@ paths) that set it and the normalize rules that changed it.  Over many draws, se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+import msgspec
 
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, RuleError
@@ -34,14 +36,14 @@ from pipeline.rules.axes import combinations, key_features, pass_axes
 from pipeline.rules.emit import TemplateError, render_set
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import run_normalize
+from pipeline.structs import replace
 
 AXES = "@axes"  # in a binding's values: the runtime axis combinations ({axis: value} each) the binding serves
 Overrides = Mapping[str, Any]  # feature -> "dynamic" | "removed" | ("only", values) (what-if)
 
 
 # ---------------------------------------------------------------- traces
-@dataclass(frozen=True)
-class FeatureTrace:
+class FeatureTrace(msgspec.Struct, frozen=True):
     """Which derive case set a feature, where it is written and which facts it read."""
 
     value: FeatureValue
@@ -55,8 +57,7 @@ class FeatureTrace:
                 "facts": list(self.facts)}
 
 
-@dataclass(frozen=True)
-class NormalizeTrace:
+class NormalizeTrace(msgspec.Struct, frozen=True):
     """A normalize rule that changed the key."""
 
     location: str

@@ -19,10 +19,11 @@ A key the cook input already has for that draw (or chunk) is not folded again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Iterable, Mapping
+
+import msgspec
 
 from pipeline.errors import Diagnostic, Location, PipelineError
 from pipeline.keys.key import PermutationKey
@@ -33,8 +34,7 @@ from pipeline.rules.compiled import default_value, in_domain
 from pipeline.rules.normalize import run_normalize
 
 
-@dataclass(frozen=True)
-class Folded:
+class Folded(msgspec.Struct, frozen=True):
     """One key a log added: where (``log:line``), to which chunk, for which draw and axis values."""
 
     key: str
@@ -48,8 +48,7 @@ class Folded:
                 "draw": dict(zip(DRAW_FIELDS, self.draw)) if self.draw else None, "axes": dict(self.axes)}
 
 
-@dataclass
-class FoldResult:
+class FoldResult(msgspec.Struct):
     folded: list[Folded]
     rejected: list[Diagnostic]  # located at the log's line: not a key the rules cook
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -53,8 +52,7 @@ _KEY_MODULES = ("facts.py", "fact_providers.py", "chunks.py", "scan", "rules", "
                 "keys/chunk_keys.py", "world.py", "config.py", "digest.py", "errors.py")
 
 
-@dataclass
-class CookInput:
+class CookInput(msgspec.Struct):
     """The one input of a cook and its dry run: its keys, from chunk records (:func:`cook_input`) or
     from a full evaluation (:func:`from_keys`)."""
 
@@ -64,7 +62,7 @@ class CookInput:
     by_chunk: dict[str, dict[PermutationKey, KeyUses]]  # chunk -> what each of its keys is used for
     chunk_levels: dict[str, str]                    # chunk -> level its outputs go to
     diagnostics: list[Diagnostic]
-    fingerprints: dict[str, str] = field(default_factory=dict)  # chunk -> the fingerprint its keys came from
+    fingerprints: dict[str, str] = msgspec.field(default_factory=dict)  # chunk -> the fingerprint its keys came from
 
 
 def from_keys(found, world: World) -> CookInput:

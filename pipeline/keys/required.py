@@ -14,6 +14,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, Iterable
 
+import msgspec
+
 from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.facts import Draw, DrawFacts, DrawSource, Frozen, dump
@@ -89,10 +91,9 @@ class KeyUses:
                     seen.sort(key=repr)
 
 
-@dataclass
-class RequiredKeys:
-    keys: dict[PermutationKey, KeyUses] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+class RequiredKeys(msgspec.Struct):
+    keys: dict[PermutationKey, KeyUses] = msgspec.field(default_factory=dict)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
     signatures_evaluated: int = 0
 
     def sorted(self) -> list[tuple[PermutationKey, KeyUses]]:
@@ -307,13 +308,12 @@ def optional_facts(rulesets: Iterable[RuleSet]) -> frozenset[str]:
 
 
 # ---------------------------------------------------------------- per chunk
-@dataclass
-class KeysResult:
+class KeysResult(msgspec.Struct):
     """The permutation keys a world (or level, or chunk) requires."""
 
     scan: ScanResult
     required: RequiredKeys
-    by_chunk: dict[str, RequiredKeys] = field(default_factory=dict)
+    by_chunk: dict[str, RequiredKeys] = msgspec.field(default_factory=dict)
     # key text -> {"preamble": [[name, value], ...], "<stage>": [...]} (``pipeline keys --defines``)
     defines: dict[str, dict[str, list[list[str]]]] | None = None
 

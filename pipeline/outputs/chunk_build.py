@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import msgspec
+
 from pipeline.compile.scheduler import RunResult
 from pipeline.keys.required import KeyUses
 from pipeline.keys.key import PermutationKey
@@ -34,8 +36,7 @@ class CookedJobs:
     shared: dict = field(default_factory=dict, compare=False, repr=False)  # what its chunks' contracts share
 
 
-@dataclass(frozen=True)
-class BuiltChunk:
+class BuiltChunk(msgspec.Struct, frozen=True):
     """A chunk's manifest and the runtime contract's warnings found while building it."""
 
     manifest: mf.ChunkManifest

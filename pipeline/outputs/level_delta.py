@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from itertools import chain
 from typing import Any
 
@@ -37,6 +36,7 @@ import orjson
 
 from pipeline.digest import sorted_unique
 from pipeline.outputs import manifest as mf
+from pipeline.structs import replace
 
 # per position of a level manifest's ``keys`` and of its ``pipelines``, the rows that name it
 Users = tuple[list[int], list[int]]

@@ -12,13 +12,13 @@ making a list per key.  docs/formats.md describes every field.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import msgspec
 import orjson
 
 from pipeline.outputs.chunk_index import _pick, decode, encode
+from pipeline.structs import replace
 
 _CHUNK_ONLY = ("chunk", "level", "library", "draws", "files", "passes", "uses", "fallbacks")
 

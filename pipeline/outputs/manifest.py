@@ -38,10 +38,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from pipeline.errors import PipelineError
@@ -51,6 +51,7 @@ from pipeline.keys.required import KeyUses
 from pipeline.outputs import chunk_index, level_index
 from pipeline.digest import sorted_unique as _sorted_unique
 from pipeline.outputs.pak import LIBRARY_NAME
+from pipeline.structs import replace
 
 stage_hashes = chunk_index.stage_hashes  # every stage blob hash a manifest names
 FORMAT_VERSION = 5  # 5: a level manifest's chunk rows list [key, draws, ...] flat; 4: compact chunk indexes
@@ -71,8 +72,7 @@ class ManifestVersionError(ManifestError):
 
 
 # ------------------------------------------------------------------ data
-@dataclass(frozen=True)
-class SpecConstant:
+class SpecConstant(msgspec.Struct, frozen=True):
     """A specialization-constant feature of a key: its id and the values draws use."""
 
     constant_id: int
@@ -82,8 +82,7 @@ class SpecConstant:
         return {"constant_id": self.constant_id, "values": _sorted_unique(self.values)}
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
+class ManifestEntry(msgspec.Struct, frozen=True):
     """One permutation key of a chunk (or level) and its compiled stages."""
 
     key: str
@@ -94,7 +93,7 @@ class ManifestEntry:
     stages: Mapping[str, str]
     draws: int
     render_states: tuple[Mapping[str, Any], ...] = ()
-    specialization: Mapping[str, SpecConstant] = field(default_factory=dict)
+    specialization: Mapping[str, SpecConstant] = msgspec.field(default_factory=dict)
     chunks: tuple[str, ...] = ()  # level manifests only
     targets: Mapping[str, Mapping[str, str]] | None = None  # target label -> stage -> blob (families naming targets)
 
@@ -140,17 +139,16 @@ class ManifestEntry:
         return doc
 
 
-@dataclass(frozen=True)
-class ChunkManifest:
+class ChunkManifest(msgspec.Struct, frozen=True):
     chunk: str
     level: str
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
     # the runtime contract (pipeline.outputs.contract): draws, pipeline states, blob reflection, fallback keys
     draws: tuple[Mapping[str, Any], ...] = ()
-    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    reflection: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # kept in the library, not the index
-    fallbacks: Mapping[str, str] = field(default_factory=dict)
+    pipelines: Mapping[str, Mapping[str, Any]] = msgspec.field(default_factory=dict)
+    reflection: Mapping[str, Mapping[str, Any]] = msgspec.field(default_factory=dict)  # kept in the library, not the index
+    fallbacks: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def library(self) -> str:
@@ -161,8 +159,7 @@ class ChunkManifest:
         return {"format": FORMAT_VERSION, **chunk_index.encode(self, self.library)}
 
 
-@dataclass(frozen=True)
-class LevelManifest:
+class LevelManifest(msgspec.Struct, frozen=True):
     """A level's union of its chunks: keys (draws summed, the chunks using each; render states and
     specialization values are those of its pipeline states), the PSO list, errors, and per chunk
     what it uses (``uses``: chunk -> ({key text: draws}, pipeline ids)), which lets a cook of one
@@ -172,8 +169,8 @@ class LevelManifest:
     chunks: tuple[str, ...]
     keys: Mapping[str, ManifestEntry]
     errors: tuple[Mapping[str, Any], ...] = ()
-    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # union of the chunks' states
-    uses: Mapping[str, tuple[Mapping[str, int], tuple[str, ...]]] = field(default_factory=dict)
+    pipelines: Mapping[str, Mapping[str, Any]] = msgspec.field(default_factory=dict)  # union of the chunks' states
+    uses: Mapping[str, tuple[Mapping[str, int], tuple[str, ...]]] = msgspec.field(default_factory=dict)
 
     @property
     def library(self) -> str:
@@ -379,8 +376,7 @@ def _load(path: Path | str, parse: Callable[[bytes], Any] = orjson.loads) -> dic
     return doc
 
 
-@dataclass(frozen=True)
-class _Where:
+class _Where(msgspec.Struct, frozen=True):
     """A file plus a JSON pointer, for located errors while reading."""
 
     file: str

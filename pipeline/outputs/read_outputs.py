@@ -11,11 +11,11 @@ does that, a bounded number of times, and fills the index's ``reflection`` from 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.pak import PakCorruptError, PakReader
+from pipeline.structs import replace
 
 ATTEMPTS = 20  # each retry means a cook replaced the outputs meanwhile
 

@@ -12,9 +12,9 @@ It returns a :class:`ChunkWrite`, which says what it wrote and why.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from pipeline.cache.store import Store
@@ -29,14 +29,13 @@ from pipeline.outputs.reflection import prefetch, reflect_cached
 VERIFY_REASON = "differs from what its inputs give (cook --verify)"
 
 
-@dataclass
-class ChunkWrite:
+class ChunkWrite(msgspec.Struct):
     """What bringing one chunk's index up to date did."""
 
     json_path: Path
     blobs: frozenset[str] | None = None             # the blobs the index names; None: recorded as current
     reason: str | None = None                       # why its outputs were rebuilt; None: recorded as current
-    written: list[str] = field(default_factory=list)  # the files rewritten
+    written: list[str] = msgspec.field(default_factory=list)  # the files rewritten
     keys_before: dict[str, str] | None = None        # key text -> hash of the index replaced (None: none)
     keys: Mapping[str, mf.ManifestEntry] | None = None  # the new index's entries, when it was written
     warnings: tuple[str, ...] = ()

@@ -16,11 +16,11 @@ number of workers.  A chunk a worker could not build
 from __future__ import annotations
 
 import concurrent.futures as cf
-import dataclasses
 from collections.abc import Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pipeline.cache.store import Store
 from pipeline.keys.recorded import release_uses
@@ -30,13 +30,13 @@ from pipeline.outputs.chunk_build import CookedJobs
 from pipeline.outputs.records import OUTPUTS, as_tuple, outputs_current
 from pipeline.outputs.write_chunk import VERIFY_REASON, ChunkWrite, write_built
 from pipeline.heap import frozen
+from pipeline.structs import replace
 from pipeline.workers import MAX_TASK_CHUNKS, fork_context, process_pool
 
 POOL_MIN_CHUNKS = 16  # fewer stale chunks are built in the cook's process: forking costs about what a few small chunks do
 
 
-@dataclass(frozen=True)
-class ChunkTask:
+class ChunkTask(msgspec.Struct, frozen=True):
     """One chunk to bring up to date: what its index is built from."""
 
     chunk: str
@@ -120,8 +120,8 @@ def _task(indexes: list[int]) -> list[tuple[str, ChunkWrite, bytes | None]]:
         # chunks of a level share most of theirs: the cook holds each document once)
         pipelines = {pid: None if pid in _SENT else doc for pid, doc in result.manifest.pipelines.items()}
         _SENT.update(pipelines)
-        slim = dataclasses.replace(result.manifest, draws=(), reflection={}, pipelines=pipelines)
-        found.append((task.chunk, _KEYS.keys(dataclasses.replace(result, manifest=slim)), kept[0] if kept else None))
+        slim = replace(result.manifest, draws=(), reflection={}, pipelines=pipelines)
+        found.append((task.chunk, _KEYS.keys(replace(result, manifest=slim)), kept[0] if kept else None))
     return found
 
 
@@ -193,8 +193,8 @@ class _Shared:
         pipelines = HeldMap(names, ((pid, names.of(pid)) for pid in manifest.pipelines), _Documents(self))
         before = None if result.keys_before is None else \
             {names.items[names.of(text)]: digest for text, digest in result.keys_before.items()}
-        return dataclasses.replace(result, blobs=None if result.blobs is None else HeldSet(names, result.blobs),
-                                   manifest=dataclasses.replace(manifest, keys=keys, pipelines=pipelines),
+        return replace(result, blobs=None if result.blobs is None else HeldSet(names, result.blobs),
+                                   manifest=replace(manifest, keys=keys, pipelines=pipelines),
                                    keys=None if result.keys is None else keys, keys_before=before, counts=counts)
 
     def keys(self, result: ChunkWrite) -> ChunkWrite:
@@ -205,7 +205,7 @@ class _Shared:
             text = texts.setdefault(text, text)
             keys[text] = entries.items[self._entry(text, entry)]
             counts[text] = entry.draws if result.counts is None else result.counts[text]
-        return dataclasses.replace(result, manifest=dataclasses.replace(manifest, keys=keys),
+        return replace(result, manifest=replace(manifest, keys=keys),
                                    keys=None if result.keys is None else keys, counts=counts)
 
     def _entry(self, text: str, entry) -> int:
@@ -239,4 +239,4 @@ def _same(text: str, entry) -> tuple:
 
 
 def _slim(entry, text: str):
-    return dataclasses.replace(entry, key=text, draws=0, render_states=(), specialization={})
+    return replace(entry, key=text, draws=0, render_states=(), specialization={})

@@ -26,9 +26,10 @@ whether the file was rewritten, and why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from pipeline.cache.store import Store
 from pipeline.digest import stable_hash
@@ -39,8 +40,7 @@ from pipeline.outputs.records import LEVEL_OUTPUTS, as_tuple, level_outputs_curr
 from pipeline.outputs.sweep import level_files
 
 
-@dataclass(frozen=True)
-class LevelWrite:
+class LevelWrite(msgspec.Struct, frozen=True):
     """What bringing one level manifest up to date did."""
 
     path: Path
@@ -49,13 +49,12 @@ class LevelWrite:
     read: int = 0              # chunk indexes read to rebuild it
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(msgspec.Struct, frozen=True):
     """What one chunk gives its level: its keys, pipeline states and errors."""
 
     chunk: str
     keys: Mapping[str, mf.ManifestEntry]
-    pipelines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    pipelines: Mapping[str, Mapping[str, Any]] = msgspec.field(default_factory=dict)
     errors: tuple[Mapping[str, Any], ...] = ()
     counts: Mapping[str, int] | None = None  # key text -> the chunk's draws (None: the entries' own)
 

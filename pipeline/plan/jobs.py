@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+
+import msgspec
 
 from pipeline.compilers import CompileRequest, SourceTree
 from pipeline.compilers.plugins import NO_PLUGINS, Plugins
@@ -47,12 +48,12 @@ from pipeline.plan.job_keys import exact_key, job_key
 from pipeline.plan.defined import Kept
 from pipeline.plan.links import linked_stages
 from pipeline.plan.plugins import StageText, stage_texts, transformed_stages
+from pipeline.structs import replace
 from pipeline.checked import suggest
 from pipeline.rules.models import CompileTarget, RuleSet
 
 
-@dataclass(frozen=True)
-class JobOptions:
+class JobOptions(msgspec.Struct, frozen=True):
     """Settings that are part of every job's identity.
 
     ``target`` is the target of a family that names none; ``compile`` gives families
@@ -78,14 +79,13 @@ class JobOptions:
         return ruleset.shader in dict(self.compile) or bool(ruleset.compile)
 
 
-@dataclass(frozen=True)
-class StageJob:
+class StageJob(msgspec.Struct, frozen=True):
     """One compile: a request plus the content of everything it reads."""
 
     request: CompileRequest
     closure: tuple[tuple[str, str], ...]  # (relpath, sha256) of the source and its includes
     options: JobOptions
-    key: str = field(default="")
+    key: str = ""
 
     @property
     def identity(self) -> str:
@@ -140,21 +140,20 @@ def default_preprocessor(tree: SourceTree) -> Callable[[CompileRequest], str | N
     return preprocess
 
 
-@dataclass
-class JobPlan:
+class JobPlan(msgspec.Struct):
     """Every unique job of a cook and which job each key's stages map to."""
 
-    jobs: dict[str, StageJob] = field(default_factory=dict)            # job key -> job
-    stages: dict[PermutationKey, dict[str, str]] = field(default_factory=dict)  # key -> stage -> job key
+    jobs: dict[str, StageJob] = msgspec.field(default_factory=dict)            # job key -> job
+    stages: dict[PermutationKey, dict[str, str]] = msgspec.field(default_factory=dict)  # key -> stage -> job key
     stage_uses: int = 0                                                 # (key, stage) pairs before dedup
-    shapes: dict[PermutationKey, str] = field(default_factory=dict)    # key -> graph shape (materialx)
+    shapes: dict[PermutationKey, str] = msgspec.field(default_factory=dict)    # key -> graph shape (materialx)
     exact: bool = False                       # jobs keyed by preprocessed text (merged when identical)
     merged: int = 0                           # define-distinct jobs merged for identical preprocessed text
     # keys of families that name their targets: key -> target label -> stage -> job key
-    targets: dict[PermutationKey, dict[str, dict[str, str]]] = field(default_factory=dict)
-    preprocessed: dict[str, str] = field(default_factory=dict)  # define-based -> exact key, preprocessed here
+    targets: dict[PermutationKey, dict[str, dict[str, str]]] = msgspec.field(default_factory=dict)
+    preprocessed: dict[str, str] = msgspec.field(default_factory=dict)  # define-based -> exact key, preprocessed here
     # key -> stage -> its own job of ``stages`` (a merged job in ``jobs`` carries the defines of its first key)
-    own: dict[PermutationKey, dict[str, StageJob]] = field(default_factory=dict)
+    own: dict[PermutationKey, dict[str, StageJob]] = msgspec.field(default_factory=dict)
 
     def jobs_for(self, key: PermutationKey) -> dict[str, str]:
         """Stage -> job of the key's ``stages`` in the outputs (:func:`primary_stages`)."""

@@ -11,11 +11,10 @@ changed stage gives both jobs of its program new keys.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pipeline.compilers import CompileRequest
 from pipeline.compilers.request import links_program
 from pipeline.digest import bytes_hash
+from pipeline.structs import replace
 
 
 def linked_stages(requests: dict[str, CompileRequest]) -> dict[str, CompileRequest]:

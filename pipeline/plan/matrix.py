@@ -13,7 +13,6 @@ does not have is a located :class:`~pipeline.errors.ConfigError`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from pipeline.config import CONFIG_NAME, CompileTarget, WorldConfig
 from pipeline.errors import ConfigError, PipelineError
 from pipeline.checked import suggest
 from pipeline.rules.models import RuleSet
+from pipeline.structs import replace
 
 if TYPE_CHECKING:
     from pipeline.world import World

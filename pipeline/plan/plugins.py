@@ -18,10 +18,11 @@ from __future__ import annotations
 import inspect
 import re
 import traceback
-from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from pipeline.compilers.plugins import (
     PluginError,
@@ -36,6 +37,7 @@ from pipeline.config import CONFIG_NAME
 from pipeline.errors import CompileError, ConfigError, Diagnostic, Location, RuleError
 from pipeline.plan.generate import GENERATORS, GeneratedStage
 from pipeline.plan.matrix import family_targets
+from pipeline.structs import replace
 from pipeline.rules.models import RuleSet
 
 if TYPE_CHECKING:
@@ -113,8 +115,7 @@ def _check_targets(world: "World", families: dict[str, RuleSet], plugins: Plugin
                                f"([plugins] backends: {known})", line=line, col=col)
 
 
-@dataclass(frozen=True)
-class StageText:
+class StageText(msgspec.Struct, frozen=True):
     """One stage's text after its family's transforms (or the located reason it has none)."""
 
     text: str | None

@@ -17,10 +17,11 @@ plan preprocessed (the cook does, after planning).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
@@ -37,8 +38,7 @@ if TYPE_CHECKING:
     from pipeline.world import World
 
 
-@dataclass(frozen=True)
-class JobSetup:
+class JobSetup(msgspec.Struct, frozen=True):
     """What a job plan depends on besides its keys."""
 
     families: dict[str, RuleSet]

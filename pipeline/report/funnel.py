@@ -27,7 +27,7 @@ naming what pushed a scope over; and a diff against an earlier JSON report.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,6 +64,7 @@ from pipeline.report.provenance import gltf_names, provenance
 from pipeline.report.since import since_diff
 from pipeline.report.whatif import WhatIf, what_if
 from pipeline.rules.counts import DEFAULT_MAX_CELLS, Override, add_counts, count_space
+from pipeline.structs import replace
 
 if TYPE_CHECKING:
     from pipeline.keys.required import KeysResult

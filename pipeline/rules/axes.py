@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from pipeline.errors import ConfigError, Diagnostic, Location
 from pipeline.rules.compiled import CompiledPass, default_value, format_value, in_domain
 from pipeline.rules.models import RuleSet
+from pipeline.structs import replace
 
 Combination = tuple[tuple[str, object], ...]  # ((axis, value), ...) sorted by axis name
 

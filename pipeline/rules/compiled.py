@@ -12,8 +12,9 @@ state and extra defines.  The values a feature may take are checked here
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.rules.emit import FeatureValue, format_value  # noqa: F401  (re-exported)
@@ -24,8 +25,7 @@ RENDER_STATE: dict[str, tuple] = {
     "depth_write": (False, True), "depth_test": (False, True),
 }
 
-@dataclass(frozen=True)
-class Located:
+class Located(msgspec.Struct, frozen=True):
     """A compiled expression and where it was written."""
 
     expr: Expr
@@ -39,15 +39,13 @@ class Located:
             raise RuleError(Diagnostic(self.location, f"cannot evaluate '{self.expr.text}': {exc}")) from None
 
 
-@dataclass(frozen=True)
-class CompiledCase:
+class CompiledCase(msgspec.Struct, frozen=True):
     when: Located | None
     value: Any  # a literal feature value, or a Located expression
     location: Location
 
 
-@dataclass(frozen=True, eq=False)
-class CompiledRule:
+class CompiledRule(msgspec.Struct, frozen=True, eq=False):
     """A normalize rule ready to run; ``pass_name`` is None for family-wide rules."""
 
     index: int
@@ -70,14 +68,12 @@ class CompiledRule:
         return any(not same_value(values[f], v) for f, v in self.set.items())
 
 
-@dataclass(frozen=True)
-class CompiledDefine:
+class CompiledDefine(msgspec.Struct, frozen=True):
     value: Any
     when: Located | None
 
 
-@dataclass(frozen=True)
-class CompiledPass:
+class CompiledPass(msgspec.Struct, frozen=True):
     name: str
     features: tuple[str, ...]  # every feature the pass reads, in table order
     static: tuple[str, ...]  # its static features, sorted: the key's features
@@ -87,8 +83,7 @@ class CompiledPass:
     defines: dict[str, CompiledDefine]
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(msgspec.Struct, frozen=True):
     select: Located
     domains: dict[str, Domain]
     modes: dict[str, str]

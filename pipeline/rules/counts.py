@@ -25,9 +25,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass
 from typing import Any, Iterator
 
+import msgspec
 import numpy as np
 
 from pipeline.errors import Diagnostic, Location, RuleError
@@ -52,8 +52,7 @@ class OpenSpaceError(RuleError):
     """A pass's keys cannot be enumerated: a feature of its key has an open domain."""
 
 
-@dataclass(frozen=True)
-class SpaceCount:
+class SpaceCount(msgspec.Struct, frozen=True):
     possible: int | str  # an int, or OPEN
     valid: int | str
 
@@ -70,16 +69,14 @@ def add_counts(counts) -> int | str:
     return OPEN if OPEN in counts else sum(counts)
 
 
-@dataclass(frozen=True)
-class Factor:
+class Factor(msgspec.Struct, frozen=True):
     """A table over ``names`` (axis i indexes the values of names[i])."""
 
     names: tuple[str, ...]
     table: np.ndarray
 
 
-@dataclass
-class Space:
+class Space(msgspec.Struct):
     """The constraint problem of one pass."""
 
     domains: dict[str, tuple]

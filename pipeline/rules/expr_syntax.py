@@ -10,8 +10,9 @@ length and nesting.  Every problem is an :class:`ExprError` located inside the t
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Mapping
+
+import msgspec
 
 from pipeline.facts import DrawFacts, ProvidedFacts, fact_fields
 from pipeline.rules.expr_types import Domain
@@ -32,12 +33,11 @@ class ExprError(Exception):
         self.message, self.line, self.col = message, line, col
 
 
-@dataclass
-class Scope:
+class Scope(msgspec.Struct):
     """What an expression may read: facts (in a per-draw context) and/or features."""
 
     facts: bool
-    features: Mapping[str, Domain] = field(default_factory=dict)
+    features: Mapping[str, Domain] = msgspec.field(default_factory=dict)
     read_features: bool = True
     ext: type = ProvidedFacts  # what ``ext.<provider>.<fact>`` may read: the rule set's fact providers
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any, Literal, Union
+
+import msgspec
 
 from pipeline.facts import is_model
 
 
 # ------------------------------------------------------------------ static types
-@dataclass(frozen=True)
-class Domain:
+class Domain(msgspec.Struct, frozen=True):
     """A feature as expressions see it: its kind and finite values."""
 
     name: str
@@ -23,8 +23,7 @@ class Domain:
     open: bool = False  # values computed from facts (any int; a set's define names), not listed
 
 
-@dataclass(frozen=True)
-class SType:
+class SType(msgspec.Struct, frozen=True):
     """What is statically known about a sub-expression's value."""
 
     kind: str = "any"  # 'model' | 'dict' | 'seq' | 'scalar' | 'any'

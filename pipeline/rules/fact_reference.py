@@ -10,15 +10,15 @@ renders them as the table of docs/own-ubershader.md (``pipeline rules facts`` pr
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from pipeline.facts import DrawFacts, FactField, fact_fields, is_model
 from pipeline.rules.expr_types import unwrap_optional
 
 
-@dataclass(frozen=True)
-class FactPath:
+class FactPath(msgspec.Struct, frozen=True):
     path: str
     type: str
     description: str

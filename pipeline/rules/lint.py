@@ -10,9 +10,9 @@ its defines' ``when`` test).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from pipeline.errors import Diagnostic, RuleError
@@ -23,13 +23,12 @@ from pipeline.rules.models import RuleSet
 from pipeline.rules.plugin_check import plugin_problems, world_of
 
 
-@dataclass
-class LintReport:
+class LintReport(msgspec.Struct):
     """What ``pipeline rules check`` found: the rule sets that loaded and every located problem."""
 
     folder: str
-    rulesets: list[RuleSet] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    rulesets: list[RuleSet] = msgspec.field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:

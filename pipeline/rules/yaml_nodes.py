@@ -12,9 +12,9 @@ Positions map the problems of the checked structs and expression errors back to
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import yaml
 
 from pipeline.checked import Problem, did_you_mean
@@ -54,8 +54,7 @@ class FastRuleLoader(getattr(yaml, "CSafeLoader", SafeRuleLoader)):
 FastRuleLoader.yaml_implicit_resolvers = SafeRuleLoader.yaml_implicit_resolvers
 
 
-@dataclass
-class YamlDocument:
+class YamlDocument(msgspec.Struct):
     """One YAML text, its node tree, and how to locate things in it."""
 
     path: str

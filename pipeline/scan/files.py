@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pipeline.config import WorldConfig
 from pipeline.errors import Diagnostic, GltfError
@@ -25,13 +26,12 @@ if typing.TYPE_CHECKING:
 _ASK = object()  # scan_bytes: the grid is config.grid(level)
 
 
-@dataclass
-class FileScan:
+class FileScan(msgspec.Struct):
     """One file's draws (source indices + facts), diagnostics and buffer dependencies."""
 
     draws: list[FileDraw]
     diagnostics: list[Diagnostic]
-    deps: list[Path] = field(default_factory=list)
+    deps: list[Path] = msgspec.field(default_factory=list)
     lights: tuple[tuple[str, int, int, int], ...] = ()  # (chunk, directional, point, spot): see chunk_lights
     failed: bool = False  # the file could not be read as glTF (its error is in diagnostics)
 

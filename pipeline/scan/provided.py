@@ -19,7 +19,6 @@ chunk and nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import os
@@ -29,9 +28,10 @@ from pathlib import Path
 
 from pipeline.errors import Diagnostic, Location
 from pipeline.fact_providers import FactDraw, ProviderSpec, check_value
-from pipeline.facts import Draw, replace
+from pipeline.facts import Draw
 from pipeline.plugin_loader import load_attribute
 from pipeline.stamps import stamp_of
+from pipeline.structs import replace
 
 MAX_SIDECAR_BYTES = 64 * 2**20
 
@@ -61,8 +61,7 @@ def with_provided_facts(scanned, rulesets: Iterable):
     if not providers or not scanned.draws:
         return scanned
     draws, problems = provide(providers, Path(scanned.root), scanned.draws)
-    return dataclasses.replace(scanned, draws=draws, diagnostics=[*scanned.diagnostics, *problems],
-                               _signatures={})
+    return replace(scanned, draws=draws, diagnostics=[*scanned.diagnostics, *problems], _signatures={})
 
 
 def provide(providers: tuple[ProviderSpec, ...], root: Path, draws: list[Draw]) -> tuple[list[Draw], list[Diagnostic]]:
@@ -121,7 +120,7 @@ def _run(spec: ProviderSpec, root: Path, file: str, draws: list[Draw], into: lis
             continue
         into[j][spec.name] = answer
     if first is not None and len(failed) > 1:
-        first = dataclasses.replace(first, message=f"{first.message} (and {len(failed) - 1} more draws of the file)")
+        first = replace(first, message=f"{first.message} (and {len(failed) - 1} more draws of the file)")
     return failed, first
 
 

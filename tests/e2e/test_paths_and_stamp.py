@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from pipeline.cook import noop
 from pipeline.outputs import read_outputs
 from pipeline.outputs.manifest import ChunkManifest, load_chunk_manifest, stage_hashes
 from pipeline.outputs.pak import LIBRARY_NAME, PakReader
+from pipeline.structs import replace
 from paths import REPO
 from robust_helpers import document, glb, gltf_text, run_cli, write_good
 

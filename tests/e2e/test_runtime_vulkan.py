@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ from click.testing import CliRunner
 from pipeline import api
 from pipeline.cli import main
 from pipeline.outputs import manifest as mf
+from pipeline.structs import replace
 
 from runtime_helpers import SAMPLE, chunk_index, cook, needs_vulkan  # noqa: E402
 from runtime_oracle import iou, silhouette, triangles  # noqa: E402

@@ -140,7 +140,7 @@ def test_one_folder_chunk_is_selected_without_walking_the_world_and_as_the_walk_
 
 
 def test_copies_of_a_world_load_its_rule_sets_once(tmp_path: Path, monkeypatch) -> None:
-    import dataclasses
+    from pipeline.structs import replace
 
     import msgspec
 
@@ -152,8 +152,8 @@ def test_copies_of_a_world_load_its_rule_sets_once(tmp_path: Path, monkeypatch) 
     real = load.load_rulesets
     monkeypatch.setattr(load, "load_rulesets", lambda folder: calls.append(folder) or real(folder))
     world = open_world(tmp_path)
-    other_cache = dataclasses.replace(world, cache_dir=tmp_path / "elsewhere")
+    other_cache = replace(world, cache_dir=tmp_path / "elsewhere")
     assert other_cache.rulesets is world.rulesets and len(calls) == 1  # one load, either copy first
-    restricted = dataclasses.replace(world, config=msgspec.structs.replace(world.config, axes={"SHADOWS": (True,)}))
+    restricted = replace(world, config=msgspec.structs.replace(world.config, axes={"SHADOWS": (True,)}))
     assert restricted.rulesets is not world.rulesets and len(calls) == 2  # other axes: its own
     assert open_world(tmp_path).rulesets is not world.rulesets and len(calls) == 3  # opened again: read again

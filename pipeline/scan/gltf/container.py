@@ -14,7 +14,8 @@ length is checked against the data actually present.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+import msgspec
 
 from pipeline.errors import GltfError
 
@@ -26,8 +27,7 @@ _CHUNK = struct.Struct("<II")
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
-class Container:
+class Container(msgspec.Struct, frozen=True):
     """The JSON bytes of a glTF file and, for a GLB, its BIN chunk."""
 
     json: bytes

@@ -8,7 +8,6 @@ for JSON syntax errors); nothing about bad data escapes as another exception.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -29,8 +28,7 @@ from pipeline.scan.gltf.uris import check_buffer_uris
 _VERSION = re.compile(r"^2\.[0-9]+$")
 
 
-@dataclass
-class Gltf:
+class Gltf(msgspec.Struct):
     """A validated document plus what is needed to reach its binary data later."""
 
     file: str

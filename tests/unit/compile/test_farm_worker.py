@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import signal
@@ -29,6 +28,7 @@ from pipeline.compilers import CompileRequest, get_backend
 from pipeline.compilers.reflect import reflect, tool_version
 from pipeline.digest import bytes_hash
 from pipeline.errors import CompileError
+from pipeline.structs import replace
 
 LIBRARY = "/client/materials/"
 TINT = "const float TINT = 0.5;\n"
@@ -78,11 +78,11 @@ def test_a_batch_compiles_each_job_in_order_with_the_digest_of_its_bytes() -> No
 @pytest.mark.skipif(shutil.which("spirv-cross") is None, reason="spirv-cross (Debian package) is not installed")
 def test_a_worker_with_the_clients_spirv_cross_reflects_each_blob_it_sends() -> None:
     revision = tool_version()
-    bad, good = compile_farm_batch(dataclasses.replace(batch(BAD_JOB, GOOD_JOB), reflector=revision)).results
+    bad, good = compile_farm_batch(replace(batch(BAD_JOB, GOOD_JOB), reflector=revision)).results
     assert good.reflection == reflect(good.spirv) and good.reflection["stage"] == "fragment"
     assert bad.reflection is None  # no blob, nothing to reflect
     for other in (None, revision + " (another build)"):  # no revision named, or not this worker's: the client reflects
-        (result,) = compile_farm_batch(dataclasses.replace(batch(GOOD_JOB), reflector=other)).results
+        (result,) = compile_farm_batch(replace(batch(GOOD_JOB), reflector=other)).results
         assert result.spirv == good.spirv and result.reflection is None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from pipeline.compile.scheduler import JobResult, JobRunner, look_up, run_plan, 
 from pipeline.compilers import CompileOutput, CompileRequest, SourceTree, get_backend
 from pipeline.errors import Diagnostic, Location, canonical_folder
 from pipeline.plan.jobs import JobOptions, JobPlan, StageJob, job_key
+from pipeline.structs import replace
 from paths import DATA
 from recorders import ProgressRecorder as Recorder
 
@@ -229,7 +229,7 @@ def test_a_batch_of_results_from_the_pool_is_recorded_in_one_commit(tmp_path: Pa
 
 
 def with_plugins(job: StageJob, *plugins: tuple[str, str, str]) -> StageJob:
-    request = dataclasses.replace(job.request, plugins=plugins, text=SourceTree(LIBRARY).read(SOURCE))
+    request = replace(job.request, plugins=plugins, text=SourceTree(LIBRARY).read(SOURCE))
     return StageJob(request, job.closure, job.options, job_key(request, job.closure, job.options))
 
 

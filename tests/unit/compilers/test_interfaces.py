@@ -4,7 +4,6 @@ by SPIRV-Cross (an oracle independent of the code under test)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from pipeline.compilers import CompileRequest, SourceTree, compile_one, get_back
 from pipeline.compilers.interfaces import by_name
 from pipeline.compilers.spirv_module import INPUT, OUTPUT, Module
 from pipeline.compilers.reflect import reflect
+from pipeline.structs import replace
 from paths import TESTS
 
 MATERIALS = TESTS / "data" / "glpair" / "materials"

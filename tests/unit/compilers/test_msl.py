@@ -3,12 +3,12 @@ version and argument-buffer choice, its text checked for the stage's entry point
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 from target_helpers import GL_ERA, compile_pair, pair
 
 from pipeline.compilers import msl
+from pipeline.structs import replace
 
 
 @pytest.fixture(scope="module")

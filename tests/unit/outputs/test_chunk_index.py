@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -17,6 +16,7 @@ from pipeline.outputs.view import expanded
 from pipeline.outputs import write_chunk
 from pipeline.outputs.contract import pipeline_state
 from pipeline.outputs.manifest import ManifestEntry, SpecConstant
+from pipeline.structs import replace
 from paths import SAMPLE_WORLD
 
 SPIRV = {s: b"\x03\x02\x23\x07" + s.encode() for s in ("vertex", "fragment", "depth-vertex", "sky")}

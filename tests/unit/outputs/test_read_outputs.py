@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from pipeline.outputs import manifest as mf
 from pipeline.outputs import read_outputs
 from pipeline.outputs.pak import PakCorruptError, PakError, PakReader, read_index, write_pak
 from pipeline.outputs.read_outputs import ATTEMPTS, load_chunk
+from pipeline.structs import replace
 
 CHUNK = "forest/c00"
 TEXT = b"#version 300 es\nvoid main() {}\n"  # a GLSL ES text blob: the library keeps no reflection for it

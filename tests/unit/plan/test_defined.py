@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from pipeline.plan import defined
 from pipeline.plan import jobs as _jobs
 from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.rules.load import load_ruleset_text
+from pipeline.structs import replace
 
 FAMILY = """shader: t
 sources: {vertex: m/a.vert, fragment: m/a.frag}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from pipeline.compilers import CompileRequest, spirv_tools
 from pipeline.plan.job_keys import exact_key, job_key
 from pipeline.plan.jobs import JobOptions
+from pipeline.structs import replace
 
 
 def test_the_exact_key_reads_the_text_not_the_source_name_or_defines() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -32,6 +31,7 @@ from pipeline.plan.jobs import (
 )
 from pipeline.plan.setup import defines_by_stage
 from pipeline.rules.load import load_ruleset_text
+from pipeline.structs import replace
 
 FAMILY = """shader: t
 sources: {vertex: m/a.vert, fragment: m/a.frag}

@@ -3,7 +3,6 @@ name it (a changed partner gives new keys; identical programs still share their 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.plan.links import link_identity, linked_stages, linked_text_identity
 from pipeline.rules.load import load_ruleset_text
+from pipeline.structs import replace
 
 FAMILY = """shader: g
 sources: {vertex: m/g.vert, fragment: m/g.frag}

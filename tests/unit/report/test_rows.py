@@ -15,6 +15,7 @@ from pipeline.report.rows import (
     KeyRow,
     SinceDiff,
 )
+from pipeline.structs import replace
 
 
 def test_rows_are_frozen() -> None:
@@ -77,6 +78,6 @@ def test_a_target_row_is_failed_ok_or_not_cooked() -> None:
 
     row = TargetRow("webgl2", "pbr", ("web",), 10, 5, 3, 4, None, None, None, None, None, None)
     assert row.status == "not cooked" and row.to_json()["platforms"] == ["web"]
-    assert dataclasses.replace(row, cached=4, missing=0, failed=0).to_json()["status"] == "ok"
-    assert dataclasses.replace(row, cached=3, missing=0, failed=1).status == "failed"
-    assert dataclasses.replace(row, cached=3, missing=1, failed=0).status == "not cooked"  # a job not compiled yet
+    assert replace(row, cached=4, missing=0, failed=0).to_json()["status"] == "ok"
+    assert replace(row, cached=3, missing=0, failed=1).status == "failed"
+    assert replace(row, cached=3, missing=1, failed=0).status == "not cooked"  # a job not compiled yet

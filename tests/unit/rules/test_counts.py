@@ -37,7 +37,7 @@ def brute_force(rs, pass_name: str, overrides: dict | None = None) -> set[tuple]
 
 
 def _without(rule, removed: set[str]):
-    from dataclasses import replace
+    from pipeline.structs import replace
 
     return replace(rule, set={f: v for f, v in rule.set.items() if f not in removed})
 

@@ -116,7 +116,7 @@ def test_an_axis_miss_is_covered_by_an_axis_stale_or_uncovered(cooked, tmp_path)
     broken = tmp_path / "broken"
     shutil.copytree(out, broken)
     manifest = chunk_index(broken, "c02")
-    from dataclasses import replace
+    from pipeline.structs import replace
 
     from pipeline.outputs import manifest as mf
 

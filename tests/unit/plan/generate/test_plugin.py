@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 from pipeline.compilers import SourceTree
 from pipeline.compilers.plugins import Plugins, resolve
@@ -10,6 +9,7 @@ from pipeline.keys.key import PermutationKey
 from pipeline.plan.generate import GeneratedStage, generator_for
 from pipeline.plan.generate.plugin import PluginGenerator
 from pipeline.rules.load import load_ruleset_text
+from pipeline.structs import replace
 from paths import DATA
 
 PLUGINS = DATA / "plugins"
@@ -18,7 +18,7 @@ FAMILY = load_ruleset_text("shader: t\nkind: tint\nfeatures:\n  TINT: {values: [
 
 
 def generator(attribute: str, tmp_path) -> PluginGenerator:
-    ref = dataclasses.replace(resolve("generator", f"tint_generator.py:{attribute}", PLUGINS), name="tint")
+    ref = replace(resolve("generator", f"tint_generator.py:{attribute}", PLUGINS), name="tint")
     made = generator_for(FAMILY, SourceTree(tmp_path), Plugins(generators=(("tint", ref),)))
     assert isinstance(made, PluginGenerator)
     return made
