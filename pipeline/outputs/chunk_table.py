@@ -17,20 +17,28 @@ table to the one library it was written for: a table beside another library (a c
 between the two renames, a library copied alone) is not read, and the cook reads the chunk
 indexes instead.  Which blobs a chunk uses changes with most edits, the set of blobs in the
 library with few: kept apart, such an edit rewrites this file and not the library.
+
+A settle reads the file it left itself (its stamp the one the settle recorded: :func:`read_table`)
+without checking or decoding an entry: each stays its bytes until asked for, and is written back
+as those bytes while the library's blobs do not move.  It counts the blobs' users from the
+counts it recorded and the entries that changed (:meth:`ChunkTable.recounted`), not from every entry.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+import msgspec
 import orjson
 
-from pipeline.errors import PipelineError
-from pipeline.fileio import read_regular
+from pipeline.fileio import open_regular
+from pipeline.stamps import Stamp, of_stat
 
 TABLE_SUFFIX = ".chunks"
 TABLE_FORMAT = 1
@@ -53,9 +61,60 @@ def dump_table(table: "ChunkTable", hashes: Sequence[str], checksum: str) -> byt
 def load_table(path: Path, hashes: Sequence[str], checksum: str) -> "ChunkTable | None":
     """The table at ``path`` for the library of ``hashes`` (sorted) and ``checksum``; None when the file is
     missing, unreadable or malformed, or was written for another library."""
-    try:  # read to its size (a buffered read of the cap would reserve the whole cap first)
-        doc = orjson.loads(read_regular(path, limit=MAX_TABLE_BYTES))
-    except (PipelineError, orjson.JSONDecodeError):
+    found = _read(path)
+    return None if found is None else _parse(found[0], hashes, checksum)
+
+
+def read_table(path: Path, hashes: Sequence[str], checksum: str,
+               trusted: object = None) -> "tuple[ChunkTable | None, Stamp | None, bool]":
+    """What :func:`load_table` gives, the stamp of the file read (None: none), and whether the file is exactly
+    what :func:`dump_table` writes for that table.  When its stamp is ``trusted`` (a settle's record of the
+    file it left), its entries are taken as they are: neither checked nor decoded until asked for."""
+    found = _read(path)
+    if found is None:
+        return None, None, False
+    data, stamp = found
+    if isinstance(trusted, list) and trusted == list(stamp):
+        try:
+            doc = _TRUSTED.decode(data)
+        except msgspec.DecodeError:
+            doc = None
+        if doc is not None and doc.format == TABLE_FORMAT and doc.library == checksum:
+            return ChunkTable(hashes, doc.chunks), stamp, True
+    table = _parse(data, hashes, checksum)
+    return table, stamp, table is not None and dump_table(table, hashes, checksum) == data
+
+
+class _Trusted(msgspec.Struct):
+    """A table file as :func:`dump_table` wrote it: each chunk's entry left as its bytes."""
+
+    chunks: dict[str, msgspec.Raw]
+    format: int
+    library: str
+
+
+_TRUSTED = msgspec.json.Decoder(_Trusted)
+_ENTRY = msgspec.json.Decoder(list[int])
+
+
+def _read(path: Path) -> tuple[bytes, Stamp] | None:
+    """The bytes of the regular file ``path`` and its stamp after they were read; None when it is missing,
+    unreadable, not a regular file or over :data:`MAX_TABLE_BYTES`."""
+    try:
+        with open_regular(path) as file:
+            if os.fstat(file.fileno()).st_size > MAX_TABLE_BYTES:
+                return None
+            data = file.read()  # to its size (a buffered read of the cap would reserve the whole cap first)
+            stamp = of_stat(os.fstat(file.fileno()))  # after: a write meanwhile is another stamp
+    except (OSError, ValueError):
+        return None
+    return (data, stamp) if len(data) <= MAX_TABLE_BYTES else None
+
+
+def _parse(data: bytes, hashes: Sequence[str], checksum: str) -> "ChunkTable | None":
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(doc, dict) or doc.get("format") != TABLE_FORMAT or doc.get("library") != checksum:
         return None
@@ -67,13 +126,14 @@ def load_table(path: Path, hashes: Sequence[str], checksum: str) -> "ChunkTable 
 
 class ChunkTable(Mapping):
     """chunk -> the set of its blob hashes (a frozenset, or the set a cook holds); entries read from a
-    library are kept as its positions."""
+    library are kept as its positions (a list, or the entry's JSON bytes from a trusted file)."""
 
-    def __init__(self, hashes: Sequence[str] = (), positions: Mapping[str, list] | None = None,
+    def __init__(self, hashes: Sequence[str] = (), positions: Mapping[str, list | msgspec.Raw] | None = None,
                  sets: Mapping[str, frozenset[str]] | None = None):
         self._hashes = hashes  # what the positions index: the blob hashes of the library read, sorted
         self._sets: dict[str, frozenset[str]] = dict(sets or {})  # chunk -> its blob hashes (given)
-        self._positions: dict[str, list] = {c: at for c, at in (positions or {}).items() if c not in self._sets}
+        self._positions: dict[str, list | msgspec.Raw] = {c: at for c, at in (positions or {}).items()
+                                                           if c not in self._sets}
         self._made: dict[str, frozenset[str]] = {}  # positions made into hashes, when asked for
 
     @classmethod
@@ -90,14 +150,28 @@ class ChunkTable(Mapping):
                 raise ValueError("a chunk's entry is not a list of blob positions")
         return cls(hashes, chunks)
 
+    @property
+    def hashes(self) -> Sequence[str]:
+        """The blob hashes (sorted) the positions index: those of the library the table was read for."""
+        return self._hashes
+
+    def positions(self, chunk: str) -> list[int] | None:
+        """The positions of ``chunk``'s blobs (an entry of a trusted file is decoded here, each time it is
+        asked for); None when the chunk has no entry of positions (none, or its hashes given)."""
+        at = self._positions.get(chunk)
+        return at if at is None or type(at) is list else _ENTRY.decode(at)
+
     # -------------------------------------------------------------- the mapping
     def __getitem__(self, chunk: str) -> frozenset[str]:
         found = self._sets.get(chunk)
         if found is None:
             found = self._made.get(chunk)
             if found is None:
+                at = self.positions(chunk)
+                if at is None:
+                    raise KeyError(chunk)
                 hashes = self._hashes
-                found = self._made[chunk] = frozenset([hashes[i] for i in self._positions[chunk]])
+                found = self._made[chunk] = frozenset([hashes[i] for i in at])
         return found
 
     def __iter__(self) -> Iterator[str]:  # a chunk is in one of the two (the constructor sees to it)
@@ -144,13 +218,59 @@ class ChunkTable(Mapping):
     def blobs(self) -> frozenset[str]:
         """Every blob some chunk names."""
         hashes, used = self._hashes, set()
-        for at in self._positions.values():
-            used.update(at)
+        for chunk in self._positions:
+            used.update(self.positions(chunk))
         return frozenset([hashes[i] for i in used]).union(*self._sets.values())
 
-    def encoded(self, position: Mapping[str, int]) -> dict[str, list[int]]:
+    def users(self) -> tuple[list[int], dict[str, int]]:
+        """How many chunks name each blob: a count for each of :attr:`hashes`, and the blobs besides with
+        theirs.  Every entry is decoded: :meth:`recounted` counts from the counts of another table."""
+        count: list[int] = [0] * len(self._hashes)
+        for chunk in self._positions:
+            for i in self.positions(chunk):
+                count[i] += 1
+        extra: dict[str, int] = {}
+        for blobs in self._sets.values():
+            self._count(blobs, count, extra, 1)
+        return count, extra
+
+    def recounted(self, users: object, old: "ChunkTable",
+                  changed: Iterable[str]) -> tuple[list[int], dict[str, int]] | None:
+        """:meth:`users` of this table from ``users`` (``old``'s count for each of its :attr:`hashes`, as a
+        settle recorded it) and the entries of the chunks ``changed`` from ``old`` (added, changed or
+        dropped) alone; None when ``users`` does not fit (not a count for each, or one falls below zero)."""
+        hashes = self._hashes
+        if old._hashes is not hashes or not isinstance(users, list) or len(users) != len(hashes) \
+                or not set(map(type, users)) <= {int} or (users and min(users) < 0):
+            return None
+        count, extra, changed = list(users), {}, list(changed)
+        for table, step in ((old, -1), (self, 1)):
+            for chunk in changed:
+                at = table.positions(chunk)
+                if at is None:
+                    table._count(table._sets.get(chunk, ()), count, extra, step)
+                elif at and (at[0] < 0 or at[-1] >= len(count)):
+                    return None
+                else:
+                    for i in at:
+                        count[i] += step
+            if step < 0 and ((count and min(count) < 0) or extra):  # more users taken than counted
+                return None
+        return count, extra
+
+    def _count(self, blobs: Iterable[str], count: list[int], extra: dict[str, int], step: int) -> None:
+        hashes = self._hashes
+        for blob in blobs:
+            i = bisect.bisect_left(hashes, blob)
+            if i < len(hashes) and hashes[i] == blob:
+                count[i] += step
+            else:
+                extra[blob] = extra.get(blob, 0) + step
+
+    def encoded(self, position: Mapping[str, int]) -> dict[str, list[int] | orjson.Fragment]:
         """chunk -> the sorted positions of its blobs in a library whose blobs are at ``position``
-        (hash -> position), by chunk name; KeyError (the chunk, the hash) when a chunk names a blob not there."""
+        (hash -> position), by chunk name (an entry of a trusted file whose positions stay: its bytes);
+        KeyError (the chunk, the hash) when a chunk names a blob not there."""
         remap = None
         out = {}
         for chunk in sorted(self):
@@ -165,8 +285,9 @@ class ChunkTable(Mapping):
                 remap = [position.get(h, -1) for h in self._hashes]
                 same = remap == list(range(len(remap)))
             if same:
-                out[chunk] = at
+                out[chunk] = at if type(at) is list else orjson.Fragment(bytes(at))
                 continue
+            at = self.positions(chunk)
             mapped = [remap[i] for i in at]
             if mapped and min(mapped) < 0:
                 raise KeyError(chunk, next(self._hashes[i] for i in at if remap[i] < 0))

@@ -30,11 +30,19 @@ others come from the library's chunk table while the index file's stamp is the o
 ``library`` record saw when it last settled the library, and the library is the file it
 settled; an index that changed since is read.  So a cook of one chunk reads no other
 chunk index.
+
+The record binds besides the chunk table file the settle left (its stamp) and how many chunks
+name each of the library's blobs.  While the library and the table are those files, the table
+is read as it is (no entry checked or decoded: :func:`pipeline.outputs.chunk_table.read_table`)
+and the blobs the indexes name are those counts less the changed chunks' old entries plus
+their new ones; else every entry is read, checked and counted, as when there is no record.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -43,14 +51,16 @@ from pathlib import Path
 from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
+from pipeline.outputs.chunk_table import ChunkTable, dump_table, read_table, table_path
 from pipeline.outputs.pak import PakError, PakReader, read_head, recorded_checksum, write_pak
 from pipeline.compilers.reflect import SPIRV_MAGIC
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
-from pipeline.stamps import stamp_of
+from pipeline.stamps import of_stat, stamp_of
 
 _KEPT = object()  # a chunk whose entry in the table stays as the library holds it
-LIBRARY = RecordKind("library", 1)  # [library stamp, {index path: [stamp, chunk name or null]}]
+# [library stamp, {index path: [stamp, chunk name or null]}] and, when the settle left the table file as
+# dump_table writes it, {"table": its stamp, "users": [how many chunks name each blob, in library order]}
+LIBRARY = RecordKind("library", 1)
 SETTLED = RecordKind("library-settled", 1)  # the library stamp alone (read before every cook's lookup)
 
 
@@ -76,6 +86,11 @@ class Library:
     table_found: bool = False   # the chunk table beside it was written for it (else: empty, its indexes read)
     table_new: bool = True      # no chunk table file was there
     _chunks: ChunkTable | None = None  # the table, read when first needed (settle, after the indexes are in place)
+    verify: bool = False        # --verify: the table file is read and checked whole too, whatever its stamp
+    _record: tuple[dict, dict] | None = None  # the last settle's record of this library (:meth:`_recorded`)
+    _counted: object = None       # how many chunks name each blob, as recorded with the table file read
+    _users: tuple | None = None   # (hashes, count of each, {other blob: count}): the users of the table settled
+    _table_left: list | None = None  # the stamp of the table file while it is the table settled, as written
     written: bool = False
     table_written: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -93,7 +108,7 @@ class Library:
         if found is None or ((verify or (recorded and not trusted)) and not _intact(path)):
             state = "damaged" if path.exists() else "absent" if recorded else "new"
             return cls(Path(out), store, found=state, table_new=table_new)
-        return cls(Path(out), store, frozenset(found[0]), intact=True, found="intact",
+        return cls(Path(out), store, frozenset(found[0]), intact=True, found="intact", verify=verify,
                    seen_at=settled if trusted else None, opened=found, checksum=found[1], table_new=table_new)
 
     @property
@@ -101,9 +116,14 @@ class Library:
         """The chunk table: the one beside the library as the cook opened it (read on first use, still that
         library's when a grow has replaced the library since), then as this cook changed it."""
         if self._chunks is None:
-            table = None if self.opened is None else load_table(self.table_path, *self.opened)
+            bound = {} if self.verify else self._recorded()[1]  # the table file the last settle left
+            table, stamp, exact = (None, None, False) if self.opened is None else \
+                read_table(self.table_path, *self.opened, trusted=bound.get("table"))
             self.table_found = table is not None
             self._chunks = table or ChunkTable()
+            self._table_left = list(stamp) if exact else None
+            if table is not None and _same(bound.get("table"), stamp):  # recorded with this very file
+                self._counted = bound.get("users")
         return self._chunks
 
     @property
@@ -144,36 +164,41 @@ class Library:
     def settle(self, cooked: Mapping[str, frozenset[str]], removed: Iterable[str] = ()) -> None:
         """Step 4: exactly the blobs of the chunk indexes on disk.  ``cooked``: chunk -> blobs of the
         indexes this cook wrote or checked; ``removed``: chunks whose outputs it removed."""
-        table = self._table(cooked, set(removed))
-        hashes = table.blobs()
+        table, changed = self._table(cooked, set(removed))
+        hashes = self._blobs(table, changed)
         if hashes != self.hashes or not self.intact:
             self._write(hashes, table)
-        elif table != self.chunks or not self.table_found or self.written:  # written: the table names the old one
+        elif changed or not self.table_found or self.written:  # written: the table names the old one
             self._write_table(table)
         stamp = stamp_of(self.path)
+        users = self._users_held()
+        bound = [] if self._table_left is None else \
+            [{"table": self._table_left, **({"users": users} if users is not None else {})}]
         with self.store.batched():
-            self.store.set(LIBRARY, str(self.path.resolve()), [stamp, self._seen])
+            self.store.set(LIBRARY, str(self.path.resolve()), [stamp, self._seen, *bound])
             self.store.set(SETTLED, str(self.path.resolve()), stamp)
 
     # -------------------------------------------------------------- the chunk table
-    def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> ChunkTable:
-        seen_before = self._seen_before()
+    def _table(self, cooked: Mapping[str, frozenset[str]], removed: set[str]) -> tuple[ChunkTable, set[str]]:
+        """The chunk table of the indexes on disk, and the chunks whose entry differs from the one the
+        library holds (added, changed or dropped)."""
+        seen_before, old = self._recorded()[0], self.chunks
         self._seen: dict[str, list] = {}
         kept: set[str] = set()  # chunks whose entry stays the one the library holds (not made into hashes)
         given: dict[str, frozenset[str]] = {}
         cooked_at = {str(mf.chunk_manifest_path(self.out, chunk)): chunk for chunk in cooked}
-        for key in index_files(self.out):
-            stamp = stamp_of(key)
-            old = seen_before.get(key)
+        for key, stamp in index_stamps(self.out):
+            before = seen_before.get(key)
             if key in cooked_at:
                 chunk = cooked_at[key]
                 blobs = cooked[chunk]
-            elif old is not None and _same(old[0], stamp) and (old[1] is None or old[1] in self.chunks):
-                chunk = old[1]
+            elif before is not None and stamp is not None and before[0] == stamp \
+                    and (before[1] is None or before[1] in old):
+                chunk = before[1]
                 blobs = _KEPT if chunk is not None else None
             else:
                 chunk, blobs = _read_blobs(key)
-            self._seen[key] = [list(stamp) if stamp else None, chunk]
+            self._seen[key] = [stamp, chunk]
             if chunk is not None and chunk not in removed and blobs is not None:
                 if blobs is _KEPT:
                     kept.add(chunk)
@@ -181,17 +206,49 @@ class Library:
                 else:
                     given[chunk] = blobs
                     kept.discard(chunk)
-        return self.chunks.updated(given, keep=kept)
+        changes = {c: b for c, b in given.items() if c not in old or old[c] != b}
+        kept.update(c for c in given if c not in changes)  # the same blobs: the entry as the library holds it
+        changed = set(changes)
+        if len(kept) + sum(c in old for c in changes) < len(old):  # some chunk of the table is gone
+            changed.update(c for c in old if c not in kept and c not in changes)
+        return (old.updated(changes, keep=kept) if changed else old), changed
 
-    def _seen_before(self) -> dict:
-        """Index path -> [stamp, chunk] as the last settle recorded them, when it settled this very file."""
-        if self.seen_at is None:
-            return {}
-        record = self.store.get(LIBRARY, str(self.path.resolve()))
-        if isinstance(record, (list, tuple)) and len(record) == 2 and isinstance(record[1], dict) \
-                and _same(record[0], self.seen_at):
-            return record[1]
-        return {}
+    def _blobs(self, table: ChunkTable, changed: set[str]) -> frozenset[str]:
+        """The blobs ``table`` names, its users kept (:meth:`_users_held`): the recorded counts less the
+        ``changed`` chunks' old entries plus their new ones, or when none fit, every entry counted."""
+        old = self.chunks
+        count, extra = table.recounted(self._counted, old, changed) or table.users()
+        self._users = (table.hashes, count, extra)
+        return frozenset(itertools.compress(table.hashes, count)).union(extra)
+
+    def _users_held(self) -> list[int] | None:
+        """How many chunks of the table on disk name each blob of the library on disk, in its order."""
+        if self._users is None:
+            return None
+        hashes, count, extra = self._users
+        if not extra and not self.written and self.opened is not None and hashes is self.opened[0]:
+            return count  # the library opened, held as it was: its positions stay
+        position = {h: i for i, h in enumerate(sorted(self.hashes))}
+        held = [0] * len(position)
+        try:
+            for blob, n in itertools.chain(zip(itertools.compress(hashes, count), filter(None, count)),
+                                           extra.items()):
+                held[position[blob]] += n
+        except KeyError:
+            return None
+        return held
+
+    def _recorded(self) -> tuple[dict, dict]:
+        """The last settle's record, when it settled this very library file: index path -> [stamp, chunk],
+        and what it bound to the table file it left (``{"table": stamp, "users": counts}``, or nothing)."""
+        if self._record is None:
+            record = None if self.seen_at is None else self.store.get(LIBRARY, str(self.path.resolve()))
+            if isinstance(record, list) and len(record) in (2, 3) and isinstance(record[1], dict) \
+                    and _same(record[0], self.seen_at):
+                self._record = (record[1], record[2] if len(record) == 3 and isinstance(record[2], dict) else {})
+            else:
+                self._record = ({}, {})
+        return self._record
 
     # -------------------------------------------------------------- the file
     def _write(self, hashes: frozenset[str], table: ChunkTable, *, with_table: bool = True) -> None:
@@ -212,6 +269,7 @@ class Library:
             self.errors.append(f"{len(lost)} blob(s) of chunk(s) {', '.join(gone[:5])} are neither in the library "
                                "nor in the cache: cook those chunks again")
             table = ChunkTable(sets={chunk: used for chunk, used in table.items() if not used & set(lost)})
+            self._users = None  # counted with the chunks dropped
         data = write_pak(blobs, reflection, texts=texts, trusted=texts)
         held = frozenset(blobs)
         del blobs, texts  # views into the old library's bytes: let go before the old bytes are
@@ -230,6 +288,7 @@ class Library:
         self.table_written |= atomic.write_if_changed(self.table_path,
                                                       dump_table(table, sorted(self.hashes), self.checksum))
         self._chunks = table
+        self._table_left = list(stamp_of(self.table_path) or ()) or None
 
     def _reader(self) -> PakReader | None:
         if not self.intact:
@@ -269,14 +328,36 @@ def settle_folder(out: Path | str, store: Store) -> None:
 
 def index_files(out: Path) -> list[str]:
     """Every file under ``out`` that may be a chunk index (``*.json`` but not a level manifest), as sorted
-    path strings (a settle walks a thousand of them at 100,000 files: no Path made each); hidden folders
-    are skipped."""
-    found = []
-    for folder, dirs, files in os.walk(out):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found += [os.path.join(folder, n) for n in files
-                  if n.endswith(".json") and not n.endswith(mf.LEVEL_SUFFIX + ".json") and not atomic.is_temp_name(n)]
-    return sorted(found)
+    path strings; hidden folders are skipped."""
+    return [path for path, _ in index_stamps(out)]
+
+
+def index_stamps(out: Path) -> list[tuple[str, list[int] | None]]:
+    """:func:`index_files` with the stamp of each, as a record holds it (a list; None when it cannot be
+    stat'ed).  A settle walks a thousand of them at 100,000 files: one stat each, no Path made."""
+    found, folders, level = [], [os.fspath(out)], mf.LEVEL_SUFFIX + ".json"
+    while folders:  # as os.walk: links to folders not followed, folders it cannot list skipped
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    name = entry.name
+                    try:
+                        folder = entry.is_dir()
+                    except OSError:
+                        folder = False
+                    if folder:
+                        if not name.startswith(".") and not entry.is_symlink():
+                            folders.append(entry.path)
+                    elif name.endswith(".json") and not name.endswith(level) \
+                            and not (name.startswith(".") and atomic.is_temp_name(name)):  # temp names: ".<name>..."
+                        try:
+                            found.append((entry.path, list(of_stat(entry.stat()))))
+                        except OSError:
+                            found.append((entry.path, None))
+        except OSError:
+            continue
+    found.sort(key=operator.itemgetter(0))
+    return found
 
 
 def _read_blobs(path: str) -> tuple[str | None, frozenset[str] | None]:

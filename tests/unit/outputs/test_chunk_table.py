@@ -6,7 +6,8 @@ import orjson
 import pytest
 
 from pipeline.outputs import chunk_table
-from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, table_path
+from pipeline.outputs.chunk_table import ChunkTable, dump_table, load_table, read_table, table_path
+from pipeline.stamps import stamp_of
 
 HASHES = ["a" * 64, "b" * 64, "c" * 64, "d" * 64]
 
@@ -102,3 +103,61 @@ def test_a_table_over_the_size_cap_or_not_a_regular_file_is_not_read(tmp_path, m
 def test_a_chunk_naming_a_blob_the_library_lacks_is_not_written() -> None:
     with pytest.raises(KeyError):
         dump_table(ChunkTable(sets={"x": frozenset({"0" * 64})}), HASHES, CHECKSUM)
+
+
+# ------------------------------------------------------------------ a file a settle left (trusted)
+def stamped(path) -> list[int]:
+    return list(stamp_of(path))
+
+
+def test_a_trusted_file_is_taken_as_it_is_and_written_back_as_its_bytes(tmp_path, monkeypatch) -> None:
+    path = table_path(tmp_path / "shaders.pak")
+    data, want = dump_table(table(), HASHES, CHECKSUM), table()
+    path.write_bytes(data)
+    monkeypatch.setattr(ChunkTable, "read", None)  # no entry checked: the check is not even called
+    found, stamp, exact = read_table(path, HASHES, CHECKSUM, trusted=stamped(path))
+    assert list(stamp) == stamped(path) and exact
+    assert not any(type(at) is list for at in found._positions.values())  # no entry decoded
+    assert dump_table(found, HASHES, CHECKSUM) == data  # written back as the bytes read
+    assert found.positions("x") == [0, 2] and found.positions("w") is None and found._made == {}
+    assert found == want and found.blobs() == frozenset(HASHES[:3])
+    grown = ["0" * 64, *HASHES]  # the library's blobs moved: the entries are decoded and mapped
+    assert orjson.loads(dump_table(found, grown, CHECKSUM))["chunks"] == {"x": [1, 3], "y": [2], "z": []}
+    assert read_table(path, HASHES, "f" * 64, trusted=stamped(path))[0] is None  # another library's
+
+
+def test_a_file_whose_stamp_is_not_the_trusted_one_is_read_and_checked_whole(tmp_path, monkeypatch) -> None:
+    path = table_path(tmp_path / "shaders.pak")
+    want = table()
+    path.write_bytes(dump_table(want, HASHES, CHECKSUM))
+    checked, real = [], ChunkTable.read.__func__
+    monkeypatch.setattr(ChunkTable, "read", classmethod(lambda cls, *a: checked.append(a) or real(cls, *a)))
+    found, stamp, exact = read_table(path, HASHES, CHECKSUM, trusted=[0, 0, 0, 0])
+    assert found == want and exact and len(checked) == 1 and all(type(at) is list for at in found._positions.values())
+    path.write_bytes(orjson.dumps(orjson.loads(path.read_bytes()), option=orjson.OPT_INDENT_2))  # edited by hand
+    found, stamp, exact = read_table(path, HASHES, CHECKSUM, trusted=[0, 0, 0, 0])
+    assert found == want and not exact and len(checked) == 2  # valid, but not the bytes dump_table writes
+    path.write_bytes(b'{"chunks": {"x": [9]}, "format": 1, "library": "' + CHECKSUM.encode() + b'"}')
+    assert read_table(path, HASHES, CHECKSUM, trusted=stamped(path))[0] is not None  # trusted: not checked
+    assert read_table(path, HASHES, CHECKSUM)[0] is None and load_table(path, HASHES, CHECKSUM) is None
+    assert read_table(tmp_path / "missing.chunks", HASHES, CHECKSUM) == (None, None, False)
+
+
+# ------------------------------------------------------------------ users
+def test_users_count_the_chunks_naming_each_blob_and_recounted_gives_them_from_the_changes() -> None:
+    found = table()
+    assert found.users() == ([1, 1, 1, 0], {})
+    new = found.updated({"y": frozenset({HASHES[3], HASHES[0]}), "w": frozenset({"0" * 64})}, keep=["x", "y"])
+    assert new.users() == ([2, 0, 1, 1], {"0" * 64: 1})
+    assert new.recounted([1, 1, 1, 0], found, ["y", "w", "z"]) == new.users()
+    assert found.recounted([1, 1, 1, 0], found, []) == ([1, 1, 1, 0], {})
+
+
+@pytest.mark.parametrize("users", [None, [1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 1, -1], [1, True, 1, 0], [1, 1.0, 1, 0],
+                                   {"0": 1}, [1, 0, 1, 0]])  # the last: y's blob is counted no user
+def test_counts_that_do_not_fit_are_not_recounted(users) -> None:
+    found = table()
+    new = found.updated({"y": frozenset({HASHES[3]})})
+    assert new.recounted(users, found, ["y"]) is None
+    other = ChunkTable.read({"chunks": {"x": [0, 2], "y": [1], "z": []}}, list(HASHES))
+    assert new.recounted([1, 1, 1, 0], other, ["y"]) is None  # counts of another library read

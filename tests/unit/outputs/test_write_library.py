@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pipeline import api
@@ -14,7 +17,7 @@ from pipeline.outputs import atomic, write_library
 from pipeline.outputs import manifest as mf
 from pipeline.stamps import stamp_of
 from pipeline.outputs.chunk_table import ChunkTable, table_path
-from pipeline.outputs.pak import PakReader, read_index, write_pak
+from pipeline.outputs.pak import PakReader, read_head, read_index, write_pak
 from pipeline.outputs.reflection import reflect
 from pipeline.outputs.write_library import LIBRARY, SETTLED, Library, index_files, library_lock, settle_folder
 from paths import SAMPLE_WORLD
@@ -401,8 +404,8 @@ def test_the_table_is_read_by_settle_not_by_open_or_grow(site, monkeypatch):
     index(out, "town/x", d["b"])
     Library.open(out, store).settle({})
     loads = []
-    real = write_library.load_table
-    monkeypatch.setattr(write_library, "load_table", lambda *a: loads.append(a) or real(*a))
+    real = write_library.read_table
+    monkeypatch.setattr(write_library, "read_table", lambda *a, **k: loads.append(a) or real(*a, **k))
     library = Library.open(out, store)
     library.grow({"forest/c00": of(d, "ac")})
     assert loads == [] and library.written
@@ -410,3 +413,152 @@ def test_the_table_is_read_by_settle_not_by_open_or_grow(site, monkeypatch):
     library.settle({"forest/c00": of(d, "ac")})
     assert len(loads) == 1 and library.table_written
     assert held(out) == (of(d, "abc"), {"forest/c00": of(d, "ac"), "town/x": of(d, "b")})
+
+
+# ------------------------------------------------------------------ the table and the counts a settle trusts
+def record_of(store: Store, out: Path) -> list:
+    return store.get(LIBRARY, str(mf.library_path(out).resolve()))
+
+
+def users_in_file(out: Path) -> list[int]:
+    """How many chunks of the table file name each blob of the library, counted from the files."""
+    hashes, _ = read_head(mf.library_path(out))
+    count = [0] * len(hashes)
+    for at in orjson.loads(table_path(mf.library_path(out)).read_bytes())["chunks"].values():
+        for i in at:
+            count[i] += 1
+    return count
+
+
+def rebuilt(out: Path, store: Store, at: Path) -> tuple[bytes, bytes]:
+    """The library's and the table's bytes a settle with no record leaves: ``out`` copied to ``at`` but its
+    table, and settled with ``store`` (which never saw ``at``)."""
+    shutil.copytree(out, at)
+    table_path(mf.library_path(at)).unlink()
+    Library.open(at, store).settle({})
+    return mf.library_path(at).read_bytes(), table_path(mf.library_path(at)).read_bytes()
+
+
+class Calls:
+    """Calls of ChunkTable methods: the full check of a table read, the count of every entry, entries decoded."""
+
+    def __init__(self, monkeypatch):
+        self.checked, self.counted, self.decoded = [], [], []
+        read, users, positions = ChunkTable.read.__func__, ChunkTable.users, ChunkTable.positions
+        monkeypatch.setattr(ChunkTable, "read", classmethod(lambda cls, *a: self.checked.append(1) or read(cls, *a)))
+        monkeypatch.setattr(ChunkTable, "users", lambda table: self.counted.append(1) or users(table))
+        monkeypatch.setattr(ChunkTable, "positions", lambda table, c: self.decoded.append(c) or positions(table, c))
+
+    def clear(self) -> None:
+        self.checked.clear(), self.counted.clear(), self.decoded.clear()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_seeded_settles_keep_the_recorded_counts_those_of_the_table_and_its_bytes_the_rebuild_s(
+        site, tmp_path, monkeypatch, seed):
+    """Chunks cooked, edited behind the cook's back, removed, blobs entering and leaving the library: after the
+    first settle every one reads the table it left unchecked and counts from the record, and leaves the bytes
+    (and the counts) a settle with no record gives."""
+    store, out, d = site
+    rng = random.Random(seed)
+    blobs = sorted({*d.values(), *(store.put_blob(f"// extra {i}\n".encode()) for i in range(6))} - {d["e"]})
+    chunks = ["forest/c00", "forest/c01", "forest/c02", "forest/deep/c03", "town/x", "town/y"]
+    calls = Calls(monkeypatch)
+    with Store(tmp_path / "rebuild-cache") as other:
+        for step in range(24):
+            chunk, used = rng.choice(chunks), frozenset(rng.sample(blobs, rng.randint(0, 4)))
+            op = rng.choice(["cook", "cook", "edit", "remove", "none"]) if step else "cook"
+            calls.clear()
+            with library_lock(out):
+                library = Library.open(out, store)
+                if op == "cook":
+                    library.grow({chunk: used})
+                    index(out, chunk, *sorted(used))
+                elif op == "edit":  # behind the cook's back: a stamp of its own even within the clock's tick
+                    os.utime(index(out, chunk, *sorted(used)), ns=(step * 10**9, step * 10**9))
+                elif op == "remove":
+                    mf.chunk_manifest_path(out, chunk).unlink(missing_ok=True)
+                library.settle({chunk: used} if op == "cook" else {},
+                               removed=[chunk] if op == "remove" and rng.random() < 0.5 else [])
+            assert not library.errors
+            if step:
+                assert calls.checked == calls.counted == [], (step, op)  # the table and counts it left: trusted
+                assert set(calls.decoded) <= {chunk} or library.written, (step, op, calls.decoded)
+            on_disk = {mf.load_chunk_manifest(p).chunk: mf.stage_hashes(mf.load_chunk_manifest(p))
+                       for p in index_files(out)}
+            assert held(out) == (frozenset().union(*on_disk.values()), on_disk)
+            record = record_of(store, out)
+            assert record[2] == {"table": list(stamp_of(table_path(mf.library_path(out)))), "users": users_in_file(out)}
+            assert rebuilt(out, other, tmp_path / f"copy{step}") == \
+                (mf.library_path(out).read_bytes(), table_path(mf.library_path(out)).read_bytes())
+
+
+def test_a_one_chunk_cook_decodes_no_other_entry_and_writes_the_others_back_as_they_were(site, tmp_path, monkeypatch):
+    store, out, d = site
+    for i in range(20):
+        index(out, f"forest/c{i:02d}", d["a"], d["b"])
+    index(out, "town/x", d["c"])
+    Library.open(out, store).settle({})
+    calls = Calls(monkeypatch)
+    index(out, "forest/c03", d["a"], d["c"])  # blobs the library holds: the table alone is written
+    library = Library.open(out, store)
+    library.grow({"forest/c03": of(d, "ac")})
+    library.settle({"forest/c03": of(d, "ac")})
+    assert not library.written and library.table_written
+    assert calls.checked == calls.counted == [] and set(calls.decoded) == {"forest/c03"}
+    assert record_of(store, out)[2]["users"] == users_in_file(out)
+    index(out, "town/x", d["d"])  # c leaves the library (forest/c03 still names it), d enters
+    calls.clear()
+    library = Library.open(out, store)
+    library.grow({"town/x": of(d, "d")})
+    library.settle({"town/x": of(d, "d")})
+    assert library.written and calls.checked == calls.counted == []  # positions moved: entries mapped, not counted
+    assert record_of(store, out)[2]["users"] == users_in_file(out)
+    with Store(tmp_path / "other") as other:
+        assert rebuilt(out, other, tmp_path / "copy") == \
+            (mf.library_path(out).read_bytes(), table_path(mf.library_path(out)).read_bytes())
+    calls.clear()
+    Library.open(out, store, verify=True).settle({})  # --verify: the table read and checked whole, whatever its stamp
+    assert len(calls.checked) == len(calls.counted) == 1
+    assert record_of(store, out)[2]["users"] == users_in_file(out)
+
+
+@pytest.mark.parametrize("damage", ["same bytes", "by hand", "no counts", "counts short", "counts negative",
+                                    "counts not ints", "binding not a dict", "old record"])
+def test_an_edited_table_or_counts_that_do_not_fit_are_read_or_counted_whole(site, tmp_path, monkeypatch, damage):
+    store, out, d = site
+    index(out, "forest/c00", d["a"], d["b"])
+    index(out, "town/x", d["b"], d["c"])
+    Library.open(out, store).settle({})
+    table, key = table_path(mf.library_path(out)), str(mf.library_path(out).resolve())
+    record = record_of(store, out)
+    if damage == "same bytes":  # written again by something else: another stamp
+        table.write_bytes(table.read_bytes())
+    elif damage == "by hand":  # still this library's table, not as a settle writes it
+        table.write_bytes(orjson.dumps(orjson.loads(table.read_bytes()), option=orjson.OPT_INDENT_2))
+    else:
+        bound = {"no counts": {"table": record[2]["table"]}, "counts short": {**record[2], "users": [1]},
+                 "counts negative": {**record[2], "users": [-1, 1, 1]},
+                 "counts not ints": {**record[2], "users": ["1", 1, 1]}, "binding not a dict": [record[2]]}
+        store.set(LIBRARY, key, record[:2] + ([] if damage == "old record" else [bound[damage]]))
+    calls = Calls(monkeypatch)
+    library = Library.open(out, store)
+    library.settle({})
+    table_read = damage in ("same bytes", "by hand", "binding not a dict", "old record")
+    assert len(calls.checked) == table_read and len(calls.counted) == 1 and not library.table_written
+    if damage == "by hand":  # left as it is (as before), so not trusted: read whole again next time
+        assert len(record_of(store, out)) == 2
+        Library.open(out, store).settle({})
+        assert len(calls.checked) == 2
+    else:
+        assert record_of(store, out)[2] == {"table": list(stamp_of(table)), "users": users_in_file(out)}
+    calls.clear()
+    index(out, "forest/c00", d["c"], d["d"])  # a settle that changes the table and the library
+    library = Library.open(out, store)
+    library.grow({"forest/c00": of(d, "cd")})
+    library.settle({"forest/c00": of(d, "cd")})
+    assert library.written and library.table_written
+    assert len(calls.counted) == len(calls.checked) == (damage == "by hand")
+    assert record_of(store, out)[2] == {"table": list(stamp_of(table)), "users": users_in_file(out)}
+    with Store(tmp_path / "other") as other:
+        assert rebuilt(out, other, tmp_path / "copy") == (mf.library_path(out).read_bytes(), table.read_bytes())
