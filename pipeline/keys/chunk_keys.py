@@ -12,6 +12,7 @@ of rule evaluations by projected facts; it runs in the cook's process or in a po
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,7 +26,7 @@ from pipeline.errors import Diagnostic
 from pipeline.facts import Frozen, dump
 from pipeline.keys.key import PermutationKey, interned as interned_key
 from pipeline.keys.recorded import RecordedKeys, StoredDraws
-from pipeline.keys.records import EVALUATIONS, decode_uses, encode_uses, features_of
+from pipeline.keys.records import EVALUATIONS, TRACES, decode_uses, encode_uses, features_of
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
 
@@ -200,6 +201,9 @@ class StoredEvaluations(dict):
         super().__init__()
         self.store, self.base = store, base
         self._absent: set = set()  # projections a prefetch found no stored evaluation of
+        self._traces: set[str] = set()  # trace hashes known to be stored
+        self._made: dict = {}  # the keys and traces of the evaluations read: one object each
+        self._read_trace = functools.partial(store.get, TRACES)  # the store alone: decoded uses outlive the memo
 
     def _key(self, projected: tuple) -> str:
         """The canonical hash of the projected values (models as their JSON, canonical bytes tagged)."""
@@ -221,7 +225,7 @@ class StoredEvaluations(dict):
         stored = self.store.get_many(EVALUATIONS, wanted)
         for key, projected in wanted.items():
             try:
-                uses = decode_uses(stored[key])
+                uses = decode_uses(stored[key], self._read_trace, self._made)
             except (KeyError, TypeError, ValueError):
                 self._absent.add(projected)
                 continue
@@ -240,7 +244,7 @@ class StoredEvaluations(dict):
             if found is None:
                 return default
             try:
-                uses = decode_uses(found)
+                uses = decode_uses(found, self._read_trace, self._made)
             except (KeyError, TypeError, ValueError):
                 return default
             _remember(key, uses)
@@ -251,7 +255,13 @@ class StoredEvaluations(dict):
         super().__setitem__(projected, uses)
         if isinstance(uses, list):
             key = self._key(projected)
-            self.store.set(EVALUATIONS, key, encode_uses(uses))
+            records, traces = encode_uses(uses)
+            for digest, text in traces.items():
+                if digest not in self._traces:
+                    self._traces.add(digest)
+                    if not self.store.has(TRACES, digest):
+                        self.store.set(TRACES, digest, text)
+            self.store.set(EVALUATIONS, key, records)
             _remember(key, uses)
 
 

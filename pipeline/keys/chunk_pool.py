@@ -24,7 +24,7 @@ from pipeline.cache.store import Store
 from pipeline.chunks import ChunkInfo
 from pipeline.keys.chunk_keys import ChunkKeys, StoredEvaluations, evaluate_chunk
 from pipeline.keys.recorded import StoredDraws
-from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, EVALUATIONS, KEY_DEFS, defining, store_definitions
+from pipeline.keys.records import CHUNK_DRAWS, CHUNK_KEYS, EVALUATIONS, KEY_DEFS, TRACES, defining, store_definitions
 from pipeline.scan.buffers import preload
 from pipeline.heap import collection_paused, frozen
 from pipeline.scan.gltf.draws import SharedFacts
@@ -167,7 +167,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
 
 
 # the records a chunk's work makes: what a farm worker may have the cook store for it
-CHUNK_RECORDS = (SCAN, EVALUATIONS, KEY_DEFS, CHUNK_DRAWS, CHUNK_KEYS)
+CHUNK_RECORDS = (SCAN, EVALUATIONS, TRACES, KEY_DEFS, CHUNK_DRAWS, CHUNK_KEYS)
 
 
 def _merge(store: Store, chunks: list[ChunkInfo], found: list, prints: dict, records: dict,

@@ -34,17 +34,21 @@ list per key::
      "bindings": [[draw, render state, specialization, draw, ...], ...],
      "render_states": [{...}, ...], "specializations": [{feature: value}, ...]}
 
-``evaluations:<hash of rules, config, code and projected facts>`` (version 3): the
-keys one distinct projected fact combination needs (rule errors are not stored).  A use's
-rule trace, most of the record, is kept as the JSON text of itself: a cook reads the record
-without decoding it, and whatever reads the trace (``pipeline explain``) decodes it then
-(:class:`StoredTrace`)::
+``evaluations:<hash of rules, config, code and projected facts>`` (version 4): the
+keys one distinct projected fact combination needs (rule errors are not stored).  A use names its
+rule trace by the hash of the trace's JSON text, itself a ``trace`` record: the traces were five
+sixths of the bytes of an evaluation, a cook reads a chunk's evaluations and never its traces,
+and the draws of a world share a few hundred traces.  Whatever reads a trace (``pipeline
+check-log``) reads and decodes it then (:class:`StoredTrace`)::
 
     [{"key": [shader, pass, [[feature, value], ...]], "render_state": {...},
       "specialization": {feature: [constant_id, value]}, "dynamic": {feature: value},
-      "axes": [{axis: value}, ...],
-      "trace": "{\"features\": {name: [value, rule, case, expression, [fact paths]]},
-                 \"normalize\": [[rule, pass, when, [[feature, value], ...]], ...]}"}, ...]
+      "axes": [{axis: value}, ...], "trace": trace hash}, ...]
+
+``trace:<SHA-256 of its text>`` (version 1): a rule trace as JSON text::
+
+    "{\"features\": {name: [value, rule, case, expression, [fact paths]]},
+      \"normalize\": [[rule, pass, when, [[feature, value], ...]], ...]}"
 
 A diagnostic is :meth:`pipeline.errors.Diagnostic.to_json`.  Anything that does not
 decode is a miss.
@@ -58,6 +62,7 @@ from typing import Any
 import orjson
 
 from pipeline.cache.store import RecordKind, Store
+from pipeline.digest import bytes_hash
 from pipeline.keys.evaluate import FeatureTrace, KeyUse, NormalizeTrace, Trace
 from pipeline.keys.key import PermutationKey, interned
 
@@ -65,7 +70,8 @@ CHUNK_KEYS = RecordKind("chunk-keys", 7)  # 3: file stamps; 4: bindings in chunk
 # 7: keys as columns
 KEY_DEFS = RecordKind("key", 1)
 CHUNK_DRAWS = RecordKind("chunk-draws", 3)  # 2: render states and specialization values in tables; 3: draws once
-EVALUATIONS = RecordKind("evaluations", 3)  # 2: runtime axis combinations; 3: the trace as JSON text
+EVALUATIONS = RecordKind("evaluations", 4)  # 2: runtime axis combinations; 3: the trace as JSON text; 4: by hash
+TRACES = RecordKind("trace", 1)
 
 
 def features_of(pairs) -> tuple:
@@ -73,49 +79,77 @@ def features_of(pairs) -> tuple:
     return tuple((str(name), value) for name, value in pairs)
 
 
-def encode_uses(uses: list[KeyUse]) -> list[dict]:
-    return [{"key": [u.key.shader, u.key.pass_name, u.key.features], "render_state": u.render_state,
-             "specialization": u.specialization, "dynamic": u.dynamic, "axes": list(u.axes),
-             "trace": trace_text(u.trace)}
-            for u in uses]
+def encode_uses(uses: list[KeyUse]) -> tuple[list[dict], dict[str, str]]:
+    """An evaluation record's data, and the texts of the traces it names, by hash (their ``trace`` records)."""
+    records, traces = [], {}
+    for u in uses:
+        digest, text = trace_record(u.trace)
+        traces[digest] = text
+        records.append({"key": [u.key.shader, u.key.pass_name, u.key.features], "render_state": u.render_state,
+                        "specialization": u.specialization, "dynamic": u.dynamic, "axes": list(u.axes),
+                        "trace": digest})
+    return records, traces
 
 
-def trace_text(trace: Trace) -> str:
-    """A trace as an evaluation record keeps it (a stored one not decoded yet: its text as read)."""
-    if isinstance(trace, StoredTrace) and trace._made is None:
-        return trace._text
-    return orjson.dumps({"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
+def trace_record(trace: Trace) -> tuple[str, str]:
+    """A trace's hash and JSON text, as its ``trace`` record keeps it (a stored one: as read, not decoded)."""
+    if isinstance(trace, StoredTrace):
+        return trace._digest, trace.text
+    text = orjson.dumps({"features": {n: [t.value, t.location, t.case, t.expression, t.facts]
                                       for n, t in trace.features.items()},
                          "normalize": [[n.location, n.pass_name, n.when, n.set] for n in trace.normalize]}).decode()
+    return bytes_hash(text.encode()), text
 
 
-def decode_uses(data: list[dict]) -> list[KeyUse]:
-    """Raises KeyError/TypeError/ValueError on anything that is not a record of this layout (a trace's
-    text is decoded when the trace is first read, raising ValueError then)."""
-    uses = []
+def decode_uses(data: list[dict], load_trace: Callable[[str], Any], made: dict | None = None) -> list[KeyUse]:
+    """An evaluation record's uses, their traces read by ``load_trace(hash)`` (the ``trace`` record's data,
+    None when absent) when first read.  ``made``: the keys and traces decoded so far, kept by the caller
+    across records: the uses that share a key or a trace get one object (and a trace one read).  Raises
+    KeyError/TypeError/ValueError on anything that is not a record of this layout (a trace that is absent
+    or does not decode raises ValueError when read)."""
+    uses, made = [], {} if made is None else made
     for u in data:
         shader, pass_name, features = u["key"]
-        if not isinstance(u["trace"], str):
-            raise TypeError("a trace that is not JSON text")
-        uses.append(KeyUse(interned(PermutationKey(shader, pass_name, features_of(features))), dict(u["render_state"]),
-                           {n: tuple(v) for n, v in u["specialization"].items()}, dict(u["dynamic"]),
-                           StoredTrace(u["trace"]), tuple(dict(c) for c in u["axes"])))
+        pairs = (shader, pass_name, tuple(map(tuple, features)))
+        key = made.get(pairs)
+        if key is None:
+            key = made[pairs] = interned(PermutationKey(shader, pass_name, features_of(features)))
+        digest = u["trace"]
+        if not isinstance(digest, str):
+            raise TypeError("a trace that is not named by its hash")
+        trace = made.get(digest)
+        if trace is None:
+            trace = made[digest] = StoredTrace(digest, load_trace)
+        uses.append(KeyUse(key, dict(u["render_state"]), {n: tuple(v) for n, v in u["specialization"].items()},
+                           dict(u["dynamic"]), trace, tuple(dict(c) for c in u["axes"])))
     return uses
 
 
 class StoredTrace(Trace):
-    """A :class:`~pipeline.keys.evaluate.Trace` read back from an evaluation record, decoded from its text
-    when first read: a cook carries the traces of its keys and never reads them.  Equal to the trace it
-    was made from."""
+    """A :class:`~pipeline.keys.evaluate.Trace` named by an evaluation record, read from its ``trace`` record
+    and decoded when first read: a cook carries the traces of its keys and never reads them.  Equal to
+    the trace it was made from.  ``source``: the trace's text, or what reads it by hash."""
 
-    def __init__(self, text: str) -> None:
-        object.__setattr__(self, "_text", text)
+    def __init__(self, digest: str, source: str | Callable[[str], Any]) -> None:
+        object.__setattr__(self, "_digest", digest)
+        object.__setattr__(self, "_source", source)
         object.__setattr__(self, "_made", None)
+
+    @property
+    def text(self) -> str:
+        """The trace's JSON text, read (not decoded) when first asked for."""
+        if not isinstance(self._source, str):
+            text = self._source(self._digest)
+            if not isinstance(text, str):
+                raise ValueError(f"an evaluation record's trace {self._digest[:16]} is not in the store")
+            object.__setattr__(self, "_source", text)
+        return self._source
 
     def _trace(self) -> Trace:
         if self._made is None:
+            text = self.text
             try:
-                doc = orjson.loads(self._text)
+                doc = orjson.loads(text)
                 made = Trace({n: FeatureTrace(v, loc, case, expr, tuple(facts))
                               for n, (v, loc, case, expr, facts) in doc["features"].items()},
                              tuple(NormalizeTrace(loc, p, when, features_of(s)) for loc, p, when, s in doc["normalize"]))
@@ -138,7 +172,7 @@ class StoredTrace(Trace):
         return f"StoredTrace({self._trace()!r})"
 
     def __reduce__(self):
-        return (StoredTrace, (self._text,))
+        return (StoredTrace, (self._digest, self.text))
 
 
 def store_definitions(store: Store, chunk, known: set[str]) -> None:

@@ -11,7 +11,7 @@ from pipeline.digest import canonical_bytes
 from pipeline.errors import Diagnostic, Location
 from pipeline.keys.chunk_keys import ChunkKeys, Unattributed, evaluate_chunk
 from pipeline.keys.recorded import StoredDraws
-from pipeline.keys.records import CHUNK_DRAWS
+from pipeline.keys.records import CHUNK_DRAWS, EVALUATIONS, TRACES
 from pipeline.keys.required import KeyUses, optional_facts
 from pipeline.scan.gltf.draws import SharedFacts
 from pipeline.scan.scanner import scan_chunk
@@ -193,7 +193,9 @@ def test_an_evaluation_decoded_once_serves_the_later_cooks_of_the_process(tmp_pa
         assert chunk_keys.StoredEvaluations(store, "base").get(("facts",)) is uses and reads == []
         chunk_keys._DECODED.clear()  # another process: read from the store and decoded
         again = chunk_keys.StoredEvaluations(store, "base").get(("facts",))
-        assert again == uses and again is not uses and len(reads) == 1
+        assert again is not uses and [kind for kind, _ in reads] == [EVALUATIONS]  # its traces not read yet
+        assert again == uses  # and read when compared
+        assert {kind for kind, _ in reads} == {EVALUATIONS, TRACES} and len(reads) == 1 + len({u.trace.text for u in again})
         assert chunk_keys.StoredEvaluations(store, "other rules").get(("facts",)) is None
 
 
@@ -209,7 +211,9 @@ def test_a_chunk_s_stored_evaluations_are_read_together(tmp_path: Path, monkeypa
         for i, draw in enumerate(draws[:3]):
             first[(i,)] = list(evaluate(world.rulesets, draw.facts))
         chunk_keys._DECODED.clear()  # another process
-        monkeypatch.setattr(store, "get", lambda *a, **k: pytest.fail("an evaluation read alone"))
+        get = store.get
+        monkeypatch.setattr(store, "get", lambda kind, key: get(kind, key) if kind is TRACES  # read when compared
+                            else pytest.fail("an evaluation read alone"))
         asked = []
         get_many = store.get_many
         monkeypatch.setattr(store, "get_many", lambda kind, keys: asked.append(len(keys)) or get_many(kind, keys))
