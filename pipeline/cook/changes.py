@@ -109,9 +109,10 @@ def record_key_changes(result, chunk: str, before: dict[str, str] | None, now: d
         result.new_chunks.append(chunk)
         result.keys_added.add_chunk(chunk, now)
         return
+    gone, split = [k for k in before if k not in now], {}  # each key split once, however many were added
     for text in sorted(set(now) - set(before)):
-        near = nearest(text, [k for k in before if k not in now])
-        near = near if near is not None else nearest(text, list(before))
+        near = nearest(text, gone, split)
+        near = near if near is not None else nearest(text, list(before), split)
         result.keys_added.append({"chunk": chunk, "key": text, "hash": now[text].hash,
                                   "nearest": None if near is None else
                                   {"key": near, "hash": before[near], "changed": feature_changes(near, text)}})
@@ -126,15 +127,18 @@ def split_key(text: str) -> tuple[str, dict[str, str]]:
     return head, dict(pairs)
 
 
-def nearest(key: str, candidates: list[str]) -> str | None:
-    """The candidate of the same shader and pass with the fewest features differing (ties: first by text)."""
+def nearest(key: str, candidates: list[str], split: dict | None = None) -> str | None:
+    """The candidate of the same shader and pass with the fewest features differing (ties: first by text).
+    ``split``: keys split so far (:func:`split_key`), kept by a caller that asks for many."""
+    split = {} if split is None else split
     head, features = split_key(key)
     best, best_n = None, None
     for other in sorted(candidates)[:MAX_COMPARED]:
-        other_head, other_features = split_key(other)
+        found = split.get(other)
+        other_head, other_features = found if found is not None else split.setdefault(other, split_key(other))
         if other_head != head:
             continue
-        n = sum(1 for f in set(features) | set(other_features) if features.get(f) != other_features.get(f))
+        n = len({f for f, _ in features.items() ^ other_features.items()})
         if best_n is None or n < best_n:
             best, best_n = other, n
     return best

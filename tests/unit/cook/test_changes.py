@@ -43,6 +43,11 @@ def test_nearest_is_the_same_pass_with_the_fewest_differences_first_by_text() ->
     assert nearest("s/p{A=1,B=0,C=0}", candidates) == "s/p{A=0,B=0,C=0}"  # one difference; tie with A=1..C=1
     assert nearest("s/r{A=1}", candidates) is None
     assert nearest("s/p{A=1}", []) is None
+    assert nearest("s/p{A=1,D=1}", ["s/p{A=1,B=0}", "s/p{A=0}"]) == "s/p{A=0}"  # 2 differences each: first by text
+    split = {}
+    assert nearest("s/p{A=1,B=0,C=0}", candidates, split) == "s/p{A=0,B=0,C=0}" and set(split) == set(candidates)
+    split["s/p{A=0,B=0,C=0}"] = ("s/other", {})  # a caller's split keys are used as given
+    assert nearest("s/p{A=1,B=0,C=0}", candidates, split) != "s/p{A=0,B=0,C=0}"
 
 
 def test_first_keys_names_each_job_by_its_first_key_in_text_order() -> None:

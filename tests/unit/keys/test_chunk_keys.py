@@ -195,7 +195,8 @@ def test_an_evaluation_decoded_once_serves_the_later_cooks_of_the_process(tmp_pa
         again = chunk_keys.StoredEvaluations(store, "base").get(("facts",))
         assert again is not uses and [kind for kind, _ in reads] == [EVALUATIONS]  # its traces not read yet
         assert again == uses  # and read when compared
-        assert {kind for kind, _ in reads} == {EVALUATIONS, TRACES} and len(reads) == 1 + len({u.trace.text for u in again})
+        traces = {u.trace.text for u in again}
+        assert {kind for kind, _ in reads} == {EVALUATIONS, TRACES} and len(reads) == 1 + len(traces)  # each once
         assert chunk_keys.StoredEvaluations(store, "other rules").get(("facts",)) is None
 
 
