@@ -25,8 +25,8 @@ from pathlib import Path
 
 import msgspec
 import orjson
-from filelock import FileLock
 
+from pipeline.locks import exclusive
 from pipeline.outputs.atomic import write_atomic
 
 LOG_NAME = "timings.jsonl"
@@ -53,7 +53,7 @@ def append_cook(cache_dir: Path | str, rows: list[dict]) -> Path | None:
     path = log_path(cache_dir)
     rows = rows[-MAX_LINES:]
     data = b"".join(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n" for row in rows)
-    with FileLock(str(path) + ".lock"):
+    with exclusive(str(path) + ".lock"):
         try:
             old = path.read_bytes()
         except FileNotFoundError:

@@ -31,10 +31,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 from pipeline.errors import PipelineError
 from pipeline.fileio import FileReadError, read_regular
+from pipeline.locks import exclusive
 
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
@@ -263,7 +262,7 @@ def locked(directory: Path | str, purpose: str = "") -> Iterator[None]:
 
     Used where several processes rebuild one file from shared state (a level
     manifest from its chunks' manifests): without it the last writer could drop
-    what another wrote in between.  The lock is a ``filelock.FileLock`` (``flock``
+    what another wrote in between.  The lock is :func:`pipeline.locks.exclusive` (``flock``
     on POSIX, ``msvcrt.locking`` on Windows) on a file in the temp folder named by
     the folder's path (:func:`lock_path_for`): processes of one machine exclude each
     other, and no lock file ever appears among the outputs.
@@ -272,5 +271,5 @@ def locked(directory: Path | str, purpose: str = "") -> Iterator[None]:
     directory.mkdir(parents=True, exist_ok=True)
     lock = lock_path_for(directory, purpose)
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock)):
+    with exclusive(lock):
         yield
