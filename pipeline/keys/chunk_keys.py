@@ -26,7 +26,7 @@ from pipeline.errors import Diagnostic
 from pipeline.facts import Frozen, dump
 from pipeline.keys.key import PermutationKey, interned as interned_key
 from pipeline.keys.recorded import RecordedKeys, StoredDraws
-from pipeline.keys.records import EVALUATIONS, TRACES, decode_uses, encode_uses, features_of
+from pipeline.keys.records import EVALUATIONS, TRACES, decode_uses, encode_uses, features_of, store_missing
 from pipeline.keys.required import KeyUses, RequiredKeys, draw_id, required_keys
 from pipeline.scan.provided import with_provided_facts
 
@@ -256,11 +256,7 @@ class StoredEvaluations(dict):
         if isinstance(uses, list):
             key = self._key(projected)
             records, traces = encode_uses(uses)
-            for digest, text in traces.items():
-                if digest not in self._traces:
-                    self._traces.add(digest)
-                    if not self.store.has(TRACES, digest):
-                        self.store.set(TRACES, digest, text)
+            store_missing(self.store, TRACES, traces, self._traces)
             self.store.set(EVALUATIONS, key, records)
             _remember(key, uses)
 

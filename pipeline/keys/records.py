@@ -56,7 +56,7 @@ decode is a miss.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -178,11 +178,17 @@ class StoredTrace(Trace):
 def store_definitions(store: Store, chunk, known: set[str]) -> None:
     """Record the ``key`` record of each key of ``chunk`` (a :class:`~pipeline.keys.chunk_keys.ChunkKeys`)
     the store lacks (``known``: hashes already recorded or found, kept by the caller across its chunks)."""
-    for digest, definition in chunk.definitions().items():
+    store_missing(store, KEY_DEFS, chunk.definitions(), known)
+
+
+def store_missing(store: Store, kind: RecordKind, records: Mapping[str, Any], known: set[str]) -> None:
+    """Record each of ``records`` (content-addressed: hash -> data) the store lacks; ``known``: hashes
+    already recorded or found, kept by the caller across its calls (each looked up once)."""
+    for digest, data in records.items():
         if digest not in known:
             known.add(digest)
-            if not store.has(KEY_DEFS, digest):
-                store.set(KEY_DEFS, digest, definition)
+            if not store.has(kind, digest):
+                store.set(kind, digest, data)
 
 
 def defining(store: Store) -> Callable[[str], Any]:

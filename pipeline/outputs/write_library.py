@@ -192,8 +192,7 @@ class Library:
             if key in cooked_at:
                 chunk = cooked_at[key]
                 blobs = cooked[chunk]
-            elif before is not None and stamp is not None and before[0] == stamp \
-                    and (before[1] is None or before[1] in old):
+            elif before is not None and _same(before[0], stamp) and (before[1] is None or before[1] in old):
                 chunk = before[1]
                 blobs = _KEPT if chunk is not None else None
             else:
