@@ -23,8 +23,8 @@ The worker:
    pool runs (compile, optimize when asked, spirv-val: the worker validates what
    it sends);
 4. reflects each SPIR-V blob with SPIRV-Cross when its revision is the one the client names
-   (:attr:`FarmBatch.reflector`), so the client's outputs find the reflection stored and run no
-   ``spirv-cross`` per blob themselves (about 2 ms a blob, a quarter of a compile);
+   (:attr:`FarmBatch.reflector`), so the client's outputs find the reflection stored and reflect
+   no blob themselves (about 0.6 ms CPU a blob in process, 4 ms where only the command is installed);
 5. returns SPIR-V, its SHA-256, the reflection, diagnostics and the time spent per job.
 
 The task a client submits is :func:`farm_task`: an exception inside the batch

@@ -6,8 +6,11 @@ outputs (location, GLSL type; a Vulkan format for vertex inputs), push-constant 
 and specialization constants (id, type, default).  Lists are sorted, so the same blob
 gives the same JSON on every run.
 
-The tool is the Debian package ``spirv-cross`` (installed by ``.ci/run``).  Without it,
-:func:`reflect` raises :class:`ReflectionError` naming what to install.  It runs where a
+SPIRV-Cross runs in this process through its C API where its library loads
+(:mod:`pipeline.compilers.spirv_cross_capi`, Debian's ``libspirv-cross-c-shared0``), else as the
+command (Debian's ``spirv-cross``), one process per blob; both are installed by ``script/bootstrap``
+and give the same bytes.  Without either, :func:`reflect` raises :class:`ReflectionError` naming what
+to install.  It runs where a
 blob is made (a build-farm worker reflects what it compiles, :mod:`pipeline.compile.farm_worker`)
 or where the outputs need it (:mod:`pipeline.outputs.reflection`, which keeps the results in
 the store, :mod:`pipeline.compilers.reflection_records`, by blob digest and tool revision).
@@ -23,6 +26,7 @@ import tempfile
 
 import orjson
 
+from pipeline.compilers import spirv_cross_capi
 from pipeline.errors import PipelineError
 
 SPIRV_MAGIC = b"\x03\x02\x23\x07"  # how a SPIR-V module's bytes start (little-endian 0x07230203)
@@ -53,26 +57,42 @@ class ReflectionError(PipelineError):
 def tool() -> str:
     found = shutil.which("spirv-cross")
     if found is None:
-        raise ReflectionError.at("spirv-cross", "the SPIRV-Cross tool is not installed (Debian package "
+        raise ReflectionError.at("spirv-cross", "SPIRV-Cross is not installed (neither its library, Debian package "
+                                                "'libspirv-cross-c-shared0', nor the command, Debian package "
                                                 "'spirv-cross'); it reflects the cooked blobs")
     return found
 
 
 @functools.cache
 def tool_version() -> str:
+    """SPIRV-Cross's revision (part of every stored reflection's key): the library's where it loads, else the command's."""
+    library = spirv_cross_capi.load()
+    if library is not None:
+        return library.revision()
     run = subprocess.run([tool(), "--revision"], capture_output=True, text=True)
     return (run.stdout or run.stderr).strip() or "unknown"
 
 
 def reflect(spirv: bytes) -> dict:
     """The reflection document of one SPIR-V blob."""
+    library = spirv_cross_capi.load()
+    if library is None:
+        return normalize(orjson.loads(reflect_command(spirv)))
+    try:
+        return normalize(orjson.loads(library.reflect_json(spirv)))
+    except spirv_cross_capi.CrossError as exc:
+        raise ReflectionError.at("spirv-cross", f"cannot reflect a blob: {exc}") from None
+
+
+def reflect_command(spirv: bytes) -> bytes:
+    """``spirv-cross --reflect``'s JSON of one blob, by the command."""
     with tempfile.NamedTemporaryFile(suffix=".spv") as f:
         f.write(spirv)
         f.flush()
         run = subprocess.run([tool(), f.name, "--reflect", "--output", "/dev/stdout"], capture_output=True)
     if run.returncode != 0:
         raise ReflectionError.at("spirv-cross", f"cannot reflect a blob: {run.stderr.decode(errors='replace').strip()}")
-    return normalize(orjson.loads(run.stdout))
+    return run.stdout
 
 
 def normalize(raw: dict) -> dict:

@@ -17,7 +17,8 @@ from pipeline.compilers.reflection_records import REFLECTION
 
 def prefetch(store, digests, load_blob, workers: int) -> int:
     """Reflect the blobs among ``digests`` that have no stored reflection yet, ``workers`` at a
-    time (each is one ``spirv-cross`` process), and store them; the number reflected.
+    time (threads: SPIRV-Cross's library lets go of the GIL, and its command is a process), and store
+    them; the number reflected.
 
     The outputs then find every reflection stored.  A blob that cannot be reflected is
     left to :func:`reflect_cached`, which reports it where the outputs need it.

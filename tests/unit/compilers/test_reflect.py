@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from pipeline.compilers import reflect as tool_module
+from pipeline.compilers import spirv_cross_capi
 from pipeline.compilers.reflect import ReflectionError, dump, normalize, reflect
 from reflect_helpers import NEEDS_SPIRV_CROSS
 
@@ -79,7 +80,16 @@ def test_a_blob_that_is_not_spirv_is_a_located_reflection_error() -> None:
     assert diagnostic.location.file == "spirv-cross" and diagnostic.message.startswith("cannot reflect a blob: ")
 
 
-def test_without_the_tool_the_error_names_the_package_to_install(monkeypatch) -> None:
+def test_without_the_library_the_command_reflects_the_same_document(blobs, monkeypatch) -> None:
+    in_process = {name: reflect(blob) for name, blob in blobs.items()}
+    monkeypatch.setattr(spirv_cross_capi, "load", lambda: None)
+    assert {name: reflect(blob) for name, blob in blobs.items()} == in_process
+    with pytest.raises(ReflectionError, match="^spirv-cross: error: cannot reflect a blob: "):
+        reflect(b"not a SPIR-V module at all")
+
+
+def test_without_library_and_command_the_error_names_both_packages_to_install(monkeypatch) -> None:
+    monkeypatch.setattr(spirv_cross_capi, "load", lambda: None)
     monkeypatch.setattr(tool_module.shutil, "which", lambda name: None)
     tool_module.tool.cache_clear()
     try:
@@ -88,6 +98,7 @@ def test_without_the_tool_the_error_names_the_package_to_install(monkeypatch) ->
     finally:
         monkeypatch.undo()
         tool_module.tool.cache_clear()
+    assert "Debian package 'libspirv-cross-c-shared0'" in str(info.value)
     assert "Debian package 'spirv-cross'" in str(info.value)
     assert tool_module.tool() == shutil.which("spirv-cross")
 
