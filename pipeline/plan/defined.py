@@ -17,6 +17,8 @@ Past :data:`MAX_KEPT` keys a generation starts afresh, so a plan of a family's w
 
 from __future__ import annotations
 
+from pipeline.plan import defined_records as records
+
 MAX_KEPT = 20_000
 
 _GENERATIONS: dict[str, tuple] = {}  # family -> (rule set, options, closures, {key text: its jobs by target})
@@ -42,11 +44,15 @@ def forget() -> None:
 
 class Kept:
     """One planner's view of the generations: each family's table found once per plan (``sources``: the
-    plan's :class:`~pipeline.plan.jobs.ClosureCache`)."""
+    plan's :class:`~pipeline.plan.jobs.ClosureCache`); with a ``store``, also the generations' records
+    (:mod:`pipeline.plan.defined_records`): :meth:`prefetch` reads a plan's keys from them, :meth:`record`
+    writes the keys this plan made."""
 
-    def __init__(self, options, sources):
-        self.options, self.sources = options, sources
+    def __init__(self, options, sources, store=None):
+        self.options, self.sources, self.store = options, sources, store
         self._tables: dict[str, dict | None] = {}
+        self._digests: dict[str, str | None] = {}  # family -> its generation's digest (None: not recorded)
+        self._made: dict[str, dict] = {}  # record key -> jobs of a key this plan made (to record)
 
     def table(self, ruleset) -> dict | None:
         """Key text -> its jobs by target, of ``ruleset``'s family as this plan finds it; None: not kept."""
@@ -55,4 +61,36 @@ class Kept:
             closures = tuple((stage, source.file, self.sources.get(source.file))
                              for stage, source in sorted(ruleset.sources.items()))
             found = self._tables[ruleset.shader] = generation(ruleset, self.options, closures)
+            self._digests[ruleset.shader] = None if found is None or self.store is None else records.generation_digest(
+                ruleset, self.options, tuple((stage, file, closure) for stage, file, (_, closure) in closures))
         return found
+
+    def add(self, ruleset, text: str, jobs: dict) -> None:
+        """Keep the jobs a plan made for the key ``text`` of ``ruleset``'s family (its table is kept)."""
+        self._tables[ruleset.shader][text] = jobs
+        digest = self._digests.get(ruleset.shader)
+        if digest is not None and len(self._made) < MAX_KEPT:
+            self._made[records.record_key(digest, text)] = jobs
+
+    def prefetch(self, keys, rulesets, job_type) -> int:
+        """Read from the records the jobs of ``keys`` (ubershader families') that no table holds; how many."""
+        wanted: dict[str, tuple[dict, str]] = {}
+        for key in keys if self.store is not None else ():
+            ruleset = rulesets[key.shader]
+            table = self.table(ruleset) if ruleset.kind == "ubershader" else None
+            digest = self._digests.get(key.shader)
+            if table is not None and digest is not None and key.text not in table:
+                wanted[records.record_key(digest, key.text)] = (table, key.text)
+        if not wanted:
+            return 0
+        found = records.read(self.store, {k: text for k, (_, text) in wanted.items()}, self.options, job_type)
+        for name, jobs in found.items():
+            table, text = wanted[name]
+            table[text] = jobs
+        return len(found)
+
+    def record(self) -> None:
+        """Write the jobs of the keys this plan made to the records."""
+        if self.store is not None and self._made:
+            records.write(self.store, sorted(self._made.items()))
+            self._made.clear()

@@ -202,14 +202,14 @@ class Planner:
     those found."""
 
     def __init__(self, rulesets: dict[str, RuleSet], tree: SourceTree, options: JobOptions, exact: bool = True,
-                 recorded: Callable[[list[str]], Mapping[str, str]] | None = None):
+                 recorded: Callable[[list[str]], Mapping[str, str]] | None = None, store=None):
         self.rulesets, self.tree, self.options = rulesets, tree, options
         self.plan = JobPlan(exact=exact)
         self._exact, self._recorded = exact, recorded or (lambda _define_keys: {})
         self._preprocess: Callable | None = None
         self._loaded = False
         self._sources = ClosureCache(tree)
-        self._kept = Kept(options, self._sources)
+        self.kept = Kept(options, self._sources, store)  # a store: define-based jobs read and recorded there
         self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
         self._ahead: dict[str, str] = {}  # define-based job key -> exact key found before its key was added
         self._defined: dict[PermutationKey, dict] = {}  # key -> its define_jobs, made before it was added
@@ -236,7 +236,7 @@ class Planner:
         """Target label -> stage -> the jobs of a key of an ubershader family, under their define-based keys
         (kept for the process's later plans of the same family generation: :mod:`pipeline.plan.defined`)."""
         ruleset = self.rulesets[key.shader]
-        kept = self._kept.table(ruleset)
+        kept = self.kept.table(ruleset)
         found = kept.get(key.text) if kept is not None else None
         if found is None:
             defines = tuple((n, str(v)) for n, v in stage_defines(ruleset, key))
@@ -246,7 +246,7 @@ class Planner:
                                             for stage, source in sorted(ruleset.sources.items())})
                      for target in self.options.targets(ruleset)}
             if kept is not None:
-                kept[key.text] = found
+                self.kept.add(ruleset, key.text, found)
         return found
 
     def unknown_jobs(self, keys) -> list[StageJob]:

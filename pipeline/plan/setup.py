@@ -12,7 +12,9 @@ With a store, the plan reads the exact keys earlier plans found (``job-exact`` r
 :mod:`pipeline.cache.job_records`): a job whose define-based key (its source closure by
 content, projected defines, target, flags, compiler) has a record takes its exact key
 from it, so only jobs without one are preprocessed.  :func:`record_exact` writes what a
-plan preprocessed (the cook does, after planning).
+plan preprocessed (the cook does, after planning).  A key's define-based jobs are read from
+the ``job-defined`` records likewise (:mod:`pipeline.plan.defined_records`), and a cook's plan
+records those it made.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
 from pipeline.plan.ahead import preprocess_ahead
-from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
+from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner, StageJob
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.plan.matrix import check_platform_families, family_targets
 from pipeline.plan.plugins import key_stage_texts, world_plugins
@@ -53,7 +55,7 @@ class JobSetup(msgspec.Struct, frozen=True):
     def planner(self, store: Store | None = None, tree: SourceTree | None = None, exact: bool = True) -> Planner:
         """A planner taking keys one at a time (``planner.plan`` is the plan so far)."""
         return Planner(self.families, tree or self.tree(), self.options, exact,
-                       _recorded(store, self) if store is not None else None)
+                       _recorded(store, self) if store is not None else None, store)
 
 
 def world_setup(world: "World", identity: str = "", *, target: str = "vulkan1.2", optimize: bool | None = None,
@@ -78,22 +80,25 @@ def plan_for(world: "World", keys, identity: str = "", *, store: Store | None = 
     compiler reads it, shared with the plan.  ``workers``: processes the jobs to preprocess may
     be shared among (:mod:`pipeline.plan.ahead`); the plan is the same."""
     setup = world_setup(world, identity, target=target, optimize=optimize)
-    plan = plan_jobs(setup, keys, store, tree, workers)
+    plan = plan_jobs(setup, keys, store, tree, workers, record=record)
     if record and store is not None:
         record_exact(store, setup, plan)
     return plan
 
 
 def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTree | None = None,
-              workers: int = 1) -> JobPlan:
+              workers: int = 1, record: bool = False) -> JobPlan:
     """The unique stage jobs of ``keys`` under ``setup`` and which job each key's stages map to
-    (``store``: the exact keys it records are used instead of preprocessing again; ``workers``: see
-    :func:`plan_for`)."""
+    (``store``: the exact keys and define-based jobs it records are used instead of making them again,
+    and ``record`` writes the define-based jobs made here to it; ``workers``: see :func:`plan_for`)."""
     planner = setup.planner(store, tree)
     ordered = sorted(keys)
+    planner.kept.prefetch(ordered, setup.families, StageJob)
     preprocess_ahead(planner, ordered, workers)
     for key in ordered:
         planner.add(key)
+    if record:
+        planner.kept.record()
     return planner.plan
 
 

@@ -233,3 +233,27 @@ def test_the_first_noop_after_a_cook_that_compiled_is_answered_from_its_stamp(tm
         assert shown[0] == shown[1] and shown[0]["compiled"] == 0 and shown[0]["cache_hits"] == shown[0]["jobs"]
     else:
         assert fast.stdout == full.stdout and "0 compiled" in fast.stdout
+
+
+# ------------------------------------------------------------------ define-based jobs across processes
+def test_a_cook_in_a_new_process_reads_the_define_based_jobs_the_first_recorded(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.plan import defined
+    from pipeline.plan.defined_records import JOB_DEFINED
+
+    defined.forget()
+    first = api.cook(SAMPLE, cache=tmp_path / "cache", out=tmp_path / "a", jobs=2)
+    assert first.ok and first.run.compiled
+    with Store(tmp_path / "cache") as store:
+        recorded = len(store.keys(JOB_DEFINED))
+    ubershader = {k for k in first.plan.stages if api.open_world(SAMPLE).families[k.shader].kind == "ubershader"}
+    assert recorded == len(ubershader) > 0
+    defined.forget()  # as a new process finds it
+    made: list = []
+    real = _jobs.make_job
+    monkeypatch.setattr(_jobs, "make_job", lambda *a, **k: made.append(a[0].file) or real(*a, **k))
+    second = api.cook(SAMPLE, cache=tmp_path / "cache", out=tmp_path / "b", jobs=2)
+    assert second.ok and not second.run.compiled and made == []
+    assert second.plan.jobs == first.plan.jobs and second.plan.stages == first.plan.stages
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert files and files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
