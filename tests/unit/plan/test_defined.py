@@ -4,51 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from pipeline.compilers import SourceTree
-from pipeline.keys.key import PermutationKey
 from pipeline.plan import defined
-from pipeline.plan import jobs as _jobs
 from pipeline.plan.jobs import JobOptions, plan_jobs
 from pipeline.rules.load import load_ruleset_text
 from pipeline.structs import replace
-
-FAMILY = """shader: t
-sources: {vertex: m/a.vert, fragment: m/a.frag}
-features:
-  TINT: {type: bool}
-  LIGHTS: {values: [1, 2]}
-passes: {main: {}}
-"""
-VERT = "#version 450\nlayout(location = 0) in vec3 p;\nvoid main() { gl_Position = vec4(p, 1); }\n"
-FRAG = '#version 450\n#include "light.glsl"\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(light()); }\n'
-LIGHT = "float light() {\n#if TINT\n  return 0.5;\n#else\n  return float(LIGHTS);\n#endif\n}\n"
-KEYS = [PermutationKey("t", "main", (("LIGHTS", n), ("TINT", t))) for n in (1, 2) for t in (False, True)]
-
-
-@pytest.fixture(autouse=True)
-def no_generations():
-    defined.forget()
-    yield
-    defined.forget()
-
-
-@pytest.fixture
-def materials(tmp_path: Path) -> Path:
-    for name, text in {"m/a.vert": VERT, "m/a.frag": FRAG, "m/light.glsl": LIGHT}.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
-
-
-@pytest.fixture
-def made(monkeypatch) -> list:
-    """The jobs make_job makes, as they are made."""
-    calls: list = []
-    real = _jobs.make_job
-    monkeypatch.setattr(_jobs, "make_job", lambda *a, **k: calls.append(a[0].file) or real(*a, **k))
-    return calls
+from defined_helpers import FAMILY, KEYS, LIGHT, made, materials, no_generations  # noqa: F401 (fixtures)
 
 
 def plan(materials: Path, options: JobOptions = JobOptions(compiler="c"), ruleset=None):

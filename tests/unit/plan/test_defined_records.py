@@ -9,52 +9,15 @@ import pytest
 from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
 from pipeline.compilers.plugins import Plugins
-from pipeline.keys.key import PermutationKey
 from pipeline.plan import defined
 from pipeline.plan import defined_records as records
-from pipeline.plan import jobs as _jobs
 from pipeline.plan.jobs import JobOptions, Planner, StageJob
 from pipeline.plugin_loader import PluginRef
 from pipeline.rules.load import load_ruleset_text
 from pipeline.structs import replace
+from defined_helpers import FAMILY, KEYS, LIGHT, made, materials, no_generations  # noqa: F401 (fixtures)
 
-FAMILY = """shader: t
-sources: {vertex: m/a.vert, fragment: m/a.frag}
-features:
-  TINT: {type: bool}
-  LIGHTS: {values: [1, 2]}
-passes: {main: {}}
-"""
-VERT = "#version 450\nlayout(location = 0) in vec3 p;\nvoid main() { gl_Position = vec4(p, 1); }\n"
-FRAG = '#version 450\n#include "light.glsl"\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(light()); }\n'
-LIGHT = "float light() {\n#ifdef EXTRA\n  return 3.0;\n#endif\n#if TINT\n  return 0.5;\n#else\n  return float(LIGHTS);\n#endif\n}\n"
-KEYS = [PermutationKey("t", "main", (("LIGHTS", n), ("TINT", t))) for n in (1, 2) for t in (False, True)]
 OPTIONS = JobOptions(compiler="c")
-
-
-@pytest.fixture(autouse=True)
-def new_process():
-    """Each plan below runs as in a new process: the generations one process keeps are dropped."""
-    defined.forget()
-    yield
-    defined.forget()
-
-
-@pytest.fixture
-def materials(tmp_path: Path) -> Path:
-    for name, text in {"m/a.vert": VERT, "m/a.frag": FRAG, "m/light.glsl": LIGHT}.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
-
-
-@pytest.fixture
-def made(monkeypatch) -> list:
-    """The jobs make_job makes, as they are made."""
-    calls: list = []
-    real = _jobs.make_job
-    monkeypatch.setattr(_jobs, "make_job", lambda *a, **k: calls.append(a[0].file) or real(*a, **k))
-    return calls
 
 
 def plan(materials: Path, store: Store | None, options: JobOptions = OPTIONS, family: str = FAMILY,
