@@ -65,7 +65,7 @@ def tool() -> str:
 
 @functools.cache
 def tool_version() -> str:
-    """SPIRV-Cross's revision (part of every stored reflection's key): the library's where it loads, else the command's."""
+    """SPIRV-Cross's revision (in every stored reflection's key): the library's where it loads, else the command's."""
     library = spirv_cross_capi.load()
     if library is not None:
         return library.revision()

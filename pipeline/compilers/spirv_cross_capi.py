@@ -17,6 +17,8 @@ import ctypes
 import functools
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
 
+from pipeline.compilers.toolchain import bind
+
 # what the dynamic loader is asked for, in order (Linux, macOS, Windows)
 NAMES = ("libspirv-cross-c-shared.so.0", "libspirv-cross-c-shared.so", "libspirv-cross-c-shared.0.dylib",
          "libspirv-cross-c-shared.dylib", "spirv-cross-c-shared.dll")
@@ -31,19 +33,14 @@ class Cross:
     """The functions of libspirv-cross-c-shared that reflection calls."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
-        def bind(name: str, args: list, result=c_int):
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = args, result
-            return fn
-
-        self._create = bind("spvc_context_create", [POINTER(c_void_p)])
-        self._destroy = bind("spvc_context_destroy", [c_void_p], None)
-        self._error = bind("spvc_context_get_last_error_string", [c_void_p], c_char_p)
-        self._parse = bind("spvc_context_parse_spirv", [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)])
-        self._compiler = bind("spvc_context_create_compiler",
-                              [c_void_p, c_int, c_void_p, c_int, POINTER(c_void_p)])
-        self._compile = bind("spvc_compiler_compile", [c_void_p, POINTER(c_char_p)])
-        self._revision = bind("spvc_get_commit_revision_and_timestamp", [], c_char_p)
+        self._create = bind(lib, "spvc_context_create", [POINTER(c_void_p)], c_int)
+        self._destroy = bind(lib, "spvc_context_destroy", [c_void_p], None)
+        self._error = bind(lib, "spvc_context_get_last_error_string", [c_void_p], c_char_p)
+        self._parse = bind(lib, "spvc_context_parse_spirv", [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)], c_int)
+        self._compiler = bind(lib, "spvc_context_create_compiler",
+                              [c_void_p, c_int, c_void_p, c_int, POINTER(c_void_p)], c_int)
+        self._compile = bind(lib, "spvc_compiler_compile", [c_void_p, POINTER(c_char_p)], c_int)
+        self._revision = bind(lib, "spvc_get_commit_revision_and_timestamp", [], c_char_p)
 
     def revision(self) -> str:
         """The build's revision, as ``spirv-cross --revision`` prints it."""

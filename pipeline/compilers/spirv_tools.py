@@ -39,6 +39,7 @@ from pathlib import Path
 from pipeline.compilers.request import target_info
 from pipeline.compilers.toolchain import (
     ToolchainError,
+    bind,
     distribution_version,
     executable,
     library_path,
@@ -73,12 +74,6 @@ class Text(Structure):
 MESSAGE_CONSUMER = ctypes.CFUNCTYPE(None, c_int, c_char_p, POINTER(Position), c_char_p)
 
 
-def _bind(lib: ctypes.CDLL, name: str, args: list, result) -> ctypes._CFuncPtr:
-    fn = getattr(lib, name)
-    fn.argtypes, fn.restype = args, result
-    return fn
-
-
 def _words(spirv: bytes):
     return (c_uint32 * (len(spirv) // 4)).from_buffer_copy(spirv)
 
@@ -88,17 +83,17 @@ class _Validator:
 
     def __init__(self) -> None:
         lib = load_library("SPIRV-Tools-shared")
-        self.version = _bind(lib, "spvSoftwareVersionDetailsString", [], c_char_p)().decode()
-        self.parse_env = _bind(lib, "spvParseTargetEnv", [c_char_p, POINTER(c_int)], c_bool)
-        self.context_create = _bind(lib, "spvContextCreate", [c_int], c_void_p)
-        self.options = _bind(lib, "spvValidatorOptionsCreate", [], c_void_p)()
-        self.validate = _bind(lib, "spvValidateWithOptions",
+        self.version = bind(lib, "spvSoftwareVersionDetailsString", [], c_char_p)().decode()
+        self.parse_env = bind(lib, "spvParseTargetEnv", [c_char_p, POINTER(c_int)], c_bool)
+        self.context_create = bind(lib, "spvContextCreate", [c_int], c_void_p)
+        self.options = bind(lib, "spvValidatorOptionsCreate", [], c_void_p)()
+        self.validate = bind(lib, "spvValidateWithOptions",
                               [c_void_p, c_void_p, POINTER(Binary), POINTER(POINTER(DiagnosticStruct))], c_int)
-        self.diagnostic_destroy = _bind(lib, "spvDiagnosticDestroy", [POINTER(DiagnosticStruct)], None)
-        self.to_text = _bind(lib, "spvBinaryToText", [c_void_p, POINTER(c_uint32), c_size_t, c_uint32,
+        self.diagnostic_destroy = bind(lib, "spvDiagnosticDestroy", [POINTER(DiagnosticStruct)], None)
+        self.to_text = bind(lib, "spvBinaryToText", [c_void_p, POINTER(c_uint32), c_size_t, c_uint32,
                                                       POINTER(POINTER(Text)), POINTER(POINTER(DiagnosticStruct))],
                              c_int)
-        self.text_destroy = _bind(lib, "spvTextDestroy", [POINTER(Text)], None)
+        self.text_destroy = bind(lib, "spvTextDestroy", [POINTER(Text)], None)
         self.contexts: dict[str, int] = {}
 
     def context(self, target: str) -> int:
@@ -115,17 +110,17 @@ class _Optimizer:
 
     def __init__(self) -> None:
         lib = load_library("SPIRV")
-        self.parse_env = _bind(lib, "spvParseTargetEnv", [c_char_p, POINTER(c_int)], c_bool)
-        self.create = _bind(lib, "spvOptimizerCreate", [c_int], c_void_p)
-        self.destroy = _bind(lib, "spvOptimizerDestroy", [c_void_p], None)
-        self.consumer = _bind(lib, "spvOptimizerSetMessageConsumer", [c_void_p, MESSAGE_CONSUMER], None)
-        self.performance = _bind(lib, "spvOptimizerRegisterPerformancePasses", [c_void_p], None)
-        self.register_flag = _bind(lib, "spvOptimizerRegisterPassFromFlag", [c_void_p, c_char_p], c_bool)
-        self.run = _bind(lib, "spvOptimizerRun",
+        self.parse_env = bind(lib, "spvParseTargetEnv", [c_char_p, POINTER(c_int)], c_bool)
+        self.create = bind(lib, "spvOptimizerCreate", [c_int], c_void_p)
+        self.destroy = bind(lib, "spvOptimizerDestroy", [c_void_p], None)
+        self.consumer = bind(lib, "spvOptimizerSetMessageConsumer", [c_void_p, MESSAGE_CONSUMER], None)
+        self.performance = bind(lib, "spvOptimizerRegisterPerformancePasses", [c_void_p], None)
+        self.register_flag = bind(lib, "spvOptimizerRegisterPassFromFlag", [c_void_p, c_char_p], c_bool)
+        self.run = bind(lib, "spvOptimizerRun",
                          [c_void_p, POINTER(c_uint32), c_size_t, POINTER(POINTER(Binary)), c_void_p], c_int)
-        self.binary_destroy = _bind(lib, "spvBinaryDestroy", [POINTER(Binary)], None)
-        self.options = _bind(lib, "spvOptimizerOptionsCreate", [], c_void_p)()
-        _bind(lib, "spvOptimizerOptionsSetRunValidator", [c_void_p, c_bool], None)(self.options, False)
+        self.binary_destroy = bind(lib, "spvBinaryDestroy", [POINTER(Binary)], None)
+        self.options = bind(lib, "spvOptimizerOptionsCreate", [], c_void_p)()
+        bind(lib, "spvOptimizerOptionsSetRunValidator", [c_void_p, c_bool], None)(self.options, False)
 
 
 @functools.cache

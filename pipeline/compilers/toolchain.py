@@ -135,6 +135,13 @@ def executable(name: str, platform: str | None = None) -> Path:
     return path
 
 
+def bind(lib: ctypes.CDLL, name: str, args: list, result) -> ctypes._CFuncPtr:
+    """The C function ``name`` of ``lib`` with its argument and result types set (AttributeError when it lacks it)."""
+    fn = getattr(lib, name)
+    fn.argtypes, fn.restype = args, result
+    return fn
+
+
 @functools.cache
 def load_library(name: str, global_symbols: bool = False) -> ctypes.CDLL:
     """Load the shared library ``name`` from the prefix once per process.

@@ -48,11 +48,12 @@ class Kept:
     (:mod:`pipeline.plan.defined_records`): :meth:`prefetch` reads a plan's keys from them, :meth:`record`
     writes the keys this plan made."""
 
-    def __init__(self, options, sources, store=None):
-        self.options, self.sources, self.store = options, sources, store
+    def __init__(self, options, sources, store=None, job_type=None):
+        """``job_type``: what a recorded job is read back as (:class:`~pipeline.plan.jobs.StageJob`)."""
+        self.options, self.sources, self.store, self.job_type = options, sources, store, job_type
         self._tables: dict[str, dict | None] = {}
         self._digests: dict[str, str | None] = {}  # family -> its generation's digest (None: not recorded)
-        self._made: dict[str, dict] = {}  # record key -> jobs of a key this plan made (to record)
+        self._made: dict[tuple[str, str], dict] = {}  # (family, key text) -> jobs of a key this plan made
 
     def table(self, ruleset) -> dict | None:
         """Key text -> its jobs by target, of ``ruleset``'s family as this plan finds it; None: not kept."""
@@ -68,11 +69,10 @@ class Kept:
     def add(self, ruleset, text: str, jobs: dict) -> None:
         """Keep the jobs a plan made for the key ``text`` of ``ruleset``'s family (its table is kept)."""
         self._tables[ruleset.shader][text] = jobs
-        digest = self._digests.get(ruleset.shader)
-        if digest is not None and len(self._made) < MAX_KEPT:
-            self._made[records.record_key(digest, text)] = jobs
+        if self._digests.get(ruleset.shader) is not None and len(self._made) < MAX_KEPT:
+            self._made[(ruleset.shader, text)] = jobs
 
-    def prefetch(self, keys, rulesets, job_type) -> int:
+    def prefetch(self, keys, rulesets) -> int:
         """Read from the records the jobs of ``keys`` (ubershader families') that no table holds; how many."""
         wanted: dict[str, tuple[dict, str]] = {}
         for key in keys if self.store is not None else ():
@@ -83,7 +83,7 @@ class Kept:
                 wanted[records.record_key(digest, key.text)] = (table, key.text)
         if not wanted:
             return 0
-        found = records.read(self.store, {k: text for k, (_, text) in wanted.items()}, self.options, job_type)
+        found = records.read(self.store, {k: text for k, (_, text) in wanted.items()}, self.options, self.job_type)
         for name, jobs in found.items():
             table, text = wanted[name]
             table[text] = jobs
@@ -92,5 +92,6 @@ class Kept:
     def record(self) -> None:
         """Write the jobs of the keys this plan made to the records."""
         if self.store is not None and self._made:
-            records.write(self.store, sorted(self._made.items()))
+            records.write(self.store, sorted((records.record_key(self._digests[family], text), jobs)
+                                             for (family, text), jobs in self._made.items()))
             self._made.clear()

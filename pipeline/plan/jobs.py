@@ -209,7 +209,7 @@ class Planner:
         self._preprocess: Callable | None = None
         self._loaded = False
         self._sources = ClosureCache(tree)
-        self.kept = Kept(options, self._sources, store)  # a store: define-based jobs read and recorded there
+        self.kept = Kept(options, self._sources, store, StageJob)  # with a store: its job-defined records too
         self._exact_keys: dict[str, str] = {}  # define-based job key -> exact key
         self._ahead: dict[str, str] = {}  # define-based job key -> exact key found before its key was added
         self._defined: dict[PermutationKey, dict] = {}  # key -> its define_jobs, made before it was added

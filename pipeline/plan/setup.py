@@ -29,7 +29,7 @@ from pipeline.cache.job_records import JOB_EXACT
 from pipeline.cache.store import Store
 from pipeline.compilers import SourceTree
 from pipeline.plan.ahead import preprocess_ahead
-from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner, StageJob
+from pipeline.plan.jobs import ClosureCache, JobOptions, JobPlan, Planner
 from pipeline.keys.defines import project_defines, stage_defines
 from pipeline.plan.matrix import check_platform_families, family_targets
 from pipeline.plan.plugins import key_stage_texts, world_plugins
@@ -93,7 +93,7 @@ def plan_jobs(setup: JobSetup, keys, store: Store | None = None, tree: SourceTre
     and ``record`` writes the define-based jobs made here to it; ``workers``: see :func:`plan_for`)."""
     planner = setup.planner(store, tree)
     ordered = sorted(keys)
-    planner.kept.prefetch(ordered, setup.families, StageJob)
+    planner.kept.prefetch(ordered, setup.families)
     preprocess_ahead(planner, ordered, workers)
     for key in ordered:
         planner.add(key)

@@ -11,7 +11,7 @@ from pipeline.compilers import SourceTree
 from pipeline.compilers.plugins import Plugins
 from pipeline.plan import defined
 from pipeline.plan import defined_records as records
-from pipeline.plan.jobs import JobOptions, Planner, StageJob
+from pipeline.plan.jobs import JobOptions, Planner
 from pipeline.plugin_loader import PluginRef
 from pipeline.rules.load import load_ruleset_text
 from pipeline.structs import replace
@@ -26,7 +26,7 @@ def plan(materials: Path, store: Store | None, options: JobOptions = OPTIONS, fa
     defined.forget()
     rs = load_ruleset_text(family, "rules/t.yaml", materials_dir=materials)
     planner = Planner({"t": rs}, SourceTree(materials), options, exact=False, store=store)
-    read = planner.kept.prefetch(KEYS, {"t": rs}, StageJob)
+    read = planner.kept.prefetch(KEYS, {"t": rs})
     for key in KEYS:
         planner.add(key)
     if record:
