@@ -28,7 +28,7 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipeline.errors import PipelineError
@@ -102,7 +102,8 @@ class Staged:
     def __init__(self) -> None:
         self.files: dict[Path, Path] = {}  # target -> its temp
 
-    def write(self, path: Path | str, data: bytes) -> None:
+    def write(self, path: Path | str, data: bytes | Iterable[bytes | bytearray | memoryview]) -> None:
+        """Stage ``data`` (bytes, or pieces in order) for ``path``: written to its temp file and fsync-ed."""
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,11 +217,15 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _write_synced(temp: Path, data: bytes) -> None:
+def _write_synced(temp: Path, data: bytes | Iterable[bytes | bytearray | memoryview]) -> None:
+    """``data`` (bytes, or pieces written one after another) into the new file ``temp``, fsync-ed."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, 0o666)  # the umask applies, as for any new file
     with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            handle.write(data)
+        else:
+            handle.writelines(data)
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -270,7 +270,11 @@ class ChunkTable(Mapping):
     def encoded(self, position: Mapping[str, int]) -> dict[str, list[int] | orjson.Fragment]:
         """chunk -> the sorted positions of its blobs in a library whose blobs are at ``position``
         (hash -> position), by chunk name (an entry of a trusted file whose positions stay: its bytes);
-        KeyError (the chunk, the hash) when a chunk names a blob not there."""
+        KeyError (the chunk, the hash) when a chunk names a blob not there.
+
+        When positions move (the library gained or lost blobs), each entry is mapped in C
+        (:func:`operator.itemgetter` over the old position -> new position list), and only
+        entries naming a blob the new library lacks are looked at one position at a time."""
         remap = None
         out = {}
         for chunk in sorted(self):
@@ -284,12 +288,13 @@ class ChunkTable(Mapping):
             if remap is None:  # the old positions -> the new ones: the same blobs give the same lists
                 remap = [position.get(h, -1) for h in self._hashes]
                 same = remap == list(range(len(remap)))
+                gone = frozenset(i for i, to in enumerate(remap) if to < 0)  # blobs the new library lacks
             if same:
                 out[chunk] = at if type(at) is list else orjson.Fragment(bytes(at))
                 continue
             at = self.positions(chunk)
-            mapped = [remap[i] for i in at]
-            if mapped and min(mapped) < 0:
-                raise KeyError(chunk, next(self._hashes[i] for i in at if remap[i] < 0))
-            out[chunk] = mapped  # both libraries' blobs are sorted by hash: still in order
+            if gone and not gone.isdisjoint(at):
+                raise KeyError(chunk, next(self._hashes[i] for i in at if i in gone))
+            # both libraries' blobs are sorted by hash: the mapped positions are still in order
+            out[chunk] = list(operator.itemgetter(*at)(remap)) if len(at) > 1 else [remap[i] for i in at]
         return out

@@ -41,6 +41,7 @@ import os
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -83,16 +84,36 @@ def dump_reflection(doc: Mapping | None) -> bytes:
     return b"" if doc is None else orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
 
 
+class PakParts(NamedTuple):
+    """A library's bytes as the pieces they are made of, in file order (header, index, padding, blobs and
+    reflections), and the checksum its header holds: what :func:`pak_parts` gives a writer that streams
+    the file (the blobs of an old library stay views into it, never copied into one buffer)."""
+
+    parts: list
+    size: int
+    checksum: bytes
+
+    def joined(self) -> bytes:
+        return b"".join(self.parts)
+
+
 def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None, *,
-              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> bytearray:
+              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> bytes:
     """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) into
-    library bytes, deterministic for equal content.
+    library bytes, deterministic for equal content (:func:`pak_parts`, joined)."""
+    return pak_parts(blobs, reflection, texts=texts, trusted=trusted).joined()
+
+
+def pak_parts(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None, *,
+              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> PakParts:
+    """The library of ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``),
+    as its pieces in file order.
     ``texts``: reflections already as the library stores them (:func:`dump_reflection`), by blob, taken
     before ``reflection``; ``trusted``: blobs known to be keyed by their hash (read from an intact
     library), not hashed again.
 
-    Blobs and texts may be any bytes-like objects (views into another library, say: nothing is copied
-    but into the result, which is returned as the buffer it was built in).
+    Blobs and texts may be any bytes-like objects (views into another library, say): they are pieces
+    of the result as they are.  The checksum hashes every piece but the blobs (:func:`_checksum`).
 
     Raises ValueError when a key is not the SHA-256 of its blob.
     """
@@ -101,17 +122,31 @@ def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
                       for key, blob in blobs.items()), key=lambda entry: entry[0])
     stored = [texts[key] if (key := digest.hex()) in texts else dump_reflection(reflection.get(key))
               for digest, _ in entries]
-    index_end = HEADER.size + ENTRY.size * len(entries)
-    offsets, size = _layout([len(blob) for _, blob in entries] + [len(t) for t in stored], index_end)
-    out = bytearray(size)
+    count = len(entries)
+    index_end = HEADER.size + ENTRY.size * count
+    pieces = [blob for _, blob in entries] + stored
+    offsets, size = _layout([len(piece) for piece in pieces], index_end)
+    index = bytearray(ENTRY.size * count)
     for i, (digest, blob) in enumerate(entries):
-        at, text_at = offsets[i], offsets[len(entries) + i]
-        ENTRY.pack_into(out, HEADER.size + ENTRY.size * i, digest, at, len(blob), text_at, len(stored[i]))
-        out[at:at + len(blob)] = blob
-        out[text_at:text_at + len(stored[i])] = stored[i]
-    HEADER.pack_into(out, 0, MAGIC, FORMAT_VERSION, len(entries), ALIGNMENT, 0, size, _ZERO_DIGEST, 0, 0)
-    out[_CHECKSUM_AT:_CHECKSUM_AT + 32] = _checksum(out)
-    return out
+        ENTRY.pack_into(index, ENTRY.size * i, digest, offsets[i], len(blob), offsets[count + i], len(stored[i]))
+    head = bytearray(HEADER.size)
+    HEADER.pack_into(head, 0, MAGIC, FORMAT_VERSION, count, ALIGNMENT, 0, size, _ZERO_DIGEST, 0, 0)
+    parts, h, cursor = [head, index], hashlib.sha256(head), index_end
+    h.update(index)
+    for i, (at, piece) in enumerate(zip(offsets, pieces)):
+        if at > cursor:
+            parts.append(bytes(at - cursor))
+            h.update(parts[-1])
+        parts.append(piece)
+        if i >= count:  # a reflection: the blobs are covered by their hashes in the index
+            h.update(piece)
+        cursor = at + len(piece)
+    if size > cursor:
+        parts.append(bytes(size - cursor))
+        h.update(parts[-1])
+    checksum = h.digest()
+    head[_CHECKSUM_AT:_CHECKSUM_AT + 32] = checksum
+    return PakParts(parts, size, checksum)
 
 
 def recorded_checksum(data: bytes | bytearray) -> str:
@@ -234,6 +269,15 @@ class PakReader:
         offset, size, text_at, text_size = self._index[digest]
         view = memoryview(self._data)
         return view[offset:offset + size], view[text_at:text_at + text_size]
+
+    def close(self) -> None:
+        """Let go of the mapped file (a view still held keeps the mapping until it goes)."""
+        data, self._data = self._data, b""
+        if isinstance(data, mmap.mmap):
+            try:
+                data.close()
+            except BufferError:  # views of it remain: unmapped when the last one goes
+                pass
 
     def same_bytes(self, data: bytes | bytearray) -> bool:
         """Whether this library's bytes are exactly ``data``."""

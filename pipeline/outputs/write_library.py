@@ -52,7 +52,7 @@ from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, read_table, table_path
-from pipeline.outputs.pak import PakError, PakReader, read_head, recorded_checksum, write_pak
+from pipeline.outputs.pak import PakError, PakReader, pak_parts, read_head
 from pipeline.compilers.reflect import SPIRV_MAGIC
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
 from pipeline.stamps import of_stat, stamp_of
@@ -269,16 +269,18 @@ class Library:
                                "nor in the cache: cook those chunks again")
             table = ChunkTable(sets={chunk: used for chunk, used in table.items() if not used & set(lost)})
             self._users = None  # counted with the chunks dropped
-        data = write_pak(blobs, reflection, texts=texts, trusted=texts)
+        pak = pak_parts(blobs, reflection, texts=texts, trusted=texts)
         held = frozenset(blobs)
-        del blobs, texts  # views into the old library's bytes: let go before the old bytes are
+        del blobs, texts  # views into the old library's mapping: only the pieces hold them now
         if old is None:
-            self.written |= atomic.write_if_changed(self.path, data)
-        elif not old.same_bytes(data):  # compared with the bytes read above, not read again
-            del old
-            atomic.write_atomic(self.path, data)
-            self.written = True
-        self.hashes, self.intact, self.checksum = held, True, recorded_checksum(data)
+            self.written |= atomic.write_if_changed(self.path, pak.joined())
+        elif held == frozenset(old):  # the same blobs: the same bytes, unless the old file's layout differs
+            data = pak.joined()
+            if not old.same_bytes(data):
+                self._replace(old, data)
+        else:  # other blobs, so other bytes: streamed from the pieces, the old blobs copied from its mapping
+            self._replace(old, pak.parts)
+        self.hashes, self.intact, self.checksum = held, True, pak.checksum.hex()
         if with_table:
             self._write_table(table)
 
@@ -289,11 +291,26 @@ class Library:
         self._chunks = table
         self._table_left = list(stamp_of(self.table_path) or ()) or None
 
+    def _replace(self, old: PakReader, data) -> None:
+        """Write the library (bytes, or the pieces of :func:`pipeline.outputs.pak.pak_parts`) to a temp file,
+        let go of the old library's mapping, then put the temp in place."""
+        staged = atomic.Staged()
+        try:
+            staged.write(self.path, data)
+            if isinstance(data, list):
+                data.clear()  # the pieces' views into the old mapping go with them
+            old.close()  # before the rename: a mapped file cannot be replaced everywhere
+            staged.publish()
+        finally:
+            staged.abandon()
+        self.written = True
+
     def _reader(self) -> PakReader | None:
+        """The library on disk, mapped (its blobs are copied from the mapping into the new file)."""
         if not self.intact:
             return None
         try:
-            return PakReader(self.path.read_bytes())  # not mapped: the file is replaced below
+            return PakReader(self.path)
         except (PakError, OSError):
             return None
 

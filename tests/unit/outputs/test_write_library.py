@@ -17,7 +17,7 @@ from pipeline.outputs import atomic, write_library
 from pipeline.outputs import manifest as mf
 from pipeline.stamps import stamp_of
 from pipeline.outputs.chunk_table import ChunkTable, table_path
-from pipeline.outputs.pak import PakReader, read_head, read_index, write_pak
+from pipeline.outputs.pak import PakReader, pak_parts, read_head, read_index, write_pak
 from pipeline.outputs.reflection import reflect
 from pipeline.outputs.write_library import LIBRARY, SETTLED, Library, index_files, library_lock, settle_folder
 from paths import SAMPLE_WORLD
@@ -74,7 +74,7 @@ class CountingLoads:
 def test_grow_adds_only_missing_blobs_and_writes_nothing_when_all_are_held(site, monkeypatch):
     store, out, d = site
     packed = []
-    monkeypatch.setattr(write_library, "write_pak", lambda *a, **k: packed.append(a[0]) or write_pak(*a, **k))
+    monkeypatch.setattr(write_library, "pak_parts", lambda *a, **k: packed.append(a[0]) or pak_parts(*a, **k))
     library = Library.open(out, store)
     assert not library.intact and library.hashes == frozenset()
     library.grow({"forest/c00": of(d, "ab")})
