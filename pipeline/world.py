@@ -88,7 +88,8 @@ class World:
 
         key = (self.rules_dir, repr(sorted(self.config.axes.items())))
         if key not in self.loaded:
-            self.loaded[key] = restrict(load_rulesets(self.rules_dir), self.config.axes, self.root / "pipeline.toml")
+            self.loaded[key] = restrict(load_rulesets(self.rules_dir, cache_dir=self.cache_dir), self.config.axes,
+                                        self.root / "pipeline.toml")
         return self.loaded[key]
 
     @cached_property

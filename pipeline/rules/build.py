@@ -12,7 +12,7 @@ take, and normalize rules that never reach a fixed point
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.fact_providers import ProviderSpec, provided_model, provider_spec
@@ -33,7 +33,9 @@ from pipeline.checked import suggest
 from pipeline.rules.expr import Domain, ExprError, Scope, compile_expr
 from pipeline.rules.models import RuleSet
 from pipeline.rules.normalize import check_termination
-from pipeline.rules.yaml_nodes import YamlDocument
+
+if TYPE_CHECKING:  # the document a compile locates in: the YAML, or a remembered parse (rules/parsed.py)
+    from pipeline.rules.yaml_nodes import YamlDocument
 
 MAX_CONSTANT_ID = 2046  # glslang refuses layout(constant_id = N) for N >= 2047 (layoutSpecConstantIdEnd)
 

@@ -5,7 +5,9 @@
 :class:`~pipeline.rules.models.RuleSet` and compiles it
 (:func:`~pipeline.rules.build.compile_ruleset`); :func:`load_rulesets` does so for every
 file of a folder, within a size limit each, and reports every problem of every file at
-once, a shader family defined twice included.
+once, a shader family defined twice included.  Given a cache folder, a rule file whose
+text was loaded before is not parsed as YAML again: its remembered parse is validated
+and compiled (:mod:`pipeline.rules.parsed`).
 """
 
 from __future__ import annotations
@@ -17,21 +19,24 @@ from pipeline.errors import Diagnostic, Location, RuleError
 from pipeline.fileio import read_text
 from pipeline.rules.build import compile_ruleset
 from pipeline.rules.models import RuleSet
-from pipeline.rules.yaml_nodes import YamlDocument
+from pipeline.rules.parsed import Missed, Recording, Remembered, Replay, encoded_data
 
 MAX_RULESET_BYTES = 16 * 2**20
 
 
-def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None) -> list[RuleSet]:
-    """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once."""
-    rules_dir = Path(rules_dir)
+def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None,
+                  cache_dir: Path | None = None) -> list[RuleSet]:
+    """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once.  ``cache_dir``: where
+    the parses of rule files are remembered (:mod:`pipeline.rules.parsed`; None: each file is parsed)."""
+    rules_dir, remembered = Path(rules_dir), Remembered(cache_dir)
     if not rules_dir.is_dir():
         raise RuleError.at(display_path(rules_dir), "rules folder not found")
     rulesets, diagnostics = [], []
     for file in sorted(rules_dir.glob("*.yaml")):
         try:
             text = read_text(file, display_path(file), limit=MAX_RULESET_BYTES, error=RuleError, what="rule set")
-            rulesets.append(load_ruleset_text(text, display_path(file), materials_dir=materials_dir))
+            rulesets.append(load_ruleset_text(text, display_path(file), materials_dir=materials_dir,
+                                              remembered=remembered, file=file))
         except RuleError as exc:
             diagnostics.extend(exc.diagnostics)
     diagnostics.extend(_duplicate_shaders(rulesets))
@@ -61,12 +66,37 @@ def _duplicate_shaders(rulesets: list[RuleSet]) -> list[Diagnostic]:
     return out
 
 
-def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None) -> RuleSet:
-    """Parse, validate and compile one rule set from YAML text; ``path`` names it in messages."""
+def load_ruleset_text(text: str, path: str, *, materials_dir: Path | None = None,
+                      remembered: Remembered | None = None, file: Path | None = None) -> RuleSet:
+    """Parse, validate and compile one rule set from YAML text; ``path`` names it in messages.  With
+    ``remembered`` and the ``file`` the text is from, a parse remembered for this text is compiled
+    instead of the YAML, and the parse of a file that loads without a problem is remembered."""
+    remember = remembered is not None and remembered.folder is not None and file is not None
+    if remember:
+        entry = remembered.get(file, text)
+        data = None if entry is None else remembered.data(entry)
+        if data is not None:
+            try:
+                return _compiled(data, path, Replay(path, entry), materials_dir)
+            except (Missed, RuleError):
+                pass  # parsed as YAML below: a problem is reported as a fresh parse reports it
+    from pipeline.rules.yaml_nodes import YamlDocument  # PyYAML: imported only where a file is parsed
+
     doc = YamlDocument.parse(text, path)
     data = doc.data()
     if not isinstance(data, dict):
         raise RuleError(Diagnostic(doc.location(doc.root), "a rule set is a YAML mapping"))
+    packed = encoded_data(data) if remember else None
+    if packed is None:
+        return _compiled(data, path, doc, materials_dir)
+    recording = Recording(doc)
+    ruleset = _compiled(data, path, recording, materials_dir)
+    remembered.put(file, text, packed, recording)
+    return ruleset
+
+
+def _compiled(data: dict, path: str, doc, materials_dir: Path | None) -> RuleSet:
+    """The rule set of a file's data, validated and compiled, located through ``doc``."""
     data["path"] = path
     try:
         ruleset = convert(data, RuleSet)
