@@ -79,6 +79,7 @@ class World:
     # another cache folder or platform) and handed on by pipeline watch to a world opened again over the
     # same rules: a cook and the command that reports it load them once
     loaded: dict = field(default_factory=dict, repr=False)
+    cache_opened: bool = field(default=False, repr=False)  # open_store gave the cache to write (a cook's)
 
     # ------------------------------------------------------------ rules
     @cached_property
@@ -88,8 +89,9 @@ class World:
 
         key = (self.rules_dir, repr(sorted(self.config.axes.items())))
         if key not in self.loaded:
-            self.loaded[key] = restrict(load_rulesets(self.rules_dir, cache_dir=self.cache_dir), self.config.axes,
-                                        self.root / "pipeline.toml")
+            # the parses of its rule files are remembered in the cache once this world opened it to write
+            parsed = load_rulesets(self.rules_dir, cache_dir=self.cache_dir, remember=self.cache_opened)
+            self.loaded[key] = restrict(parsed, self.config.axes, self.root / "pipeline.toml")
         return self.loaded[key]
 
     @cached_property
@@ -205,10 +207,12 @@ class World:
         """The cache; one that cannot be made or opened (under a file, read-only, a full disk) is a located error."""
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            return Store(self.cache_dir)
+            store = Store(self.cache_dir)
         except (OSError, sqlite3.Error) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise PipelineError.at(str(self.cache_dir), f"cannot open the cache: {reason}") from None
+        self.cache_opened = True
+        return store
 
 
 def _clean_name(name: str) -> str:

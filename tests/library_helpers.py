@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pipeline.outputs.atomic import write_atomic
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, table_path
-from pipeline.outputs.pak import recorded_checksum, write_pak
+from pipeline.outputs.pak import recorded_checksum
+from pipeline.outputs.pak_write import write_pak
 
 
 def write_library(path: Path, blobs: Mapping[str, bytes], reflection: Mapping | None = None,

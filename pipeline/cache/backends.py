@@ -120,6 +120,29 @@ class MemoryCache(dict):
         pass
 
 
+def present_many(cache: Any, names: Sequence[str]) -> set[str]:
+    """Which of ``names`` are stored (not read, so not checked: as ``name in cache``).  A diskcache database
+    is asked once per :data:`QUERY_KEYS` names; any other cache, or a query that fails, one name at a time
+    (a name that cannot be asked for is absent)."""
+    if isinstance(cache, diskcache.Cache):
+        found: set[str] = set()
+        try:
+            for start in range(0, len(names), QUERY_KEYS):
+                part = names[start:start + QUERY_KEYS]
+                rows = cache._sql(f"SELECT key FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(part))}) "
+                                  "AND (expire_time IS NULL OR expire_time > ?)", (*part, time.time())).fetchall()
+                found.update(key for (key,) in rows)
+            return found
+        except sqlite3.Error:
+            pass
+    found = set()
+    for name in names:
+        with contextlib.suppress(Exception):  # an unreadable database: absent, as for a read
+            if name in cache:
+                found.add(name)
+    return found
+
+
 def read_many(cache: Any, names: Sequence[str], one: Callable[[str], Any], missing: Any) -> dict[str, Any]:
     """The stored values of ``names`` that are present, by name.  A diskcache database is asked once per
     :data:`QUERY_KEYS` names (as its ``get`` asks for one, the expired left out; this store's eviction

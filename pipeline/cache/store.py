@@ -44,7 +44,8 @@ import diskcache
 import msgspec
 import orjson
 
-from pipeline.cache.backends import QUERY_KEYS, DataDisk, MemoryCache, ReadOnlyCache, peek_format, read_many
+from pipeline.cache.backends import (QUERY_KEYS, DataDisk, MemoryCache, ReadOnlyCache, peek_format, present_many,
+                                     read_many)
 from pipeline.digest import bytes_hash, canonical_bytes
 
 FORMAT_VERSION = 2  # 2: data-only records (JSON) and string keys; 1 held pickles
@@ -244,6 +245,14 @@ class Store:
             return name in self._cache
         except Exception:  # an unreadable database: as absent as for get()
             return False
+
+    def present(self, kind: RecordKind, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` have a record of ``kind`` (:meth:`has` of each, the database asked once for many)."""
+        names = {f"{kind.namespace}:{key}": key for key in keys}
+        pending = self._pending or {}
+        found = {key for name, key in names.items() if name in pending}
+        found.update(names[name] for name in present_many(self._cache, [n for n in names if n not in pending]))
+        return found
 
     def set(self, kind: RecordKind, key: str, data: Any) -> None:
         """Store JSON-able ``data`` (tuples become arrays) as a record of ``kind`` (held until the end of

@@ -184,11 +184,12 @@ def store_definitions(store: Store, chunk, known: set[str]) -> None:
 def store_missing(store: Store, kind: RecordKind, records: Mapping[str, Any], known: set[str]) -> None:
     """Record each of ``records`` (content-addressed: hash -> data) the store lacks; ``known``: hashes
     already recorded or found, kept by the caller across its calls (each looked up once)."""
-    for digest, data in records.items():
-        if digest not in known:
-            known.add(digest)
-            if not store.has(kind, digest):
-                store.set(kind, digest, data)
+    fresh = [digest for digest in records if digest not in known]
+    known.update(fresh)
+    stored = store.present(kind, fresh) if fresh else set()  # one query for many, not one each
+    for digest in fresh:
+        if digest not in stored:
+            store.set(kind, digest, records[digest])
 
 
 def defining(store: Store) -> Callable[[str], Any]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from pipeline.errors import PipelineError
 from pipeline.fileio import FileReadError, read_regular
 from pipeline.locks import exclusive
+from pipeline.outputs.file_pieces import write_pieces
 
 TEMP_MARK = ".tmp-"
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<rand>[0-9a-f]{8,})$")
@@ -225,7 +226,7 @@ def _write_synced(temp: Path, data: bytes | Iterable[bytes | bytearray | memoryv
         if isinstance(data, (bytes, bytearray, memoryview)):
             handle.write(data)
         else:
-            handle.writelines(data)
+            write_pieces(handle, data)  # a library's pieces: its held blobs copied file to file
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -55,8 +55,8 @@ FORMAT_VERSION = 3
 ALIGNMENT = 8
 HEADER = struct.Struct("<8sIIIIQ32sQQ")
 ENTRY = struct.Struct("<32sQQQQ")
-_CHECKSUM_AT = 32
-_ZERO_DIGEST = bytes(32)
+CHECKSUM_AT = 32
+ZERO_DIGEST = bytes(32)
 MAX_PAK_BYTES = 1 << 34
 LIBRARY_NAME = "shaders.pak"
 
@@ -73,104 +73,10 @@ class PakCorruptError(PakError):
     """A shader library whose bytes do not hold together."""
 
 
-# ------------------------------------------------------------------ writing
-def blobs_by_hash(blobs: Iterable[bytes]) -> dict[str, bytes]:
-    """Key blobs by their SHA-256 hex digest; identical blobs collapse to one."""
-    return {bytes_hash(blob): bytes(blob) for blob in blobs}
-
-
-def dump_reflection(doc: Mapping | None) -> bytes:
-    """A blob's reflection as the library stores it: compact JSON with sorted keys (empty: none)."""
-    return b"" if doc is None else orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
-
-
-class PakParts(NamedTuple):
-    """A library's bytes as the pieces they are made of, in file order (header, index, padding, blobs and
-    reflections), and the checksum its header holds: what :func:`pak_parts` gives a writer that streams
-    the file (the blobs of an old library stay views into it, never copied into one buffer)."""
-
-    parts: list
-    size: int
-    checksum: bytes
-
-    def joined(self) -> bytes:
-        return b"".join(self.parts)
-
-
-def write_pak(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None, *,
-              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> bytes:
-    """Pack ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``) into
-    library bytes, deterministic for equal content (:func:`pak_parts`, joined)."""
-    return pak_parts(blobs, reflection, texts=texts, trusted=trusted).joined()
-
-
-def pak_parts(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | None] | None = None, *,
-              texts: Mapping[str, bytes] | None = None, trusted: Iterable[str] = ()) -> PakParts:
-    """The library of ``{sha256 hex: blob}`` with each blob's reflection (``{sha256 hex: document or None}``),
-    as its pieces in file order.
-    ``texts``: reflections already as the library stores them (:func:`dump_reflection`), by blob, taken
-    before ``reflection``; ``trusted``: blobs known to be keyed by their hash (read from an intact
-    library), not hashed again.
-
-    Blobs and texts may be any bytes-like objects (views into another library, say): they are pieces
-    of the result as they are.  The checksum hashes every piece but the blobs (:func:`_checksum`).
-
-    Raises ValueError when a key is not the SHA-256 of its blob.
-    """
-    reflection, texts, trusted = reflection or {}, texts or {}, frozenset(trusted)
-    entries = sorted(((bytes.fromhex(key) if key in trusted else _digest_of(key, blob), blob)
-                      for key, blob in blobs.items()), key=lambda entry: entry[0])
-    stored = [texts[key] if (key := digest.hex()) in texts else dump_reflection(reflection.get(key))
-              for digest, _ in entries]
-    count = len(entries)
-    index_end = HEADER.size + ENTRY.size * count
-    pieces = [blob for _, blob in entries] + stored
-    offsets, size = _layout([len(piece) for piece in pieces], index_end)
-    index = bytearray(ENTRY.size * count)
-    for i, (digest, blob) in enumerate(entries):
-        ENTRY.pack_into(index, ENTRY.size * i, digest, offsets[i], len(blob), offsets[count + i], len(stored[i]))
-    head = bytearray(HEADER.size)
-    HEADER.pack_into(head, 0, MAGIC, FORMAT_VERSION, count, ALIGNMENT, 0, size, _ZERO_DIGEST, 0, 0)
-    parts, h, cursor = [head, index], hashlib.sha256(head), index_end
-    h.update(index)
-    for i, (at, piece) in enumerate(zip(offsets, pieces)):
-        if at > cursor:
-            parts.append(bytes(at - cursor))
-            h.update(parts[-1])
-        parts.append(piece)
-        if i >= count:  # a reflection: the blobs are covered by their hashes in the index
-            h.update(piece)
-        cursor = at + len(piece)
-    if size > cursor:
-        parts.append(bytes(size - cursor))
-        h.update(parts[-1])
-    checksum = h.digest()
-    head[_CHECKSUM_AT:_CHECKSUM_AT + 32] = checksum
-    return PakParts(parts, size, checksum)
-
-
+# ------------------------------------------------------------------ the checksum
 def recorded_checksum(data: bytes | bytearray) -> str:
     """The checksum (hex) a library's header holds: what its chunk table names it by."""
-    return bytes(data[_CHECKSUM_AT:_CHECKSUM_AT + 32]).hex()
-
-
-def _digest_of(key: str, blob: bytes) -> bytes:
-    digest = hashlib.sha256(blob).digest()
-    if key != digest.hex():
-        raise ValueError(f"library key {key[:16]}... is not the SHA-256 of its blob")
-    return digest
-
-
-def _layout(sizes: list[int], start: int) -> tuple[list[int], int]:
-    offsets, cursor = [], _align(start)
-    for size in sizes:
-        offsets.append(cursor)
-        cursor = _align(cursor + size)
-    return offsets, cursor
-
-
-def _align(value: int) -> int:
-    return (value + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    return bytes(data[CHECKSUM_AT:CHECKSUM_AT + 32]).hex()
 
 
 def _checksum(data: bytes | bytearray) -> bytes:
@@ -182,9 +88,9 @@ def _checksum(data: bytes | bytearray) -> bytes:
     extents = sorted((offset, offset + size) for _, offset, size, _, _ in
                      ENTRY.iter_unpack(view[HEADER.size:HEADER.size + ENTRY.size * count]))
     h = hashlib.sha256()
-    h.update(view[:_CHECKSUM_AT])
-    h.update(_ZERO_DIGEST)
-    cursor = _CHECKSUM_AT + 32
+    h.update(view[:CHECKSUM_AT])
+    h.update(ZERO_DIGEST)
+    cursor = CHECKSUM_AT + 32
     for start, end in extents:
         if start > cursor:
             h.update(view[cursor:start])
@@ -206,10 +112,11 @@ class PakReader:
     """
 
     def __init__(self, source: Path | str | bytes | bytearray | memoryview):
+        self.identity: tuple[int, int, int] | None = None  # the file mapped: (device, inode, size)
         if isinstance(source, (bytes, bytearray, memoryview)):
             self.name, self._data = "<bytes>", bytes(source)
         else:  # memory-mapped: a chunk's load reads the pages of its own blobs, not the whole library
-            self.name, self._data = str(source), _map_file(Path(source))
+            self.name, (self._data, self.identity) = str(source), _map_file(Path(source))
         self._path = None if self.name == "<bytes>" else Path(source)
         self.version, self.alignment, count = _check_header(self._data, len(self._data), self._corrupt, self.name)
         self._index = _parse_index(self._data[HEADER.size:HEADER.size + ENTRY.size * count], count,
@@ -270,6 +177,13 @@ class PakReader:
         view = memoryview(self._data)
         return view[offset:offset + size], view[text_at:text_at + text_size]
 
+    def held(self, digest: str) -> tuple[int, int, memoryview]:
+        """Where the blob is in this library's file (offset, size) and a view of its reflection's text,
+        unchecked: for a writer copying an intact library from its file
+        (:class:`~pipeline.outputs.file_pieces.Held`)."""
+        offset, size, text_at, text_size = self._index[digest]
+        return offset, size, memoryview(self._data)[text_at:text_at + text_size]
+
     def close(self) -> None:
         """Let go of the mapped file (a view still held keeps the mapping until it goes)."""
         data, self._data = self._data, b""
@@ -289,7 +203,7 @@ class PakReader:
 
     def verify(self) -> None:
         """Check the file checksum and every blob hash; raises PakCorruptError."""
-        stored = self._data[_CHECKSUM_AT:_CHECKSUM_AT + 32]
+        stored = self._data[CHECKSUM_AT:CHECKSUM_AT + 32]
         if _checksum(self._data) != stored:
             raise self._corrupt("checksum mismatch")
         for digest in self._index:
@@ -390,15 +304,17 @@ def pak_intact(path: Path | str) -> bool:
     return True
 
 
-def _map_file(path: Path) -> bytes | mmap.mmap:
-    """The library's bytes, memory-mapped (read-only; the mapping keeps the file a cook may replace)."""
+def _map_file(path: Path) -> tuple[bytes | mmap.mmap, tuple[int, int, int]]:
+    """The library's bytes, memory-mapped (read-only; the mapping keeps the file a cook may replace), and
+    which file they are: (device, inode, size)."""
     try:
         with open_regular(path) as f:
-            size = os.fstat(f.fileno()).st_size
+            stat = os.fstat(f.fileno())
+            size, identity = stat.st_size, (stat.st_dev, stat.st_ino, stat.st_size)
             if size > MAX_PAK_BYTES:
                 raise PakError.at(str(path), f"shader library is {size} bytes, over the limit of {MAX_PAK_BYTES}")
             if size == 0:
-                return b""
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                return b"", identity
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), identity
     except OSError as exc:
         raise PakError.at(str(path), f"cannot read shader library: {exc.strerror or exc}") from None

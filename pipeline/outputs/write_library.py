@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -52,10 +51,13 @@ from pipeline.cache.store import RecordKind, Store
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
 from pipeline.outputs.chunk_table import ChunkTable, dump_table, read_table, table_path
-from pipeline.outputs.pak import PakError, PakReader, pak_parts, read_head
+from pipeline.outputs.file_pieces import Held
+from pipeline.outputs.index_walk import index_stamps
+from pipeline.outputs.pak import PakError, PakReader, read_head
+from pipeline.outputs.pak_write import pak_parts
 from pipeline.compilers.reflect import SPIRV_MAGIC
 from pipeline.outputs.reflection import ReflectionError, reflect_cached
-from pipeline.stamps import of_stat, stamp_of
+from pipeline.stamps import stamp_of
 
 _KEPT = object()  # a chunk whose entry in the table stays as the library holds it
 # [library stamp, {index path: [stamp, chunk name or null]}] and, when the settle left the table file as
@@ -252,10 +254,24 @@ class Library:
     # -------------------------------------------------------------- the file
     def _write(self, hashes: frozenset[str], table: ChunkTable, *, with_table: bool = True) -> None:
         old = self._reader()
+        # other blobs than the old library's: its blobs are copied file to file into the new one
+        source = None if old is None or hashes == frozenset(old) else self._source(old)
+        try:
+            self._write_from(old, source, hashes, table, with_table)
+        finally:
+            if source is not None:
+                os.close(source)
+
+    def _write_from(self, old: PakReader | None, source: int | None, hashes: frozenset[str], table: ChunkTable,
+                    with_table: bool) -> None:
         blobs, reflection, texts, lost = {}, {}, {}, []
         for digest in sorted(hashes):
             if old is not None and digest in old:  # copied as held: the library was checked when opened
-                blobs[digest], texts[digest] = old.stored(digest)
+                if source is None:
+                    blobs[digest], texts[digest] = old.stored(digest)
+                else:
+                    offset, size, texts[digest] = old.held(digest)
+                    blobs[digest] = Held(source, offset, size)
                 continue
             blob = self.store.get_blob(digest)
             if blob is None:
@@ -278,7 +294,7 @@ class Library:
             data = pak.joined()
             if not old.same_bytes(data):
                 self._replace(old, data)
-        else:  # other blobs, so other bytes: streamed from the pieces, the old blobs copied from its mapping
+        else:  # other blobs, so other bytes: streamed from the pieces, the old blobs copied from its file
             self._replace(old, pak.parts)
         self.hashes, self.intact, self.checksum = held, True, pak.checksum.hex()
         if with_table:
@@ -304,6 +320,22 @@ class Library:
         finally:
             staged.abandon()
         self.written = True
+
+    def _source(self, old: PakReader) -> int | None:
+        """The old library's file, open for its blobs to be copied from; None when the file at the path is no
+        longer the one ``old`` mapped, or the system reads no file at an offset (its blobs are then copied from
+        the mapping)."""
+        if not hasattr(os, "pread"):
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return None
+        stat = os.fstat(fd)
+        if old.identity != (stat.st_dev, stat.st_ino, stat.st_size):
+            os.close(fd)
+            return None
+        return fd
 
     def _reader(self) -> PakReader | None:
         """The library on disk, mapped (its blobs are copied from the mapping into the new file)."""
@@ -340,40 +372,6 @@ def settle_folder(out: Path | str, store: Store) -> None:
     if mf.library_path(out).exists():
         with library_lock(out):
             Library.open(out, store).settle({})
-
-
-def index_files(out: Path) -> list[str]:
-    """Every file under ``out`` that may be a chunk index (``*.json`` but not a level manifest), as sorted
-    path strings; hidden folders are skipped."""
-    return [path for path, _ in index_stamps(out)]
-
-
-def index_stamps(out: Path) -> list[tuple[str, list[int] | None]]:
-    """:func:`index_files` with the stamp of each, as a record holds it (a list; None when it cannot be
-    stat'ed).  A settle walks a thousand of them at 100,000 files: one stat each, no Path made."""
-    found, folders, level = [], [os.fspath(out)], mf.LEVEL_SUFFIX + ".json"
-    while folders:  # as os.walk: links to folders not followed, folders it cannot list skipped
-        try:
-            with os.scandir(folders.pop()) as entries:
-                for entry in entries:
-                    name = entry.name
-                    try:
-                        folder = entry.is_dir()
-                    except OSError:
-                        folder = False
-                    if folder:
-                        if not name.startswith(".") and not entry.is_symlink():
-                            folders.append(entry.path)
-                    elif name.endswith(".json") and not name.endswith(level) \
-                            and not (name.startswith(".") and atomic.is_temp_name(name)):  # temp names: ".<name>..."
-                        try:
-                            found.append((entry.path, list(of_stat(entry.stat()))))
-                        except OSError:
-                            found.append((entry.path, None))
-        except OSError:
-            continue
-    found.sort(key=operator.itemgetter(0))
-    return found
 
 
 def _read_blobs(path: str) -> tuple[str | None, frozenset[str] | None]:

@@ -24,11 +24,12 @@ from pipeline.rules.parsed import Missed, Recording, Remembered, Replay, encoded
 MAX_RULESET_BYTES = 16 * 2**20
 
 
-def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None,
-                  cache_dir: Path | None = None) -> list[RuleSet]:
+def load_rulesets(rules_dir: Path, *, materials_dir: Path | None = None, cache_dir: Path | None = None,
+                  remember: bool = True) -> list[RuleSet]:
     """Load every ``*.yaml`` of ``rules_dir``, sorted by shader; all problems at once.  ``cache_dir``: where
-    the parses of rule files are remembered (:mod:`pipeline.rules.parsed`; None: each file is parsed)."""
-    rules_dir, remembered = Path(rules_dir), Remembered(cache_dir)
+    the parses of rule files are remembered (:mod:`pipeline.rules.parsed`; None: each file is parsed);
+    ``remember``: a file parsed is remembered there (else remembered parses are only read)."""
+    rules_dir, remembered = Path(rules_dir), Remembered(cache_dir, write=remember)
     if not rules_dir.is_dir():
         raise RuleError.at(display_path(rules_dir), "rules folder not found")
     rulesets, diagnostics = [], []

@@ -16,14 +16,18 @@ the noted locations answering the compile (:class:`Replay`).  Where the compile 
 that was not noted (it took another path: a fragment of the materials folder gone, a fact provider
 changed), the replay stops and the file is parsed as YAML after all, so a problem is always reported
 exactly as a fresh parse reports it.  A file that is missing, damaged, written for another text or
-code, or unreadable is a miss; one that cannot be written (a read-only cache) is not written.
+code, or unreadable is a miss; one that cannot be written (a read-only cache) is not written.  Only a
+command that writes the cache writes these files (a cook, ``pipeline watch``): a report or a dry run
+reads them and leaves the cache folder as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +119,12 @@ class Replay:
 
 
 class Remembered:
-    """The remembered parses of a cache folder's rule files (none: ``folder`` None)."""
+    """The remembered parses of a cache folder's rule files (none: ``folder`` None); ``write``: a load that
+    parses YAML remembers it (a command that only reads the cache, a report or a dry run, does not)."""
 
-    def __init__(self, cache_dir: Path | None) -> None:
+    def __init__(self, cache_dir: Path | None, *, write: bool = True) -> None:
         self.folder = None if cache_dir is None else Path(cache_dir) / FOLDER
+        self.write = write
 
     def digest(self, text: str) -> str:
         return stable_hash([_code(), text])
@@ -147,20 +153,32 @@ class Remembered:
 
     def put(self, file: Path, text: str, data: bytes, recording: Recording) -> None:
         """Remember the parse of ``file`` (``data``: what its YAML gave, msgpack) and what ``recording`` noted."""
-        if self.folder is None:
+        if self.folder is None or not self.write:
             return
-        from pipeline.outputs.atomic import write_atomic  # only a load that parsed YAML writes
-
         entry = _Entry(FORMAT, self.digest(text), data,
                        [(list(loc), key, at.line, at.col) for (loc, key), at in recording.at_asked.items()],
                        [(list(loc), key, at.line, at.col) for (loc, key), at in recording.exprs.items()])
         try:
-            write_atomic(self._path(file), msgspec.msgpack.encode(entry))
+            _replace(self._path(file), msgspec.msgpack.encode(entry))
         except OSError:
             pass  # a cache that cannot be written: the next load parses the YAML again
 
     def _path(self, file: Path) -> Path:
         return self.folder / f"{stable_hash(os.path.abspath(file))[:32]}.msgpack"
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` or what it held, never part of it: written beside it, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(temp, "xb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def encoded_data(data: Any) -> bytes | None:

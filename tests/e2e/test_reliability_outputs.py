@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.outputs.manifest import load_chunk_manifest, load_level_manifest, stage_hashes
-from pipeline.outputs.pak import FORMAT_VERSION, LIBRARY_NAME, PakReader, write_pak
+from pipeline.outputs.pak import FORMAT_VERSION, LIBRARY_NAME, PakReader
+from pipeline.outputs.pak_write import write_pak
 from robust_helpers import SAMPLE, check_readable, cook, copy_world, outputs, run_cli
 
 TIMEOUT = 120

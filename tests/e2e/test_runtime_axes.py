@@ -13,7 +13,8 @@ from robust_helpers import run_cli
 from runtime_helpers import SAMPLE, needs_vulkan
 
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import PakReader, write_pak
+from pipeline.outputs.pak import PakReader
+from pipeline.outputs.pak_write import write_pak
 
 FILE = "forest/c00/terrain.gltf"  # one lit draw: four forward keys (SHADOWS x QUALITY)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from pipeline.cache.backends import QUERY_KEYS, DataDisk, MemoryCache, UnsafeEntry, read_many
+from pipeline.cache.backends import QUERY_KEYS, DataDisk, MemoryCache, UnsafeEntry, present_many, read_many
 
 MISSING = object()
 
@@ -57,3 +57,18 @@ def test_other_caches_are_asked_one_by_one() -> None:
     memory = MemoryCache({"a": 1, "b": 2})
     one, asked = asked_one_by_one(memory)
     assert read_many(memory, ["a", "c"], one, MISSING) == {"a": 1} and asked == ["a", "c"]
+
+
+def test_which_names_are_present_is_asked_once_per_query_s_worth_without_reading_a_value(tmp_path: Path) -> None:
+    with diskcache.Cache(str(tmp_path), disk=DataDisk) as cache:
+        names = [f"t:{i}" for i in range(QUERY_KEYS + 7)]
+        for name in names[::2]:
+            cache.set(name, name.encode())
+        cache.set("t:gone", b"x", expire=-1)  # expired: absent, as for a read
+        statements = []
+        cache._con.set_trace_callback(statements.append)
+        found = present_many(cache, names + ["t:gone"])
+        cache._con.set_trace_callback(None)
+        assert found == set(names[::2]) == {n for n in names + ["t:gone"] if n in cache}
+        assert [s.split(" FROM")[0] for s in statements] == ["SELECT key", "SELECT key"]
+    assert present_many(MemoryCache({"a": 1}), ["a", "b"]) == {"a"}

@@ -239,3 +239,17 @@ def test_many_records_are_read_together_as_get_reads_each(tmp_path: Path) -> Non
     with Store(tmp_path, read_only=True) as look:  # a look without diskcache: one by one, same answers
         assert look.get_many(KIND, keys) == found  # the batch was written on its way out
     assert Store.in_memory().get_many(KIND, keys) == {}
+
+
+def test_which_records_are_present_is_what_has_says_of_each(tmp_path: Path) -> None:
+    keys = [f"k{i}" for i in range(700)]
+    with Store(tmp_path) as store:
+        for key in keys[::3]:
+            store.set(KIND, key, 1)
+        store.set(OTHER, "k1", "another kind")
+        with store.batched():
+            store.set(KIND, "k2", "pending")
+            assert store.present(KIND, keys) == {k for k in keys if store.has(KIND, k)} == set(keys[::3]) | {"k2"}
+    with Store(tmp_path, read_only=True) as look:  # not a diskcache database: asked one by one
+        assert look.present(KIND, keys) == {k for k in keys if look.has(KIND, k)}
+    assert Store.in_memory().present(KIND, keys) == set()

@@ -98,16 +98,17 @@ def test_a_trace_that_does_not_decode_or_is_absent_raises_when_read() -> None:
         use.trace.normalize
 
 
-def test_store_missing_records_what_the_store_lacks_looking_each_hash_up_once() -> None:
+def test_store_missing_records_what_the_store_lacks_asking_once_per_call_for_each_hash_once() -> None:
     from pipeline.cache.store import Store
     from pipeline.keys.records import TRACES, store_missing
 
     store = Store.in_memory()
     store.set(TRACES, "a", "kept")
-    asked, has = [], store.has
-    store.has = lambda kind, key: asked.append(key) or has(kind, key)
+    asked, present = [], store.present
+    store.present = lambda kind, keys: asked.append(sorted(keys)) or present(kind, keys)
     known: set[str] = set()
     store_missing(store, TRACES, {"a": "new", "b": "text b"}, known)
     store_missing(store, TRACES, {"b": "other", "c": "text c"}, known)
+    store_missing(store, TRACES, {"c": "again"}, known)
     assert [store.get(TRACES, k) for k in "abc"] == ["kept", "text b", "text c"]  # a stored record stays
-    assert asked == ["a", "b", "c"] and known == {"a", "b", "c"}
+    assert asked == [["a", "b"], ["c"]] and known == {"a", "b", "c"}  # one question per call, each hash once

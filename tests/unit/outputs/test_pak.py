@@ -7,11 +7,8 @@ import struct
 
 import orjson
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from library_helpers import write_library
-from pipeline.digest import bytes_hash
 from pipeline.errors import PipelineError
 from pipeline.outputs.chunk_table import table_path
 from pipeline.outputs.pak import (
@@ -26,13 +23,10 @@ from pipeline.outputs.pak import (
     PakReader,
     PakVersionError,
     _checksum,
-    blobs_by_hash,
-    dump_reflection,
     pak_intact,
-    pak_parts,
     read_index,
-    write_pak,
 )
+from pipeline.outputs.pak_write import blobs_by_hash, dump_reflection, write_pak
 
 BLOBS = [b"\x03\x02\x23\x07" + bytes(range(n)) for n in (5, 12, 1, 30)]
 TEXT = b"#version 300 es\nvoid main() {}\n"  # a GLSL ES text blob: no reflection
@@ -322,23 +316,6 @@ def test_a_library_written_from_stored_texts_of_trusted_blobs_is_the_same_librar
     texts = {d: text for d, (_, text) in held.items()}
     again = write_pak({d: blob for d, (blob, _) in held.items()}, None, texts=texts, trusted=texts)
     assert again == bytes(library)
-
-
-# ------------------------------------------------------------------ pieces
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.binary(max_size=40), st.one_of(st.none(), st.binary(min_size=1, max_size=30))),
-                max_size=8))
-def test_the_pieces_of_a_library_join_to_its_bytes_and_their_checksum_is_the_file_s(items) -> None:
-    blobs = blobs_by_hash(blob for blob, _ in items)
-    texts = {bytes_hash(blob): text or b"" for blob, text in items}
-    pak = pak_parts(blobs, texts=texts)
-    data = pak.joined()
-    assert data == write_pak(blobs, texts=texts) and len(data) == pak.size
-    assert pak.checksum == _checksum(data) == data[32:64]
-    assert sum(len(piece) for piece in pak.parts) == pak.size
-    reader = PakReader(data)
-    reader.verify()
-    assert {h: reader.get(h) for h in reader} == blobs
 
 
 def test_a_reader_lets_go_of_its_mapping_when_closed_even_while_a_view_of_it_is_held(tmp_path, library) -> None:

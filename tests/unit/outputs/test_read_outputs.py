@@ -11,7 +11,8 @@ from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import atomic
 from pipeline.outputs import manifest as mf
 from pipeline.outputs import read_outputs
-from pipeline.outputs.pak import PakCorruptError, PakError, PakReader, read_index, write_pak
+from pipeline.outputs.pak import PakCorruptError, PakError, PakReader, read_index
+from pipeline.outputs.pak_write import write_pak
 from pipeline.outputs.read_outputs import ATTEMPTS, load_chunk
 from pipeline.structs import replace
 

@@ -10,7 +10,8 @@ import pytest
 from library_helpers import write_library
 from pipeline.digest import bytes_hash, stable_hash
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import MAGIC, LIBRARY_NAME, write_pak
+from pipeline.outputs.pak import MAGIC, LIBRARY_NAME
+from pipeline.outputs.pak_write import write_pak
 
 TABLE_NAME = "shaders.chunks"
 from pipeline.outputs.sweep import file_signature, level_files, sweep_outputs

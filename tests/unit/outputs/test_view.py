@@ -7,7 +7,7 @@ import pytest
 from library_helpers import write_library
 from pipeline.errors import PipelineError
 from pipeline.outputs import manifest as mf
-from pipeline.outputs.pak import blobs_by_hash
+from pipeline.outputs.pak_write import blobs_by_hash
 from pipeline.outputs.view import view
 
 VERTEX, FRAGMENT = b"\x03\x02\x23\x07vertex!!", b"\x03\x02\x23\x07fragment"

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from library_helpers import write_library
 from pipeline.cook.timings import append_cook
 from pipeline.digest import bytes_hash
-from pipeline.outputs.pak import write_pak
+from pipeline.outputs.pak_write import write_pak
 from pipeline.report.costs import ZLIB_LEVEL, binary_sizes, compile_times
 
 BLOBS = {"b1": b"\x03\x02\x23\x07" * 50, "b2": bytes(range(256)) * 3, "b3": b"x" * 1000}

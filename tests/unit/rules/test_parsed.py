@@ -144,3 +144,35 @@ def test_a_process_whose_rule_files_are_remembered_does_not_import_pyyaml(tmp_pa
 
 def test_load_keeps_pyyaml_out_of_its_imports() -> None:
     assert "yaml_nodes" not in load.__dict__ and not hasattr(load, "yaml")
+
+
+def test_a_killed_write_leaves_the_entry_before_it_or_none(tmp_path, monkeypatch) -> None:
+    rules, cache = tmp_path / "rules", tmp_path / "cache"
+    rules.mkdir()
+    (rules / "s.yaml").write_text(RULESET)
+    monkeypatch.setattr(parsed.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "no space")))
+    load_rulesets(rules, cache_dir=cache)  # the write failed: no entry, no temp file left
+    assert list((cache / parsed.FOLDER).iterdir()) == []
+
+
+def test_a_load_that_may_not_write_the_cache_reads_what_is_remembered_and_writes_nothing(tmp_path, parses) -> None:
+    rules, cache = tmp_path / "rules", tmp_path / "cache"
+    rules.mkdir()
+    (rules / "s.yaml").write_text(RULESET)
+    load_rulesets(rules, cache_dir=cache, remember=False)
+    assert not cache.exists() and len(parses) == 1  # a report or a dry run: no folder made
+    load_rulesets(rules, cache_dir=cache)
+    load_rulesets(rules, cache_dir=cache, remember=False)
+    assert len(parses) == 2 and len(entries(cache)) == 1  # what a cook remembered, read
+
+
+def test_a_world_remembers_its_rule_files_once_it_opened_its_cache_to_write(tmp_path) -> None:
+    from pipeline.world import open_world
+
+    world, cache = tmp_path / "world", tmp_path / "cache"
+    world.mkdir()
+    looked = open_world(world, rules=REPO / "rules", materials=REPO / "materials", cache=cache)
+    assert looked.rulesets and not cache.exists()  # a world that only reads its cache writes nothing there
+    cooking = open_world(world, rules=REPO / "rules", materials=REPO / "materials", cache=cache)
+    with cooking.open_store():
+        assert cooking.rulesets and len(entries(cache)) == len(cooking.rulesets)
