@@ -150,7 +150,7 @@ def test_copies_of_a_world_load_its_rule_sets_once(tmp_path: Path, monkeypatch) 
     (tmp_path / "a.gltf").write_text("{}")
     calls = []
     real = load.load_rulesets
-    monkeypatch.setattr(load, "load_rulesets", lambda folder: calls.append(folder) or real(folder))
+    monkeypatch.setattr(load, "load_rulesets", lambda folder, **kw: calls.append(folder) or real(folder, **kw))
     world = open_world(tmp_path)
     other_cache = replace(world, cache_dir=tmp_path / "elsewhere")
     assert other_cache.rulesets is world.rulesets and len(calls) == 1  # one load, either copy first

@@ -58,7 +58,7 @@ def test_noop_cook_imports_nothing_it_does_not_run(tmp_path: Path) -> None:
     args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")]
     first = probe_run(args, tmp_path, tmp_path / "m1.json")
     assert first.returncode == 0, first.stderr
-    assert "yaml" in heavy_loaded(tmp_path / "m1.json")  # the full path (it reads the rule sets): the probe sees what was imported
+    assert "pipeline.api" in heavy_loaded(tmp_path / "m1.json")  # the full path (it reads the rule sets): the probe sees what was imported
     full_noop = probe_run(args + ["--json"], tmp_path, tmp_path / "m2.json")  # a full no-op: it writes the stamp
     fast_noop = probe_run(args + ["--json"], tmp_path, tmp_path / "m3.json")
     assert fast_noop.returncode == 0 and _but_duration(fast_noop.stdout) == _but_duration(full_noop.stdout)
@@ -80,13 +80,13 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     assert heavy_loaded(tmp_path / "m.json") == []
     stamps[0].unlink()
     full = probe_run(args, tmp_path, tmp_path / "m.json")
-    assert "yaml" in heavy_loaded(tmp_path / "m.json")
+    assert "pipeline.api" in heavy_loaded(tmp_path / "m.json")
     assert _but_duration(fast.stdout) == _but_duration(full.stdout) and fast.returncode == full.returncode == 0
     # a changed input, a removed output, a bad file: the full path, with its errors
     victim = next(world.rglob("*.gltf"))
     victim.write_text("{")
     bad = probe_run(args, tmp_path, tmp_path / "m.json")
-    assert bad.returncode == 1 and "invalid JSON" in bad.stdout and "yaml" in heavy_loaded(tmp_path / "m.json")
+    assert bad.returncode == 1 and "invalid JSON" in bad.stdout and "pipeline.api" in heavy_loaded(tmp_path / "m.json")
     probe_run(args, tmp_path, tmp_path / "m.json")  # a full no-op with the bad file: its stamp
     again = probe_run(args, tmp_path, tmp_path / "m.json")  # answered by the stamp, errors included
     assert heavy_loaded(tmp_path / "m.json") == []
@@ -97,7 +97,7 @@ def test_noop_answer_equals_the_full_path_and_any_change_takes_it(tmp_path: Path
     output = tmp_path / "out" / "shaders.pak"  # the shader library
     output.unlink()
     restored = probe_run(args, tmp_path, tmp_path / "m.json")
-    assert "yaml" in heavy_loaded(tmp_path / "m.json") and output.exists()
+    assert "pipeline.api" in heavy_loaded(tmp_path / "m.json") and output.exists()
     assert restored.returncode == 1 and "invalid JSON" in restored.stdout  # the bad file is still reported
 
 
