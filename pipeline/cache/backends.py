@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,14 +125,8 @@ def present_many(cache: Any, names: Sequence[str]) -> set[str]:
     is asked once per :data:`QUERY_KEYS` names; any other cache, or a query that fails, one name at a time
     (a name that cannot be asked for is absent)."""
     if isinstance(cache, diskcache.Cache):
-        found: set[str] = set()
         try:
-            for start in range(0, len(names), QUERY_KEYS):
-                part = names[start:start + QUERY_KEYS]
-                rows = cache._sql(f"SELECT key FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(part))}) "
-                                  "AND (expire_time IS NULL OR expire_time > ?)", (*part, time.time())).fetchall()
-                found.update(key for (key,) in rows)
-            return found
+            return {key for (key,) in _rows(cache, "key", names)}
         except sqlite3.Error:
             pass
     found = set()
@@ -141,6 +135,15 @@ def present_many(cache: Any, names: Sequence[str]) -> set[str]:
             if name in cache:
                 found.add(name)
     return found
+
+
+def _rows(cache: diskcache.Cache, columns: str, names: Sequence[str]) -> Iterator[tuple]:
+    """The ``columns`` of the rows of ``names`` in a diskcache database (string keys, the expired left
+    out), one query per :data:`QUERY_KEYS` names; sqlite3.Error when a query fails."""
+    for start in range(0, len(names), QUERY_KEYS):
+        part = names[start:start + QUERY_KEYS]
+        yield from cache._sql(f"SELECT {columns} FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(part))}) "
+                              "AND (expire_time IS NULL OR expire_time > ?)", (*part, time.time())).fetchall()
 
 
 def read_many(cache: Any, names: Sequence[str], one: Callable[[str], Any], missing: Any) -> dict[str, Any]:
@@ -154,16 +157,11 @@ def read_many(cache: Any, names: Sequence[str], one: Callable[[str], Any], missi
             and diskcache.core.EVICTION_POLICY[cache.eviction_policy]["get"] is None:
         failed: list[str] = []
         try:
-            for start in range(0, len(names), QUERY_KEYS):
-                part = names[start:start + QUERY_KEYS]
-                rows = cache._sql(f"SELECT key, mode, filename, value FROM Cache WHERE raw = 1 AND key IN "
-                                  f"({','.join('?' * len(part))}) AND (expire_time IS NULL OR expire_time > ?)",
-                                  (*part, time.time())).fetchall()
-                for key, mode, filename, value in rows:
-                    try:
-                        found[key] = cache._disk.fetch(mode, filename, value, False)
-                    except (OSError, UnsafeEntry):  # its file gone meanwhile, or a pickle: asked alone
-                        failed.append(key)
+            for key, mode, filename, value in _rows(cache, "key, mode, filename, value", names):
+                try:
+                    found[key] = cache._disk.fetch(mode, filename, value, False)
+                except (OSError, UnsafeEntry):  # its file gone meanwhile, or a pickle: asked alone
+                    failed.append(key)
             rest = failed
         except sqlite3.Error:  # asked one by one, as get() would
             found = {}

@@ -39,9 +39,8 @@ import hashlib
 import mmap
 import os
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import orjson
 

@@ -28,7 +28,8 @@ def dump_reflection(doc: Mapping | None) -> bytes:
 class PakParts(NamedTuple):
     """A library's bytes as the pieces they are made of, in file order (header, index, padding, blobs and
     reflections), and the checksum its header holds: what :func:`pak_parts` gives a writer that streams
-    the file (the blobs of an old library stay views into it, never copied into one buffer)."""
+    the file (the blobs of an old library stay views into it or extents of its file, never copied into
+    one buffer)."""
 
     parts: list
     size: int
@@ -55,8 +56,8 @@ def pak_parts(blobs: Mapping[str, bytes], reflection: Mapping[str, Mapping | Non
 
     Blobs and texts may be any bytes-like objects (views into another library, say), and trusted blobs
     :class:`~pipeline.outputs.file_pieces.Held` extents of another library's file: they are pieces of the
-    result as they are.  The
-    checksum hashes every piece but the blobs (:func:`_checksum`), so no blob is read to make it.
+    result as they are.  The checksum hashes every piece but the blobs (as
+    :func:`pipeline.outputs.pak._checksum` does the file's bytes), so no blob is read to make it.
 
     Raises ValueError when a key is not the SHA-256 of its blob.
     """

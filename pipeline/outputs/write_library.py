@@ -308,7 +308,7 @@ class Library:
         self._table_left = list(stamp_of(self.table_path) or ()) or None
 
     def _replace(self, old: PakReader, data) -> None:
-        """Write the library (bytes, or the pieces of :func:`pipeline.outputs.pak.pak_parts`) to a temp file,
+        """Write the library (bytes, or the pieces of :func:`pipeline.outputs.pak_write.pak_parts`) to a temp file,
         let go of the old library's mapping, then put the temp in place."""
         staged = atomic.Staged()
         try:
@@ -338,7 +338,7 @@ class Library:
         return fd
 
     def _reader(self) -> PakReader | None:
-        """The library on disk, mapped (its blobs are copied from the mapping into the new file)."""
+        """The library on disk, mapped (a new library copies its blobs from its file, or from the mapping)."""
         if not self.intact:
             return None
         try:
