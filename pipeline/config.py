@@ -64,7 +64,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -294,6 +293,7 @@ def load_world_config(root: Path) -> WorldConfig:
 
 def parse_world_config(text: str, file: str = CONFIG_NAME) -> WorldConfig:
     """Parse TOML text into a WorldConfig; raises ConfigError located at the bad key."""
+    import tomllib  # only a world with a config file reads TOML
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -326,7 +326,7 @@ def _check_labels(config: WorldConfig, text: str, file: str) -> None:
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
-def _toml_error(exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
+def _toml_error(exc: ValueError, file: str) -> ConfigError:
     message = str(exc)
     match = _TOML_POS.search(message)
     if not match:

@@ -26,7 +26,8 @@ computed when a rule set reads them, and stay ``None`` ("unknown") when the
 buffer is not available.
 """
 
-from __future__ import annotations
+# Annotations are evaluated when each class is made (no postponed annotations here): msgspec and the
+# rule checker read them in every process, and strings would be parsed and evaluated there each time.
 
 import functools
 from typing import Annotated, Any, Literal, NamedTuple

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import ctypes
-import multiprocessing
+import functools
 import os
 import signal
 import sys
@@ -41,7 +40,12 @@ MAX_TASK_CHUNKS = 8  # chunks per task of a forked pool: the cook holds a task's
 
 
 def fork_context():
-    """fork where there is one (workers start at once and inherit the loaded modules), else None."""
+    """fork where there is one (workers start at once and inherit the loaded modules), else None.
+
+    The process-pool machinery (``multiprocessing``, ``concurrent.futures.process``) is imported here
+    and in :func:`process_pool`, when a pool is about to start: a cook that needs none (one chunk, every
+    job cached) does not pay for it."""
+    import multiprocessing
     try:
         return multiprocessing.get_context("fork")
     except ValueError:
@@ -52,9 +56,10 @@ def fork_context():
 def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | None = None,
                  initargs: tuple = ()) -> Iterator[cf.ProcessPoolExecutor]:
     """A ``ProcessPoolExecutor`` whose workers die with this process and that an exception never hangs."""
+    import multiprocessing
     method = (mp_context or multiprocessing.get_context()).get_start_method()
     parent = os.getpid() if method in ("fork", "spawn") else None  # forkserver: the server is the parent
-    pool = _Pool(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
+    pool = _pool_class()(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
                                   initargs=(parent, initializer, initargs))
     try:
         yield pool
@@ -65,10 +70,14 @@ def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | N
     pool.shutdown(wait=True)
 
 
-class _Pool(cf.ProcessPoolExecutor):
-    def submit(self, fn, /, *args, **kwargs):
-        with _sigint_blocked():  # workers are forked here, and inherit the mask
-            return super().submit(fn, *args, **kwargs)
+@functools.cache
+def _pool_class() -> type:
+    """``ProcessPoolExecutor`` whose workers are forked with SIGINT blocked (made on first use)."""
+    class Pool(cf.ProcessPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            with _sigint_blocked():  # workers are forked here, and inherit the mask
+                return super().submit(fn, *args, **kwargs)
+    return Pool
 
 
 @contextlib.contextmanager
@@ -104,7 +113,7 @@ def _init_worker(expected: int | None, initializer: Callable | None, initargs: t
     itself (a fork server, which ends with that process, is the parent otherwise)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the fork (see _Pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since the fork (see _pool_class)
     parent = os.getppid()
     if not _parent_death_signal():
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
@@ -120,6 +129,7 @@ def _parent_death_signal() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
+        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
     except (OSError, AttributeError):

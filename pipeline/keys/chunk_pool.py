@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from pipeline.cache.store import Store
@@ -162,7 +161,7 @@ def _on_pool(world, root, store: Store, missing: list[ChunkInfo], optional: froz
                 del future
                 store.warnings += [w for w in warnings if w not in store.warnings]
                 _merge(store, chunks, found, prints, records, step, interned)
-    except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is done in this process
+    except (cf.BrokenExecutor, OSError, AssertionError):  # no pool here: the rest is done in this process
         pass
 
 

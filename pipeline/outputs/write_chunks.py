@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 from collections.abc import Callable, Mapping
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import msgspec
@@ -146,7 +145,7 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
                 del futures[future]  # a future done with lets go of its results: memory stays flat
                 try:
                     found = future.result()
-                except (BrokenProcessPool, OSError):
+                except (cf.BrokenExecutor, OSError):
                     raise
                 except Exception:  # noqa: BLE001 - that batch is built again here, which reports its error
                     continue
@@ -159,7 +158,7 @@ def _on_pool(jobs: CookedJobs, tasks: list[ChunkTask], store: Store, out: Path, 
                             failed = exc
                     built[chunk] = (shared.take(result), failed)
                     step()
-    except (BrokenProcessPool, OSError, AssertionError):  # no pool here: the rest is built in this process
+    except (cf.BrokenExecutor, OSError, AssertionError):  # no pool here: the rest is built in this process
         pass
     finally:
         _SHARED = None

@@ -12,8 +12,8 @@ as it adds the keys.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 from collections.abc import Sequence
-from concurrent.futures.process import BrokenProcessPool
 
 from pipeline.keys.key import PermutationKey
 from pipeline.plan.jobs import Planner, StageJob
@@ -33,8 +33,10 @@ def preprocess_ahead(planner: Planner, keys: Sequence[PermutationKey], workers: 
     if workers < 2:
         return 0
     jobs = planner.unknown_jobs(keys)
+    if len(jobs) < MIN_JOBS:
+        return 0
     context = fork_context()
-    if len(jobs) < MIN_JOBS or context is None or not planner.load_preprocessor():
+    if context is None or not planner.load_preprocessor():
         return 0
     tasks = min(len(jobs), workers * TASKS_PER_WORKER)
     done = 0
@@ -46,7 +48,7 @@ def preprocess_ahead(planner: Planner, keys: Sequence[PermutationKey], workers: 
                 for define_key, exact in future.result():
                     planner.learn(define_key, exact)
                     done += 1
-    except (BrokenProcessPool, OSError):  # what was not learned is preprocessed as the keys are added
+    except (cf.BrokenExecutor, OSError):  # what was not learned is preprocessed as the keys are added
         pass
     finally:
         _WORK = None

@@ -38,7 +38,8 @@ This module holds the models; :mod:`pipeline.rules.load` reads and compiles a fi
 them (:mod:`pipeline.rules.build`, into :mod:`pipeline.rules.compiled`).
 """
 
-from __future__ import annotations
+# Annotations are evaluated when each class is made (no postponed annotations here): msgspec and the
+# rule checker read them in every process, and strings would be parsed and evaluated there each time.
 
 import re
 from typing import Annotated, Any, Literal

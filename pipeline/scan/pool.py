@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import typing
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from pipeline.chunks import ChunkInfo
@@ -88,7 +87,7 @@ def scan_on_pool(target: Selection, config: WorldConfig, optional: frozenset[str
                     scans[i] = ChunkScan.from_payload(target.root, chunk, config, optional, payload)
                     finish(i)
                     step(len(chunk.files))
-    except (BrokenProcessPool, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
+    except (cf.BrokenExecutor, OSError, AssertionError):  # no pool here (no fork, a daemon process ...)
         pass  # chunks without a result are scanned in this process
 
 

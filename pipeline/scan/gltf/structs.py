@@ -14,7 +14,8 @@ decoded as plain dicts first and turned into their extension structs by
 model (``names()``, read by facts); elsewhere unknown extensions are ignored.
 """
 
-from __future__ import annotations
+# Annotations are evaluated when each class is made (no postponed annotations here): msgspec and the
+# rule checker read them in every process, and strings would be parsed and evaluated there each time.
 
 from typing import Annotated, Any, Literal
 

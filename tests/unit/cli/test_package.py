@@ -140,3 +140,37 @@ def test_stamp_sees_a_same_size_edit_with_its_mtime_put_back(tmp_path: Path, mon
     os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back
     assert victim.stat().st_size == before.st_size and victim.stat().st_mtime_ns == before.st_mtime_ns
     assert noop.check(args) is None
+
+
+@pytest.mark.slow
+def test_one_chunk_edit_with_every_job_cached_starts_no_process_pool(tmp_path: Path) -> None:
+    """A pool's machinery (multiprocessing, concurrent.futures.process) is imported when a pool starts:
+    an edit that rescans one file of one chunk and compiles nothing needs none."""
+    world = tmp_path / "world"
+    shutil.copytree(SAMPLE, world)
+    args = ["cook", str(world), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "-j", "2"]
+    first = probe_run(args, tmp_path, tmp_path / "m1.json")
+    assert first.returncode == 0, first.stderr
+    edited = world / "forest" / "c00" / "terrain.gltf"
+    edited.write_text(edited.read_text() + " ")  # new bytes, the same scene
+    edit = probe_run(args + ["--chunk", "forest/c00", "--json"], tmp_path, tmp_path / "m2.json")
+    assert edit.returncode == 0, edit.stderr
+    assert json.loads(edit.stdout)["compiled"] == 0
+    loaded = set(json.loads((tmp_path / "m2.json").read_text()))
+    assert "pipeline.api" in loaded  # the full path ran
+    assert not loaded & {"multiprocessing", "concurrent.futures.process"}
+    # the cold cook compiled on a pool: the probe sees that machinery when it was imported
+    assert "concurrent.futures.process" in json.loads((tmp_path / "m1.json").read_text())
+
+
+@pytest.mark.parametrize("module", ["pipeline.facts", "pipeline.scan.gltf.structs", "pipeline.rules.models"])
+def test_the_structs_every_cook_converts_into_hold_evaluated_annotations(module: str) -> None:
+    """msgspec and the rule checker read these classes' annotations in every process: as objects, not
+    as strings that each process would parse and evaluate again."""
+    import importlib
+    import msgspec
+    structs = [c for c in vars(importlib.import_module(module)).values()
+               if isinstance(c, type) and issubclass(c, msgspec.Struct) and c.__module__ == module]
+    assert structs
+    named = {f"{c.__name__}.{n}": a for c in structs for n, a in c.__annotations__.items() if isinstance(a, str)}
+    assert named == {}
