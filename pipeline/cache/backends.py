@@ -71,7 +71,7 @@ class ReadOnlyCache(dict):
             self._db.execute("PRAGMA query_only = 1")
 
     def get(self, key, default=None):
-        if key in self:
+        if dict.__contains__(self, key):
             value = super().get(key)
             return default if value is GONE else value
         if self._db is None:
@@ -79,6 +79,13 @@ class ReadOnlyCache(dict):
         row = self._db.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
                                (key,)).fetchone()
         return default if row is None else self._disk.fetch(row[0], row[1], row[2], False)
+
+    def __contains__(self, key) -> bool:
+        """Set here (and not deleted since), else stored in the database."""
+        if dict.__contains__(self, key):
+            return dict.get(self, key) is not GONE
+        return self._db is not None and self._db.execute(
+            "SELECT 1 FROM Cache WHERE key = ? AND raw = 1", (key,)).fetchone() is not None
 
     def set(self, key, value) -> None:
         self[key] = value

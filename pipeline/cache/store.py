@@ -248,7 +248,10 @@ class Store:
 
     def present(self, kind: RecordKind, keys: Iterable[str]) -> set[str]:
         """Which of ``keys`` have a record of ``kind`` (:meth:`has` of each, the database asked once for many)."""
-        names = {f"{kind.namespace}:{key}": key for key in keys}
+        return self._present({f"{kind.namespace}:{key}": key for key in keys})
+
+    def _present(self, names: Mapping[str, str]) -> set[str]:
+        """The values of ``names`` (entry name -> what the caller calls it) whose entry is stored or pending."""
         pending = self._pending or {}
         found = {key for name, key in names.items() if name in pending}
         found.update(names[name] for name in present_many(self._cache, [n for n in names if n not in pending]))
@@ -309,12 +312,8 @@ class Store:
         """True when the blob is present and intact; a corrupt one is dropped (with a warning)."""
         return self.get_blob(digest) is not None
 
-    def stores_blob(self, digest: str) -> bool:
-        """True when the store has an entry for the blob; its bytes are neither read nor checked."""
-        name = f"blob:{digest}"
-        if self._pending and name in self._pending:
-            return True
-        try:
-            return name in self._cache
-        except Exception:  # noqa: BLE001 - an unreadable store answers as a miss, as a read does
-            return False
+    def blobs_stored(self, digests: Iterable[str]) -> set[str]:
+        """Which of ``digests`` the store has an entry for, their bytes neither read nor checked (the
+        database asked once for many; an unreadable database answers none, as a read does)."""
+        return self._present({f"blob:{digest}": digest for digest in digests})
+

@@ -193,9 +193,14 @@ def look_up(jobs: dict[str, StageJob], store: Store, library: str,
     last cook left it (:func:`pipeline.outputs.write_library.held_blobs`), which the outputs take from
     there, never from the store; for them the store's copy is only looked up."""
     run, misses = RunResult(), []
-    for key, record in store.get_each(JOB, sorted(jobs)):  # a few hundred records read together
+    records = list(store.get_each(JOB, sorted(jobs)))  # a few hundred records read together
+    parsed = {key: _parsed_result(record, library) for key, record in records}
+    # the held blobs' entries are looked up together (one query, not one per job)
+    stored = store.blobs_stored({r.blob for r in parsed.values() if r is not None and r.blob in held}) \
+        if held else set()
+    for key, record in records:
         job = jobs[key]
-        cached = _cached_result(record, store, library, held)
+        cached = _checked_result(parsed[key], store, held, stored)
         if cached is not None:
             run.results[key] = cached
         else:
@@ -254,14 +259,23 @@ def _fetch(misses: list[StageJob], remote, store: Store, run: RunResult, library
     return [job for job in misses if job.key not in found]
 
 
-def _cached_result(record, store: Store, library: str = "", held: AbstractSet[str] = frozenset()) -> JobResult | None:
+def _parsed_result(record, library: str) -> JobResult | None:
+    """A job record as a result; None when it is not one."""
     if not isinstance(record, dict):
         return None
     try:
-        result = JobResult.from_record(record, library)
+        return JobResult.from_record(record, library)
     except (KeyError, TypeError, ValueError):
         return None
-    if result.blob is not None and not (store.stores_blob(result.blob) if result.blob in held
+
+
+def _checked_result(result: JobResult | None, store: Store, held: AbstractSet[str],
+                    stored: AbstractSet[str]) -> JobResult | None:
+    """``result`` when the store holds what it names: a held blob's entry (``stored``: those found), any
+    other blob read and its hash checked; None otherwise (the job compiles again)."""
+    if result is None:
+        return None
+    if result.blob is not None and not (result.blob in stored if result.blob in held
                                         else store.has_blob(result.blob)):
         return None
     if result.blob is None and not result.diagnostics:

@@ -171,6 +171,7 @@ def encode(m, library: str) -> dict:
         use_raw[ident] = t.add("uses", row)
     t.freeze()
     keys = []
+    _remember_keys(m.keys, split)
     for text in texts:
         e, named = m.keys[text], split[text]
         # a split key's names are its features' own, in order (_split): its values are theirs
@@ -213,7 +214,7 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
             raise where.at("key_specializations", str(i)).error("expected {feature: {constant_id, values}}")
     where = _Lazy(where)
 
-    texts, keys = [], {}
+    texts, keys, checked = [], {}, set()  # checked: ids of the key_passes entries found well formed
     for n, row in enumerate(where.get(doc, "keys", list)):
         at = where.at("keys", n)
         if not (isinstance(row, list) and len(row) in (6, 7) and isinstance(row[1], (list, dict))
@@ -223,7 +224,7 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
             text, features = row[0], row[1]
             shader, pass_name, digest = _named(text, features, at)
         else:
-            label, names = _key_pass(_pick(tables["key_passes"], row[0], at, "0"), at.at("0"))
+            label, names = _key_pass(_pick(tables["key_passes"], row[0], at, "0"), at.at("0"), checked)
             if not isinstance(row[1], list) or len(row[1]) != len(names):
                 raise at.at("1").error(f"expected {len(names)} feature values")
             features = dict(zip(names, row[1]))
@@ -319,6 +320,21 @@ _KEYS: dict[tuple, tuple[str, str, str, str]] = {}
 _KEYS_MAX = 1 << 16
 
 
+def _remember_keys(entries: Mapping[str, Any], split: Mapping[str, Any]) -> None:
+    """The key rows an index is written with, remembered as :func:`decode` would make them: the index
+    it replaces, and the level manifest holding these keys, then decode them without hashing again."""
+    if len(_KEYS) + len(entries) >= _KEYS_MAX:
+        _KEYS.clear()
+    for text, e in entries.items():
+        named = split[text]
+        if named is not None:
+            try:
+                _KEYS[(named[0][0], tuple(named[0][1]), tuple((type(v), v) for v in e.features.values()))] = \
+                    (text, e.shader, e.pass_name, e.hash)
+            except TypeError:  # a value that cannot be a memo key
+                pass
+
+
 def _named(text: str, features: Mapping[str, Any], at) -> tuple[str, str, str]:
     """(shader, pass, hash) of a key's text and features; a located error when the text is not a key's."""
     match = KEY_TEXT.match(text)
@@ -328,10 +344,14 @@ def _named(text: str, features: Mapping[str, Any], at) -> tuple[str, str, str]:
                                                         "features": dict(features)})
 
 
-def _key_pass(item: Any, at) -> tuple[str, list[str]]:
+def _key_pass(item: Any, at, checked: set[int]) -> tuple[str, list[str]]:
+    """``[shader/pass, [names]]`` of a key row, each ``key_passes`` entry checked once (its rows share it)."""
+    if id(item) in checked:
+        return item[0], item[1]
     if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], list)
             and all(isinstance(n, str) for n in item[1])):
         raise at.error("expected [shader/pass, [feature name, ...]]")
+    checked.add(id(item))  # the table holds it (and its id) while the rows are decoded
     return item[0], item[1]
 
 

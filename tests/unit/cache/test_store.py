@@ -251,5 +251,22 @@ def test_which_records_are_present_is_what_has_says_of_each(tmp_path: Path) -> N
             store.set(KIND, "k2", "pending")
             assert store.present(KIND, keys) == {k for k in keys if store.has(KIND, k)} == set(keys[::3]) | {"k2"}
     with Store(tmp_path, read_only=True) as look:  # not a diskcache database: asked one by one
-        assert look.present(KIND, keys) == {k for k in keys if look.has(KIND, k)}
+        assert look.present(KIND, keys) == {k for k in keys if look.has(KIND, k)} == set(keys[::3]) | {"k2"}
+        look.delete(KIND, "k0")  # in memory only: this look no longer sees it, the database keeps it
+        look.set(KIND, "k1", "in memory")
+        assert look.present(KIND, ["k0", "k1", "k2"]) == {"k1", "k2"}
+    with Store(tmp_path, read_only=True) as look:
+        assert look.present(KIND, ["k0", "k1"]) == {"k0"}
     assert Store.in_memory().present(KIND, keys) == set()
+
+
+def test_which_blobs_are_stored_is_what_their_entries_say(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        digests = [store.put_blob(bytes([i]) * 8) for i in range(5)]
+        store.delete_blob(digests[1])
+        with store.batched():
+            pending = store.put_blob(b"pending blob")
+            assert store.blobs_stored([*digests, pending, "0" * 64]) == {*digests[:1], *digests[2:], pending}
+    with Store(tmp_path, read_only=True) as look:  # not a diskcache database: asked one by one
+        assert look.blobs_stored(digests) == {*digests[:1], *digests[2:]}
+    assert Store.in_memory().blobs_stored(digests) == set()

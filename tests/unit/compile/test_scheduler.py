@@ -101,6 +101,24 @@ def test_a_corrupt_blob_recompiles_but_one_the_library_holds_is_only_looked_up(s
     assert [m.key for m in misses] == [GOOD.key]  # the entry is gone: held or not, it compiles
 
 
+def test_the_held_blobs_of_many_jobs_are_looked_up_together(store: Store, monkeypatch) -> None:
+    """One presence query for every held blob of the plan; a held blob whose entry is gone still compiles."""
+    jobs = [make_job(), make_job(source="mesh/mesh.frag"), make_job(source="mesh/mesh.vert", stage="vertex")]
+    plan = plan_of(*jobs)
+    blobs = {key: r.blob for key, r in run_plan(plan, store, CountingRunner()).results.items()}
+    assert len(set(blobs.values())) == len(jobs)
+    asked = []
+    real = store.blobs_stored
+    monkeypatch.setattr(store, "blobs_stored", lambda digests: asked.append(set(digests)) or real(digests))
+    monkeypatch.setattr(store, "get_blob", lambda digest: pytest.fail("a held blob was read"))
+    gone = jobs[0].key
+    store.delete_blob(blobs[gone])
+    run, misses = look_up(plan.jobs, store, "", held=frozenset(blobs.values()))
+    assert asked == [set(blobs.values())]
+    assert [m.key for m in misses] == [gone] and {k: r.blob for k, r in run.results.items()} == \
+        {k: b for k, b in blobs.items() if k != gone}
+
+
 @pytest.mark.parametrize("record", [{"blob": None, "diagnostics": []}, {"blob": 42, "diagnostics": "nope"},
                                     {"diagnostics": [{"line": 1}]}, ["not", "a", "record"]])
 def test_a_record_that_says_nothing_usable_is_a_miss(store: Store, record) -> None:

@@ -323,3 +323,28 @@ def test_keys_of_one_text_with_a_bool_or_an_int_value_keep_their_own_hash(tmp_pa
         assert (read.hash, read.features) == (key.hash, {"A": value})
         found.setdefault(type(value), set()).add(read.hash)
     assert found[bool] != found[int] and len(found[bool]) == 1
+
+
+def test_an_index_written_here_is_read_back_without_hashing_its_keys(monkeypatch):
+    """The key rows encode writes are remembered with their entries' hashes: the index it replaces and the
+    level holding the same keys decode them without hashing; keys never written here are hashed."""
+    m = hand_made()
+    hashed = []
+    real = chunk_index.stable_hash
+    monkeypatch.setattr(chunk_index, "stable_hash", lambda value: hashed.append(value) or real(value))
+    doc = orjson.loads(mf.dump_json(m.to_json()))
+    unsplit = sum(isinstance(row[0], str) for row in doc["keys"])  # a text that does not split back
+    assert unsplit < len(m.keys)
+
+    def key_hashes_made() -> int:
+        return len([v for v in hashed if isinstance(v, dict) and "features" in v])
+
+    monkeypatch.setattr(chunk_index, "_KEYS", {})  # as another process reads it
+    hashed.clear()
+    assert chunk_index.key_hashes(doc) == {text: e.hash for text, e in m.keys.items()}
+    assert key_hashes_made() == len(m.keys)
+    monkeypatch.setattr(chunk_index, "_KEYS", {})
+    chunk_index.encode(m, m.library)  # what a cook writes, then reads back
+    hashed.clear()
+    assert chunk_index.key_hashes(doc) == {text: e.hash for text, e in m.keys.items()}
+    assert key_hashes_made() == unsplit
