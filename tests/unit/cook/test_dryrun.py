@@ -60,6 +60,18 @@ def test_after_a_cook_nothing_is_left_to_do_and_nothing_changes(world: Path, tmp
     assert (files(tmp_path / "cache"), files(tmp_path / "out")) == before
 
 
+def test_a_dry_run_after_a_cook_takes_every_chunk_from_its_records(world: Path, tmp_path: Path, monkeypatch) -> None:
+    """The read-only look at the cache sees the chunk records the cook stored: no chunk is scanned again."""
+    from pipeline.keys import incremental
+
+    real(world, tmp_path)
+    computed = []
+    monkeypatch.setattr(incremental, "compute_chunks", lambda world, store, root, missing, *a, **k:
+                        computed.extend(c.name for c in missing) or [])
+    result = dry(world, tmp_path)
+    assert computed == [] and result.compile == [] and result.write == []
+
+
 def test_a_damaged_output_would_be_written_again(world: Path, tmp_path: Path) -> None:
     real(world, tmp_path)
     manifest = tmp_path / "out" / "c03.json"
