@@ -118,8 +118,10 @@ def _shared_passes(draws) -> dict[int, Mapping]:
     return found
 
 
-def encode(m, library: str) -> dict:
-    """The compact document of chunk manifest ``m``; ``library``: the shader library's path from the index's folder."""
+def encode(m, library: str, *, remember: bool = True) -> dict:
+    """The compact document of chunk manifest ``m``; ``library``: the shader library's path from the index's folder.
+    ``remember``: keep its key rows for :func:`decode` (a chunk index: the one it replaces and its level are
+    read next)."""
     blobs = sorted(stage_hashes(m))
     blob_at = {digest: i for i, digest in enumerate(blobs)}
     texts = sorted(m.keys)
@@ -171,7 +173,8 @@ def encode(m, library: str) -> dict:
         use_raw[ident] = t.add("uses", row)
     t.freeze()
     keys = []
-    _remember_keys(m.keys, split)
+    if remember:
+        _remember_keys(m.keys, split)
     for text in texts:
         e, named = m.keys[text], split[text]
         # a split key's names are its features' own, in order (_split): its values are theirs

@@ -52,7 +52,7 @@ def encode_level(m) -> dict:
     index writes them (draws summed; no render states or specialization values per key, those
     being in the pipeline states), and per chunk its index path, the keys it uses with their draws
     (``[key, draws, key, draws, ...]``, by position) and the pipeline states it uses, by position."""
-    doc = encode(_Union(m), "")
+    doc = encode(_Union(m), "", remember=False)  # its union was read before it is written
     for name in _CHUNK_ONLY:
         doc.pop(name, None)
     key_at = {text: i for i, text in enumerate(sorted(m.keys))}
