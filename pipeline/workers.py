@@ -60,7 +60,7 @@ def process_pool(max_workers: int, *, mp_context=None, initializer: Callable | N
     method = (mp_context or multiprocessing.get_context()).get_start_method()
     parent = os.getpid() if method in ("fork", "spawn") else None  # forkserver: the server is the parent
     pool = _pool_class()(max_workers=max_workers, mp_context=mp_context, initializer=_init_worker,
-                                  initargs=(parent, initializer, initargs))
+                         initargs=(parent, initializer, initargs))
     try:
         yield pool
     except BaseException:

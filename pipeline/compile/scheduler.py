@@ -196,8 +196,7 @@ def look_up(jobs: dict[str, StageJob], store: Store, library: str,
     records = list(store.get_each(JOB, sorted(jobs)))  # a few hundred records read together
     parsed = {key: _parsed_result(record, library) for key, record in records}
     # the held blobs' entries are looked up together (one query, not one per job)
-    stored = store.blobs_stored({r.blob for r in parsed.values() if r is not None and r.blob in held}) \
-        if held else set()
+    stored = store.blobs_stored({r.blob for r in parsed.values() if r is not None and r.blob in held})
     for key, record in records:
         job = jobs[key]
         cached = _checked_result(parsed[key], store, held, stored)

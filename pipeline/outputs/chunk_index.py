@@ -30,7 +30,7 @@ library, aside).  docs/formats.md describes every field.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.digest import canonical_bytes, sorted_unique, stable_hash
@@ -232,7 +232,7 @@ def decode(doc: dict, where, entry: Callable[..., Any]) -> dict:
                 raise at.at("1").error(f"expected {len(names)} feature values")
             features = dict(zip(names, row[1]))
             try:
-                memo = (label, tuple(names), tuple((type(v), v) for v in row[1]))
+                memo = _key_memo(label, names, row[1])
                 text, shader, pass_name, digest = _KEYS[memo]
             except (KeyError, TypeError):  # not made yet (or a value that cannot be a memo key)
                 text = key_text(label, names, row[1])
@@ -323,6 +323,12 @@ _KEYS: dict[tuple, tuple[str, str, str, str]] = {}
 _KEYS_MAX = 1 << 16
 
 
+def _key_memo(label: str, names: Iterable[str], values: Iterable[Any]) -> tuple:
+    """A key row's entry in :data:`_KEYS`: its pass, names and values, each value with its type (True and 1
+    print alike but are other keys).  Not hashed here: a value that cannot be is a TypeError where it is used."""
+    return label, tuple(names), tuple((type(v), v) for v in values)
+
+
 def _remember_keys(entries: Mapping[str, Any], split: Mapping[str, Any]) -> None:
     """The key rows an index is written with, remembered as :func:`decode` would make them: the index
     it replaces, and the level manifest holding these keys, then decode them without hashing again."""
@@ -332,8 +338,7 @@ def _remember_keys(entries: Mapping[str, Any], split: Mapping[str, Any]) -> None
         named = split[text]
         if named is not None:
             try:
-                _KEYS[(named[0][0], tuple(named[0][1]), tuple((type(v), v) for v in e.features.values()))] = \
-                    (text, e.shader, e.pass_name, e.hash)
+                _KEYS[_key_memo(named[0][0], named[0][1], e.features.values())] = (text, e.shader, e.pass_name, e.hash)
             except TypeError:  # a value that cannot be a memo key
                 pass
 
